@@ -1,0 +1,264 @@
+//! What a collective is: operations, algorithms, element types, and the nccl-tests conventions
+//! for buffer sizes and bus bandwidth.
+//!
+//! `S` (the `bytes` column) is the total buffer size. AllReduce: in = out = S. AllGather: out = S,
+//! each rank contributes S/p. ReduceScatter: in = S, each rank receives S/p. Broadcast and Reduce:
+//! in = out = S. Counts round down to whole elements (per rank where the op splits the buffer), so
+//! the measured `bytes` can be smaller than the requested size.
+//!
+//! Bus bandwidth makes numbers comparable across world sizes: `busbw = algbw × factor` with factor
+//! `2(p-1)/p` for AllReduce, `(p-1)/p` for AllGather and ReduceScatter and 1 for Broadcast and
+//! Reduce (see docs/METHODOLOGY.md for the derivation).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+/// Defines a small enum with stable lower-case names used on the command line and in files.
+macro_rules! named_enum {
+    ($(#[$m:meta])* $name:ident, $what:literal, { $($(#[$vm:meta])* $var:ident => $text:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "lowercase")]
+        pub enum $name { $($(#[$vm])* $var),+ }
+
+        impl $name {
+            /// Every value, in a stable order.
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+
+            /// The stable name used on the command line and in result files.
+            pub fn name(self) -> &'static str {
+                match self { $($name::$var => $text),+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad(self.name())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self, Error> {
+                let want = s.trim().to_ascii_lowercase();
+                Self::ALL.iter().copied().find(|v| v.name() == want).ok_or_else(|| {
+                    let valid: Vec<_> = Self::ALL.iter().map(|v| v.name()).collect();
+                    Error::usage(format!(
+                        "unknown {} '{}'; valid values: {}", $what, s, valid.join(", ")
+                    ))
+                })
+            }
+        }
+    };
+}
+
+named_enum!(
+    /// A collective operation.
+    Op, "op", {
+        AllReduce => "allreduce",
+        AllGather => "allgather",
+        ReduceScatter => "reducescatter",
+        Broadcast => "broadcast",
+        Reduce => "reduce",
+    }
+);
+
+named_enum!(
+    /// The algorithm that carries a collective out.
+    Algo, "algo", {
+        /// Bandwidth-optimal ring: each rank talks to its two neighbours, p-1 steps per phase.
+        Ring => "ring",
+        /// Binary tree: reduce towards rank 0, then broadcast back; log2(p) latency terms.
+        Tree => "tree",
+    }
+);
+
+named_enum!(
+    /// The element type of the buffers.
+    DType, "dtype", {
+        F32 => "f32",
+        F64 => "f64",
+        F16 => "f16",
+        BF16 => "bf16",
+        I32 => "i32",
+    }
+);
+
+named_enum!(
+    /// The reduction applied by AllReduce, ReduceScatter and Reduce.
+    ReduceOp, "reduction", {
+        Sum => "sum",
+        Max => "max",
+        Min => "min",
+    }
+);
+
+impl DType {
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::F32 | DType::I32 => 4,
+            DType::F64 => 8,
+            DType::F16 | DType::BF16 => 2,
+        }
+    }
+}
+
+impl Op {
+    /// Whether the op combines values (and so takes a reduction).
+    pub fn reduces(self) -> bool {
+        matches!(self, Op::AllReduce | Op::ReduceScatter | Op::Reduce)
+    }
+
+    /// The nccl-tests bus-bandwidth factor for `p` ranks.
+    pub fn busbw_factor(self, p: usize) -> f64 {
+        let p = p as f64;
+        match self {
+            Op::AllReduce => 2.0 * (p - 1.0) / p,
+            Op::AllGather | Op::ReduceScatter => (p - 1.0) / p,
+            Op::Broadcast | Op::Reduce => 1.0,
+        }
+    }
+
+    /// Whether the op splits the buffer into one block per rank.
+    fn splits_per_rank(self) -> bool {
+        matches!(self, Op::AllGather | Op::ReduceScatter)
+    }
+
+    /// The algorithms the host backend implements for this op.
+    pub fn host_algos(self) -> &'static [Algo] {
+        match self {
+            Op::AllReduce => &[Algo::Ring, Algo::Tree],
+            Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
+            Op::Broadcast | Op::Reduce => &[Algo::Tree],
+        }
+    }
+}
+
+/// The buffer shape of one collective call, following nccl-tests conventions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Total buffer size `S` in bytes after rounding to whole elements (per rank where split).
+    pub bytes: usize,
+    /// Elements in `S` (the nccl-tests `count` column).
+    pub count: usize,
+    /// Elements each rank contributes (AllGather) or receives (ReduceScatter); `count` otherwise.
+    pub count_per_rank: usize,
+    /// Bytes of the input buffer of one rank.
+    pub in_bytes: usize,
+    /// Bytes of the output buffer of one rank.
+    pub out_bytes: usize,
+}
+
+impl Shape {
+    /// The shape for a requested total size `requested` over `p` ranks. `bytes` is 0 when the
+    /// request is too small to hold one element (per rank where the op splits the buffer).
+    pub fn new(op: Op, dtype: DType, requested: usize, p: usize) -> Shape {
+        let el = dtype.size();
+        let p = p.max(1);
+        if op.splits_per_rank() {
+            let per_rank = requested / el / p;
+            let bytes = per_rank * p * el;
+            let (in_bytes, out_bytes) = match op {
+                Op::AllGather => (per_rank * el, bytes),
+                _ => (bytes, per_rank * el),
+            };
+            Shape {
+                bytes,
+                count: per_rank * p,
+                count_per_rank: per_rank,
+                in_bytes,
+                out_bytes,
+            }
+        } else {
+            let count = requested / el;
+            let bytes = count * el;
+            Shape {
+                bytes,
+                count,
+                count_per_rank: count,
+                in_bytes: bytes,
+                out_bytes: bytes,
+            }
+        }
+    }
+
+    /// Algorithm bandwidth in GB/s (1e9 bytes/s) for a time in microseconds.
+    pub fn algbw_gbps(&self, time_us: f64) -> f64 {
+        if time_us > 0.0 {
+            self.bytes as f64 / (time_us * 1e3)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Bus bandwidth from algorithm bandwidth.
+pub fn busbw_gbps(op: Op, p: usize, algbw_gbps: f64) -> f64 {
+    algbw_gbps * op.busbw_factor(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busbw_factors_match_nccl_tests() {
+        assert_eq!(Op::AllReduce.busbw_factor(2), 1.0);
+        assert_eq!(Op::AllReduce.busbw_factor(4), 1.5);
+        assert_eq!(Op::AllReduce.busbw_factor(8), 1.75);
+        assert_eq!(Op::AllGather.busbw_factor(4), 0.75);
+        assert_eq!(Op::ReduceScatter.busbw_factor(2), 0.5);
+        assert_eq!(Op::Broadcast.busbw_factor(8), 1.0);
+        assert_eq!(Op::AllReduce.busbw_factor(1), 0.0);
+    }
+
+    #[test]
+    fn allreduce_shape_rounds_to_whole_elements() {
+        let s = Shape::new(Op::AllReduce, DType::F32, 10, 4);
+        assert_eq!((s.bytes, s.count, s.in_bytes, s.out_bytes), (8, 2, 8, 8));
+    }
+
+    #[test]
+    fn allgather_shape_rounds_per_rank() {
+        // 100 bytes of f32 over 3 ranks: 25 elements, 8 per rank, 24 in all = 96 bytes.
+        let s = Shape::new(Op::AllGather, DType::F32, 100, 3);
+        assert_eq!((s.bytes, s.count, s.count_per_rank), (96, 24, 8));
+        assert_eq!((s.in_bytes, s.out_bytes), (32, 96));
+    }
+
+    #[test]
+    fn reducescatter_shape_splits_output() {
+        let s = Shape::new(Op::ReduceScatter, DType::F64, 64, 2);
+        assert_eq!((s.bytes, s.in_bytes, s.out_bytes, s.count_per_rank), (64, 64, 32, 4));
+    }
+
+    #[test]
+    fn too_small_for_one_element_per_rank() {
+        assert_eq!(Shape::new(Op::AllGather, DType::F32, 8, 4).bytes, 0);
+        assert_eq!(Shape::new(Op::AllReduce, DType::F64, 4, 2).bytes, 0);
+    }
+
+    #[test]
+    fn bandwidths() {
+        let s = Shape::new(Op::AllReduce, DType::F32, 1 << 20, 4);
+        // 1 MiB in 100 us = 10.48576 GB/s algbw, busbw x1.5.
+        let alg = s.algbw_gbps(100.0);
+        assert!((alg - 10.48576).abs() < 1e-9);
+        assert!((busbw_gbps(Op::AllReduce, 4, alg) - 15.72864).abs() < 1e-9);
+    }
+
+    #[test]
+    fn names_parse_back_and_unknown_is_named() {
+        for op in Op::ALL {
+            assert_eq!(op.name().parse::<Op>().unwrap(), *op);
+        }
+        let err = "allgatherr".parse::<Op>().unwrap_err().to_string();
+        assert!(err.contains("allgatherr") && err.contains("allreduce"), "{err}");
+        assert_eq!("BF16".parse::<DType>().unwrap(), DType::BF16);
+    }
+}

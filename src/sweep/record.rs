@@ -1,0 +1,57 @@
+//! One measured point: the row of summary.csv and what the table prints.
+
+use serde::{Deserialize, Serialize};
+
+use crate::collective::{Algo, DType, Op, ReduceOp};
+
+/// Identifies a point of the sweep plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointKey {
+    pub backend: String,
+    pub op: Op,
+    pub algo: Algo,
+    pub dtype: DType,
+    pub redop: ReduceOp,
+    /// Ranks taking part (the sub-group size).
+    pub world: usize,
+    /// Hosts the ranks span.
+    pub nodes: usize,
+    /// Effective total buffer size `S` in bytes (nccl-tests semantics).
+    pub bytes: usize,
+    /// Elements in `S`.
+    pub count: usize,
+    pub in_place: bool,
+}
+
+/// A measured point: key, timing summary of the per-iteration samples (each sample is the slowest
+/// rank's time of that iteration), bandwidths derived from the median, and the correctness check.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointRecord {
+    #[serde(flatten)]
+    pub key: PointKey,
+    pub iters: usize,
+    pub warmup: usize,
+    pub time_us_mean: f64,
+    pub time_us_median: f64,
+    pub time_us_min: f64,
+    pub time_us_p95: f64,
+    pub time_us_p99: f64,
+    pub time_us_max: f64,
+    pub time_us_stddev: f64,
+    /// Coefficient of variation of the samples (stddev / mean), unitless.
+    pub time_cv: f64,
+    /// Median absolute deviation of the samples.
+    pub time_us_mad: f64,
+    /// algbw from the median time.
+    pub algbw_gbps: f64,
+    /// busbw from the median time.
+    pub busbw_gbps: f64,
+    /// busbw from the mean time (what nccl-tests prints).
+    pub busbw_gbps_mean: f64,
+    /// Elements that differed from the exact expected value, summed over ranks.
+    pub wrong: u64,
+    /// The rank that was slowest most often.
+    pub slowest_rank: usize,
+    /// Median over iterations of (slowest rank time - fastest rank time), in microseconds.
+    pub skew_us_median: f64,
+}
