@@ -55,3 +55,25 @@ pub struct PointRecord {
     /// Median over iterations of (slowest rank time - fastest rank time), in microseconds.
     pub skew_us_median: f64,
 }
+
+/// One timed iteration across the ranks of a point (a row of samples.csv).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IterSample {
+    /// The slowest rank's time for this iteration: the iteration's time.
+    pub time_us: f64,
+    /// Which rank (within the group) was slowest.
+    pub slowest_rank: usize,
+    /// The fastest rank's time for this iteration.
+    pub fastest_us: f64,
+}
+
+/// One rank's own view of a point (a row of ranks.csv), for skew and slow-rank analysis.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankSummary {
+    pub rank: usize,
+    pub time_us_median: f64,
+    pub time_us_mean: f64,
+    pub time_us_max: f64,
+    /// Wrong elements this rank found in its own output.
+    pub wrong: u64,
+}
