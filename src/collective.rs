@@ -234,7 +234,10 @@ mod tests {
     #[test]
     fn reducescatter_shape_splits_output() {
         let s = Shape::new(Op::ReduceScatter, DType::F64, 64, 2);
-        assert_eq!((s.bytes, s.in_bytes, s.out_bytes, s.count_per_rank), (64, 64, 32, 4));
+        assert_eq!(
+            (s.bytes, s.in_bytes, s.out_bytes, s.count_per_rank),
+            (64, 64, 32, 4)
+        );
     }
 
     #[test]
@@ -258,7 +261,10 @@ mod tests {
             assert_eq!(op.name().parse::<Op>().unwrap(), *op);
         }
         let err = "allgatherr".parse::<Op>().unwrap_err().to_string();
-        assert!(err.contains("allgatherr") && err.contains("allreduce"), "{err}");
+        assert!(
+            err.contains("allgatherr") && err.contains("allreduce"),
+            "{err}"
+        );
         assert_eq!("BF16".parse::<DType>().unwrap(), DType::BF16);
     }
 }

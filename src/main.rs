@@ -1,1 +1,62 @@
-fn main() {}
+//! `collbench`: parse once, run, map the outcome to an exit code
+//! (0 ok, 1 a check failed, 2 error, 130 interrupted).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use collbench::cli::{Cli, Command};
+use collbench::error::Error;
+use collbench::launch::local::OPTIONS_ENV;
+use collbench::sweep::rank::{rank_main, RankArgs};
+use collbench::sweep::run::run_sweep;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Sweep(args) => sweep(args),
+        Command::Rank(args) => rank(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("collbench: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+    }
+}
+
+fn sweep(args: collbench::cli::SweepArgs) -> Result<u8, Error> {
+    let req = args.into_request(std::env::args().collect())?;
+    let outcome = run_sweep(&req)?;
+    eprintln!(
+        "collbench: {} points written to {}",
+        outcome.points,
+        outcome.dir.display()
+    );
+    if outcome.wrong_points > 0 {
+        eprintln!(
+            "collbench: {} point(s) produced wrong results (column `wrong`)",
+            outcome.wrong_points
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+fn rank(args: collbench::cli::RankCliArgs) -> Result<u8, Error> {
+    let layout = collbench::backend::host::layout::Layout::decode(&args.layout)?;
+    let json = std::env::var(OPTIONS_ENV).map_err(|_| {
+        Error::usage(format!(
+            "{OPTIONS_ENV} is not set; ranks are started by `collbench sweep`"
+        ))
+    })?;
+    let opts = serde_json::from_str(&json)
+        .map_err(|e| Error::usage(format!("{OPTIONS_ENV} is not valid sweep options: {e}")))?;
+    let rank_args = RankArgs {
+        rank: args.rank,
+        fd: args.fd,
+        layout,
+    };
+    rank_main(rank_args, &opts).map_err(|e| Error::Rank(format!("rank {}: {e}", args.rank)))?;
+    Ok(0)
+}

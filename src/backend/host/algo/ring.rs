@@ -1,0 +1,206 @@
+//! Ring algorithms: every rank sends to its right neighbour and receives from its left, p-1 steps
+//! per phase, each step moving one block of S/p bytes. Bandwidth-optimal: each rank sends
+//! (p-1)/p × S per phase, which is exactly the busbw factor's assumption.
+
+use super::{block, split_pair, Buffers, Elements, Group};
+use crate::backend::host::transport::{Combine, Transport};
+use crate::error::Result;
+
+/// Ring AllReduce of `count` elements: ReduceScatter then AllGather over p blocks.
+pub fn allreduce<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    bufs: Buffers<'_>,
+    count: usize,
+    e: Elements,
+) -> Result<()> {
+    let (src, work) = match bufs {
+        Buffers::OutOfPlace { input, output } => (Some(input), output),
+        Buffers::InPlace(buf) => (None, buf),
+    };
+    let n = g.size();
+    let el = e.dtype.size();
+    if n == 1 {
+        if let Some(src) = src {
+            work.copy_from_slice(src);
+        }
+        return Ok(());
+    }
+    let me = g.me as isize;
+    let (right, left) = (g.peer(me + 1), g.peer(me - 1));
+    let blk = |k: isize| block(count, n, k.rem_euclid(n as isize) as usize, el);
+    for s in 0..n as isize - 1 {
+        let (sb, rb) = (blk(me - s), blk(me - s - 1));
+        match src {
+            Some(src) => {
+                let local = &src[rb.clone()];
+                let how = Combine::ReduceWith {
+                    dtype: e.dtype,
+                    op: e.redop,
+                    local,
+                };
+                if s == 0 {
+                    t.send_recv(Some((right, &src[sb])), Some((left, &mut work[rb], how)))?;
+                } else {
+                    let (out, inp) = split_pair(work, sb, rb);
+                    t.send_recv(Some((right, out)), Some((left, inp, how)))?;
+                }
+            }
+            None => {
+                let how = Combine::Reduce {
+                    dtype: e.dtype,
+                    op: e.redop,
+                };
+                let (out, inp) = split_pair(work, sb, rb);
+                t.send_recv(Some((right, out)), Some((left, inp, how)))?;
+            }
+        }
+    }
+    gather_steps(t, g, work, |k| blk(k), me + 1)
+}
+
+/// The AllGather phase: p-1 steps starting by sending block `first`, copying what arrives.
+fn gather_steps<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    work: &mut [u8],
+    blk: impl Fn(isize) -> std::ops::Range<usize>,
+    first: isize,
+) -> Result<()> {
+    let me = g.me as isize;
+    let (right, left) = (g.peer(me + 1), g.peer(me - 1));
+    for s in 0..g.size() as isize - 1 {
+        let (out, inp) = split_pair(work, blk(first - s), blk(first - s - 1));
+        t.send_recv(Some((right, out)), Some((left, inp, Combine::Copy)))?;
+    }
+    Ok(())
+}
+
+/// Ring AllGather: each rank's `count_per_rank` elements end up in block `rank` of every output.
+pub fn allgather<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    bufs: Buffers<'_>,
+    count_per_rank: usize,
+    e: Elements,
+) -> Result<()> {
+    let n = g.size();
+    let bytes = count_per_rank * e.dtype.size();
+    let blk = |k: isize| {
+        let k = k.rem_euclid(n as isize) as usize;
+        k * bytes..(k + 1) * bytes
+    };
+    let me = g.me as isize;
+    let work = match bufs {
+        Buffers::OutOfPlace { input, output } => {
+            output[blk(me)].copy_from_slice(input);
+            output
+        }
+        Buffers::InPlace(buf) => buf,
+    };
+    gather_steps(t, g, work, blk, me)
+}
+
+/// Ring ReduceScatter: rank r receives the reduction of block r of every input. Partial sums
+/// travel round the ring through two alternating scratch blocks; the last step reduces straight
+/// into the output.
+pub fn reducescatter<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    bufs: Buffers<'_>,
+    count_per_rank: usize,
+    e: Elements,
+    scratch: &mut Vec<u8>,
+) -> Result<()> {
+    let n = g.size() as isize;
+    let bytes = count_per_rank * e.dtype.size();
+    let blk = move |k: isize| {
+        let k = k.rem_euclid(n) as usize;
+        k * bytes..(k + 1) * bytes
+    };
+    let me = g.me as isize;
+    let (right, left) = (g.peer(me + 1), g.peer(me - 1));
+    scratch.resize(2 * bytes, 0);
+    match bufs {
+        Buffers::OutOfPlace { input, output } => {
+            if n == 1 {
+                output.copy_from_slice(input);
+                return Ok(());
+            }
+            partial_steps(t, g, input, bytes, e, scratch)?;
+            let how = Combine::ReduceWith {
+                dtype: e.dtype,
+                op: e.redop,
+                local: &input[blk(me)],
+            };
+            let out = last_partial(n, input, scratch, blk(me - 1), bytes);
+            t.send_recv(Some((right, out)), Some((left, output, how)))
+        }
+        Buffers::InPlace(buf) => {
+            if n == 1 {
+                return Ok(());
+            }
+            partial_steps(t, g, buf, bytes, e, scratch)?;
+            let how = Combine::Reduce {
+                dtype: e.dtype,
+                op: e.redop,
+            };
+            if n == 2 {
+                let (out, inp) = split_pair(buf, blk(me - 1), blk(me));
+                return t.send_recv(Some((right, out)), Some((left, inp, how)));
+            }
+            let out = last_partial(n, &[], scratch, 0..0, bytes);
+            t.send_recv(Some((right, out)), Some((left, &mut buf[blk(me)], how)))
+        }
+    }
+}
+
+/// Steps 0..p-2 of ReduceScatter: step s receives the partial of block (me-s-2) and adds this
+/// rank's own contribution; step 0 sends the rank's raw block (me-1).
+fn partial_steps<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    input: &[u8],
+    bytes: usize,
+    e: Elements,
+    scratch: &mut [u8],
+) -> Result<()> {
+    let n = g.size() as isize;
+    let me = g.me as isize;
+    let (right, left) = (g.peer(me + 1), g.peer(me - 1));
+    let blk = |k: isize| {
+        let k = k.rem_euclid(n) as usize;
+        k * bytes..(k + 1) * bytes
+    };
+    for s in 0..n - 2 {
+        let (lo, hi) = scratch.split_at_mut(bytes);
+        let (prev, cur) = if s % 2 == 0 { (&*hi, lo) } else { (&*lo, hi) };
+        let out = if s == 0 { &input[blk(me - 1)] } else { prev };
+        let how = Combine::ReduceWith {
+            dtype: e.dtype,
+            op: e.redop,
+            local: &input[blk(me - s - 2)],
+        };
+        t.send_recv(Some((right, out)), Some((left, cur, how)))?;
+    }
+    Ok(())
+}
+
+/// What the last ReduceScatter step sends: the newest partial, or the raw block when p == 2.
+fn last_partial<'a>(
+    n: isize,
+    input: &'a [u8],
+    scratch: &'a [u8],
+    raw: std::ops::Range<usize>,
+    bytes: usize,
+) -> &'a [u8] {
+    if n == 2 {
+        return &input[raw];
+    }
+    // Step n-3 wrote the low half when n-3 is even.
+    if (n - 3) % 2 == 0 {
+        &scratch[..bytes]
+    } else {
+        &scratch[bytes..]
+    }
+}

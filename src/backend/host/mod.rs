@@ -1,0 +1,49 @@
+//! The embedded host backend: one OS process per rank, collectives over shared memory.
+//!
+//! Layers, bottom up: [`segment`] (the memfd all ranks map), [`layout`] (where control words,
+//! channels and sample areas sit), [`wait`] (spin, yield, then futex), [`transport`]
+//! (point-to-point byte streams), [`reduce`] (element-wise kernels), [`algo`] (ring and tree
+//! collectives written once against the transport).
+
+pub mod algo;
+pub mod layout;
+pub mod reduce;
+pub mod segment;
+pub mod transport;
+pub mod wait;
+
+use algo::{Buffers, Elements, Group};
+use transport::Transport;
+
+use crate::backend::Call;
+use crate::collective::{Algo, Op};
+use crate::error::{Error, Result};
+
+/// Runs one collective call of this rank on the host backend. `scratch` is reused between calls
+/// so that timed iterations never allocate.
+pub fn run<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    call: &Call,
+    bufs: Buffers<'_>,
+    scratch: &mut Vec<u8>,
+) -> Result<()> {
+    let e = Elements {
+        dtype: call.dtype,
+        redop: call.redop,
+    };
+    let shape = &call.shape;
+    match (call.op, call.algo) {
+        (Op::AllReduce, Algo::Ring) => algo::ring::allreduce(t, g, bufs, shape.count, e),
+        (Op::AllReduce, Algo::Tree) => algo::tree::allreduce(t, g, bufs, e),
+        (Op::AllGather, Algo::Ring) => algo::ring::allgather(t, g, bufs, shape.count_per_rank, e),
+        (Op::ReduceScatter, Algo::Ring) => {
+            algo::ring::reducescatter(t, g, bufs, shape.count_per_rank, e, scratch)
+        }
+        (Op::Broadcast, Algo::Tree) => algo::tree::broadcast(t, g, bufs),
+        (Op::Reduce, Algo::Tree) => algo::tree::reduce(t, g, bufs, e),
+        (op, algo) => Err(Error::usage(format!(
+            "the host backend has no {algo} algorithm for {op}"
+        ))),
+    }
+}

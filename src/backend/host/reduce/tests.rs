@@ -1,0 +1,212 @@
+use super::*;
+use crate::check::{read_value as get, write_value as put};
+
+const OPS: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
+
+fn bytes<T: Pod>(v: &[T]) -> Vec<u8> {
+    bytemuck::cast_slice(v).to_vec()
+}
+
+/// A buffer with room for `len` bytes starting at an odd address, so no dtype is aligned.
+struct Odd(Vec<u8>, usize);
+
+impl Odd {
+    fn new(data: &[u8]) -> Odd {
+        let mut v = vec![0u8; data.len() + 16];
+        let off = (9 - v.as_ptr() as usize % 8) % 8;
+        v[off..off + data.len()].copy_from_slice(data);
+        Odd(v, off)
+    }
+    fn get(&mut self, len: usize) -> &mut [u8] {
+        &mut self.0[self.1..self.1 + len]
+    }
+}
+
+/// Runs both kernels on aligned, all-misaligned and mixed buffers and checks each result.
+fn check_all(dtype: DType, op: ReduceOp, a: &[u8], b: &[u8], want: &[u8]) {
+    let mut d = a.to_vec();
+    reduce_into(dtype, op, &mut d, b);
+    assert_eq!(d, want, "{dtype} {op} aligned reduce_into");
+    let mut d = vec![0u8; a.len()];
+    reduce3(dtype, op, &mut d, a, b);
+    assert_eq!(d, want, "{dtype} {op} aligned reduce3");
+    let (mut od, mut oa, mut ob) = (Odd::new(a), Odd::new(a), Odd::new(b));
+    reduce_into(dtype, op, od.get(a.len()), ob.get(b.len()));
+    assert_eq!(od.get(a.len()), want, "{dtype} {op} unaligned reduce_into");
+    let mut d = vec![0u8; a.len()];
+    reduce3(dtype, op, &mut d, oa.get(a.len()), ob.get(b.len()));
+    assert_eq!(d, want, "{dtype} {op} mixed reduce3");
+    let mut od = Odd::new(&vec![0u8; a.len()]);
+    reduce3(dtype, op, od.get(a.len()), oa.get(a.len()), ob.get(b.len()));
+    assert_eq!(od.get(a.len()), want, "{dtype} {op} unaligned reduce3");
+}
+
+fn hand<T: Pod>(dtype: DType, a: &[T], b: &[T], sum: &[T], max: &[T], min: &[T]) {
+    for (op, want) in OPS.into_iter().zip([sum, max, min]) {
+        check_all(dtype, op, &bytes(a), &bytes(b), &bytes(want));
+    }
+}
+
+#[test]
+fn f32_f64_hand_computed() {
+    let (a, b) = ([1.5f32, -2.0, 3.0, 7.0], [2.25f32, 5.0, -3.0, 7.0]);
+    hand(
+        DType::F32,
+        &a,
+        &b,
+        &[3.75, 3.0, 0.0, 14.0],
+        &[2.25, 5.0, 3.0, 7.0],
+        &[1.5, -2.0, -3.0, 7.0],
+    );
+    let (a, b) = ([1.5f64, -2.0, 1e300, 0.1], [2.25f64, 5.0, 1e300, 0.2]);
+    let sum = [3.75, 3.0, 2e300, 0.1 + 0.2];
+    hand(
+        DType::F64,
+        &a,
+        &b,
+        &sum,
+        &[2.25, 5.0, 1e300, 0.2],
+        &[1.5, -2.0, 1e300, 0.1],
+    );
+}
+
+#[test]
+fn i32_sum_wraps() {
+    let (a, b) = ([1i32, -2, i32::MAX, 7], [2i32, 5, 1, -7]);
+    hand(
+        DType::I32,
+        &a,
+        &b,
+        &[3, 3, i32::MIN, 0],
+        &[2, 5, i32::MAX, 7],
+        &[1, -2, 1, -7],
+    );
+}
+
+#[test]
+fn f16_rounds_once_to_nearest_even() {
+    let h = |v: &[f32]| v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>();
+    // Above 2048 f16 steps by 2: 2048 + 1 ties to 2048, 2048 + 3 = 2051 ties to 2052.
+    let (a, b) = (h(&[1.5, -2.0, 2048.0, 2048.0]), h(&[2.25, 5.0, 1.0, 3.0]));
+    let (sum, max, min) = (
+        h(&[3.75, 3.0, 2048.0, 2052.0]),
+        h(&[2.25, 5.0, 2048.0, 2048.0]),
+        h(&[1.5, -2.0, 1.0, 3.0]),
+    );
+    hand(DType::F16, &a, &b, &sum, &max, &min);
+}
+
+#[test]
+fn bf16_rounds_once_to_nearest_even() {
+    let h = |v: &[f32]| v.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>();
+    // Above 256 bf16 steps by 2: 256 + 1 ties to 256, 256 + 3 = 259 ties to 260.
+    let (a, b) = (h(&[1.5, -2.0, 256.0, 256.0]), h(&[2.25, 5.0, 1.0, 3.0]));
+    let (sum, max, min) = (
+        h(&[3.75, 3.0, 256.0, 260.0]),
+        h(&[2.25, 5.0, 256.0, 256.0]),
+        h(&[1.5, -2.0, 1.0, 3.0]),
+    );
+    hand(DType::BF16, &a, &b, &sum, &max, &min);
+}
+
+#[test]
+fn float_max_min_ignore_nan_like_f32_max() {
+    let h = |v: &[f32]| v.iter().map(|&x| f16::from_f32(x)).collect::<Vec<_>>();
+    let (a, b) = ([f32::NAN, 1.0], [2.0f32, f32::NAN]);
+    let (ha, hb) = (h(&a), h(&b));
+    for op in [ReduceOp::Max, ReduceOp::Min] {
+        check_all(
+            DType::F32,
+            op,
+            &bytes(&a),
+            &bytes(&b),
+            &bytes(&[2.0f32, 1.0]),
+        );
+        check_all(
+            DType::F16,
+            op,
+            &bytes(&ha),
+            &bytes(&hb),
+            &bytes(&h(&[2.0, 1.0])),
+        );
+    }
+}
+
+/// Element-by-element reference through f64 (f32 for the half types), rounded per element.
+fn reference(dtype: DType, op: ReduceOp, x: f64, y: f64) -> f64 {
+    let f = |a: f64, b: f64| match op {
+        ReduceOp::Sum => a + b,
+        ReduceOp::Max => a.max(b),
+        ReduceOp::Min => a.min(b),
+    };
+    match dtype {
+        DType::F16 => f16::from_f32(f(x, y) as f32).to_f64(),
+        DType::BF16 => bf16::from_f32(f(x, y) as f32).to_f64(),
+        DType::F32 => f(x, y) as f32 as f64,
+        _ => f(x, y),
+    }
+}
+
+/// 1000 elements cross several staging blocks and end in a partial one.
+#[test]
+fn long_buffers_match_reference_every_dtype_and_op() {
+    let n = 1000;
+    for &dtype in DType::ALL {
+        let value = |i: usize, k: usize| ((i * 37 + k * 11) % 101) as f64 / 4.0 - 12.0;
+        let (mut a, mut b) = (vec![0u8; n * dtype.size()], vec![0u8; n * dtype.size()]);
+        for i in 0..n {
+            put(dtype, &mut a, i, value(i, 1));
+            put(dtype, &mut b, i, value(i, 2));
+        }
+        for op in OPS {
+            let mut want = vec![0u8; a.len()];
+            for i in 0..n {
+                put(
+                    dtype,
+                    &mut want,
+                    i,
+                    reference(dtype, op, get(dtype, &a, i), get(dtype, &b, i)),
+                );
+            }
+            check_all(dtype, op, &a, &b, &want);
+        }
+    }
+}
+
+/// The branch-free bf16 rounding agrees bit for bit with `half` over a spread of f32 bit
+/// patterns (every sign, exponent and rounding case, NaN and infinity).
+#[test]
+fn bf16_rounding_matches_half() {
+    let edges = [
+        0u32,
+        0x8000,
+        0x7FFF,
+        0x1_8000,
+        0x1_7FFF,
+        0x7F7F_FFFF,
+        0x7F80_0000,
+        0x7F80_0001,
+        0x7FC0_0000,
+        0xFFFF_FFFF,
+        0xFF7F_8000,
+    ];
+    let spread = (0..u32::MAX / 7919).map(|k| k * 7919);
+    for bits in edges.into_iter().chain(spread) {
+        for b in [bits, bits ^ 0x8000_0000] {
+            let x = f32::from_bits(b);
+            assert_eq!(
+                f32_to_bf16_bits(x),
+                bf16::from_f32(x).to_bits(),
+                "{b:#010x}"
+            );
+        }
+    }
+    for b in 0..=u16::MAX {
+        let (mut wide, h) = ([0f32; 1], bf16::from_bits(b));
+        <bf16 as Half>::widen(&[h], &mut wide);
+        assert!(
+            wide[0].to_bits() == h.to_f32().to_bits() || (h.is_nan() && wide[0].is_nan()),
+            "{b:#06x}"
+        );
+    }
+}

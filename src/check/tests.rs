@@ -1,0 +1,296 @@
+use super::*;
+use crate::backend::host::reduce::reduce_into;
+
+const WORLDS: [usize; 5] = [1, 2, 3, 4, 64];
+
+fn fold(redop: ReduceOp, values: impl Iterator<Item = f64>) -> f64 {
+    match redop {
+        ReduceOp::Sum => values.sum(),
+        ReduceOp::Max => values.fold(f64::NEG_INFINITY, f64::max),
+        ReduceOp::Min => values.fold(f64::INFINITY, f64::min),
+    }
+}
+
+/// Every rank's input buffer, filled as the benchmark fills it.
+fn inputs(op: Op, dtype: DType, p: usize, shape: &Shape) -> Vec<Vec<u8>> {
+    (0..p)
+        .map(|r| {
+            let mut buf = vec![0u8; shape.in_bytes];
+            fill_input(op, dtype, p, r, &mut buf);
+            buf
+        })
+        .collect()
+}
+
+/// Rank `rank`'s output by the nccl-tests definition of `op`, computed directly from the inputs.
+fn simulate(
+    op: Op,
+    dtype: DType,
+    redop: ReduceOp,
+    rank: usize,
+    shape: &Shape,
+    ins: &[Vec<u8>],
+) -> Vec<u8> {
+    let cpr = shape.count_per_rank;
+    let mut out = vec![0u8; shape.out_bytes];
+    for j in 0..shape.out_bytes / dtype.size() {
+        let v = match op {
+            Op::AllReduce | Op::Reduce => fold(redop, ins.iter().map(|b| read_value(dtype, b, j))),
+            Op::ReduceScatter => fold(
+                redop,
+                ins.iter().map(|b| read_value(dtype, b, rank * cpr + j)),
+            ),
+            Op::AllGather => read_value(dtype, &ins[j / cpr], j % cpr),
+            Op::Broadcast => read_value(dtype, &ins[0], j),
+        };
+        write_value(dtype, &mut out, j, v);
+    }
+    out
+}
+
+/// Elements where two output buffers differ.
+fn differing(dtype: DType, a: &[u8], b: &[u8]) -> u64 {
+    let n = a.len() / dtype.size();
+    (0..n)
+        .filter(|&i| read_value(dtype, a, i) != read_value(dtype, b, i))
+        .count() as u64
+}
+
+/// `buf` with elements `[x, x + len)` and `[y, y + len)` exchanged.
+fn swapped(dtype: DType, buf: &[u8], x: usize, y: usize, len: usize) -> Vec<u8> {
+    let el = dtype.size();
+    let mut out = buf.to_vec();
+    out[x * el..(x + len) * el].copy_from_slice(&buf[y * el..(y + len) * el]);
+    out[y * el..(y + len) * el].copy_from_slice(&buf[x * el..(x + len) * el]);
+    out
+}
+
+/// Checks one (op, dtype, redop, p): exact outputs pass; a corrupted element, a missing
+/// element and misplaced blocks are counted exactly.
+fn check_case(op: Op, dtype: DType, redop: ReduceOp, p: usize) {
+    let shape = Shape::new(op, dtype, 37 * p * dtype.size(), p);
+    let ins = inputs(op, dtype, p, &shape);
+    let mut ranks = vec![0, 1.min(p - 1), p - 1];
+    ranks.dedup();
+    let case = format!("{op} {dtype} {redop} p={p}");
+    for rank in ranks {
+        let out = simulate(op, dtype, redop, rank, &shape, &ins);
+        let wrong = |buf: &[u8]| count_wrong(op, dtype, redop, p, rank, &shape, buf);
+        if op == Op::Reduce && rank != 0 {
+            assert_eq!(
+                wrong(&vec![0xA5; out.len()]),
+                0,
+                "{case}: non-root output is not checked"
+            );
+            continue;
+        }
+        assert_eq!(wrong(&out), 0, "{case} rank {rank}");
+        let mut bad = out.clone();
+        let last = out.len() / dtype.size() - 1;
+        let v = read_value(dtype, &out, last);
+        write_value(dtype, &mut bad, last, if v == 0.0 { 1.0 } else { 0.0 });
+        assert_eq!(wrong(&bad), 1, "{case}: one corrupted element");
+        assert_eq!(
+            wrong(&out[..out.len() - dtype.size()]),
+            1,
+            "{case}: one missing element"
+        );
+        check_misplaced(op, dtype, redop, p, rank, &shape, &ins, &out);
+    }
+}
+
+/// Moves whole blocks to the wrong place and checks the exact count; sums and plain copies
+/// must notice, saturated max/min may not.
+#[allow(clippy::too_many_arguments)]
+fn check_misplaced(
+    op: Op,
+    dtype: DType,
+    redop: ReduceOp,
+    p: usize,
+    rank: usize,
+    shape: &Shape,
+    ins: &[Vec<u8>],
+    out: &[u8],
+) {
+    if p < 2 {
+        return;
+    }
+    let n = out.len() / dtype.size();
+    let bad = match op {
+        // Rank 0's block delivered in rank 1's slot and vice versa.
+        Op::AllGather => swapped(dtype, out, 0, shape.count_per_rank, shape.count_per_rank),
+        // This rank received the block meant for another rank.
+        Op::ReduceScatter => simulate(op, dtype, redop, (rank + 1) % p, shape, ins),
+        // The two halves of the buffer exchanged.
+        _ => swapped(dtype, out, 0, n / 2, n / 2),
+    };
+    let want = differing(dtype, out, &bad);
+    let case = format!("{op} {dtype} {redop} p={p} rank {rank}");
+    assert_eq!(
+        count_wrong(op, dtype, redop, p, rank, shape, &bad),
+        want,
+        "{case}"
+    );
+    if redop == ReduceOp::Sum || !op.reduces() || p <= 4 {
+        assert!(want > 0, "{case}: misplaced blocks went unnoticed");
+    }
+}
+
+#[test]
+fn every_collective_dtype_redop_and_world() {
+    for &op in Op::ALL {
+        for &dtype in DType::ALL {
+            for &redop in ReduceOp::ALL {
+                for p in WORLDS {
+                    check_case(op, dtype, redop, p);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn pattern_rule_hand_computed() {
+    let cases = [
+        (DType::BF16, 1, 257, 1),
+        (DType::BF16, 64, 5, 1),
+        (DType::BF16, 256, 2, 1),
+        (DType::BF16, 257, 2, 2),
+        (DType::BF16, 1000, 2, 4),
+        (DType::F16, 3, 683, 1),
+        (DType::F16, 64, 33, 1),
+        (DType::F16, 3000, 2, 2),
+        (DType::F32, 4, 65536, 1),
+        (DType::F32, 512, 32769, 1),
+        (DType::I32, 0, 65536, 1),
+    ];
+    for (dtype, p, modulus, stride) in cases {
+        assert_eq!(
+            Pattern::new(dtype, p),
+            Pattern { modulus, stride },
+            "{dtype} p={p}"
+        );
+    }
+}
+
+#[test]
+fn largest_possible_sum_is_exact() {
+    for &dtype in DType::ALL {
+        for p in [1, 2, 3, 64, 255, 256, 257, 1000, 5000] {
+            let pat = Pattern::new(dtype, p);
+            let contributors = p.div_ceil(pat.stride) as u64;
+            assert!(
+                (pat.modulus - 1) * contributors <= exact_limit(dtype),
+                "{dtype} p={p}"
+            );
+        }
+    }
+    // bf16 with 1000 ranks: element 0 takes ones only from ranks 0, 4, 8, ...: 250 of them.
+    let pat = Pattern::new(DType::BF16, 1000);
+    assert!((0..1000)
+        .filter(|&r| r % 4 != 0)
+        .all(|r| pat.value(r, 0) == 0.0));
+    assert!((0..1000).all(|r| pat.value(r, 3) <= 1.0));
+}
+
+/// Sums every rank's input in the dtype itself, with the real kernel, in three orders; the
+/// result must be the exact sum each time.
+fn sum_in_dtype_is_exact(dtype: DType, p: usize) {
+    let shape = Shape::new(Op::AllReduce, dtype, PERIOD * dtype.size(), p);
+    let ins = inputs(Op::AllReduce, dtype, p, &shape);
+    let ascending: Vec<usize> = (0..p).collect();
+    let descending: Vec<usize> = (0..p).rev().collect();
+    for order in [ascending, descending] {
+        let mut acc = ins[order[0]].clone();
+        for &r in &order[1..] {
+            reduce_into(dtype, ReduceOp::Sum, &mut acc, &ins[r]);
+        }
+        assert_eq!(
+            count_wrong(Op::AllReduce, dtype, ReduceOp::Sum, p, 0, &shape, &acc),
+            0
+        );
+    }
+    // Pairwise (tree) order: partial sums of different shapes.
+    let mut level = ins;
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .map(|pair| {
+                let mut a = pair[0].clone();
+                if let Some(b) = pair.get(1) {
+                    reduce_into(dtype, ReduceOp::Sum, &mut a, b);
+                }
+                a
+            })
+            .collect();
+    }
+    assert_eq!(
+        count_wrong(Op::AllReduce, dtype, ReduceOp::Sum, p, 0, &shape, &level[0]),
+        0
+    );
+}
+
+#[test]
+fn bf16_and_f16_sums_stay_exact_in_any_order() {
+    sum_in_dtype_is_exact(DType::BF16, 64);
+    sum_in_dtype_is_exact(DType::BF16, 300);
+    sum_in_dtype_is_exact(DType::F16, 64);
+    sum_in_dtype_is_exact(DType::F16, 3);
+}
+
+#[test]
+fn pattern_depends_on_rank_and_index() {
+    let v = |r, i| input_value(DType::F32, 4, r, i);
+    let block = |r| (0..8).map(|i| v(r, i)).collect::<Vec<_>>();
+    assert_ne!(block(0), block(1));
+    assert_ne!(block(1), block(2));
+    assert_ne!(
+        (0..8).map(|i| v(0, i)).collect::<Vec<_>>(),
+        (1..9).map(|i| v(0, i)).collect::<Vec<_>>()
+    );
+    // Periodic with PERIOD, and every value a small non-negative integer.
+    assert_eq!(v(3, 5), v(3, 5 + PERIOD));
+    assert!((0..1000).all(|i| v(2, i) >= 0.0 && v(2, i) < 65536.0 && v(2, i).fract() == 0.0));
+}
+
+#[test]
+fn fill_writes_input_value() {
+    let mut buf = vec![0u8; 10 * 2];
+    fill_input(Op::AllGather, DType::BF16, 3, 2, &mut buf);
+    for i in 0..10 {
+        assert_eq!(
+            read_value(DType::BF16, &buf, i),
+            input_value(DType::BF16, 3, 2, i)
+        );
+    }
+}
+
+#[test]
+fn read_write_round_trip_and_bounds() {
+    for &dtype in DType::ALL {
+        let mut buf = vec![0u8; 3 * dtype.size()];
+        write_value(dtype, &mut buf, 1, 37.0);
+        write_value(dtype, &mut buf, 3, 1.0);
+        write_value(dtype, &mut buf, usize::MAX, 1.0);
+        assert_eq!(read_value(dtype, &buf, 1), 37.0, "{dtype}");
+        assert_eq!(
+            (read_value(dtype, &buf, 0), read_value(dtype, &buf, 2)),
+            (0.0, 0.0)
+        );
+        assert!(
+            read_value(dtype, &buf, 3).is_nan() && read_value(dtype, &buf, usize::MAX).is_nan()
+        );
+    }
+    let mut buf = [0u8; 4];
+    write_value(DType::I32, &mut buf, 0, 1e12);
+    assert_eq!(read_value(DType::I32, &buf, 0), i32::MAX as f64);
+}
+
+#[test]
+fn empty_shape_has_nothing_wrong() {
+    let shape = Shape::new(Op::AllGather, DType::F32, 8, 4);
+    assert_eq!(
+        count_wrong(Op::AllGather, DType::F32, ReduceOp::Sum, 4, 1, &shape, &[]),
+        0
+    );
+}

@@ -1,0 +1,199 @@
+//! The command line (clap derive only). Values are parsed once here into typed options; see
+//! `into_request` for the checks that need more than one flag.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+use crate::backend::BackendKind;
+use crate::collective::{Algo, DType, Op, ReduceOp};
+use crate::error::{Error, Result};
+use crate::sweep::plan::SweepOptions;
+use crate::sweep::run::SweepRequest;
+use crate::units::{parse_duration, parse_factor, parse_list, parse_size, size_series};
+
+/// Benchmarks collective communication (AllReduce, AllGather, ReduceScatter) between real rank
+/// processes, with nccl-tests size and bus-bandwidth conventions.
+#[derive(Parser, Debug)]
+#[command(name = "collbench", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Measure collectives over message sizes and world sizes; write a results folder.
+    Sweep(SweepArgs),
+    /// Internal: one rank process of a local launch.
+    #[command(name = "__rank", hide = true)]
+    Rank(RankCliArgs),
+}
+
+/// `collbench sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Collectives, comma separated: allreduce, allgather, reducescatter, broadcast, reduce.
+    #[arg(long, default_value = "allreduce,allgather,reducescatter")]
+    pub op: String,
+    /// Algorithms, comma separated: ring, tree. Ops without a listed algorithm are skipped.
+    #[arg(long, default_value = "ring")]
+    pub algo: String,
+    /// Element types, comma separated: f32, f64, f16, bf16, i32.
+    #[arg(long, default_value = "f32")]
+    pub dtype: String,
+    /// Reduction for allreduce, reducescatter and reduce: sum, max, min.
+    #[arg(long, default_value = "sum")]
+    pub redop: String,
+    /// Backend: host (built in, shared memory), mpi or nccl (need a build with that feature).
+    #[arg(long, default_value = "host")]
+    pub backend: String,
+    /// Rank processes to start on this host [default: cores, at least 2].
+    #[arg(long)]
+    pub ranks: Option<usize>,
+    /// Group sizes to measure within one launch, comma separated [default: --ranks].
+    #[arg(long)]
+    pub world_sizes: Option<String>,
+    /// Smallest total size S in bytes; K, M, G suffixes are binary (1K = 1024).
+    #[arg(short = 'b', long = "minbytes", default_value = "8")]
+    pub min_bytes: String,
+    /// Largest total size S in bytes.
+    #[arg(short = 'e', long = "maxbytes", default_value = "64M")]
+    pub max_bytes: String,
+    /// Multiplication factor between sizes (integer >= 2).
+    #[arg(short = 'f', long = "stepfactor", default_value = "2")]
+    pub factor: String,
+    /// Timed iterations per point [default: 256 MiB / S, between 20 and 1000].
+    #[arg(long)]
+    pub iters: Option<usize>,
+    /// Warm-up iterations per point [default: iters / 10, between 5 and 100].
+    #[arg(long)]
+    pub warmup: Option<usize>,
+    /// Placement of the output: off (out of place), on (in place), both.
+    #[arg(long, default_value = "off")]
+    pub in_place: String,
+    /// A rank that makes no progress for this long ends the run (e.g. 60s, 2m).
+    #[arg(long, default_value = "60s")]
+    pub timeout: String,
+    /// Results folder [default: results/<date>-<time>-<ops>-<backend>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Never show the progress bar (it is shown only when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// The hidden `__rank` subcommand.
+#[derive(Args, Debug)]
+pub struct RankCliArgs {
+    #[arg(long)]
+    pub rank: usize,
+    #[arg(long)]
+    pub fd: i32,
+    #[arg(long)]
+    pub layout: String,
+}
+
+fn parse_in_place(s: &str) -> Result<Vec<bool>> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "off" | "no" | "false" | "out" => Ok(vec![false]),
+        "on" | "yes" | "true" | "in" => Ok(vec![true]),
+        "both" => Ok(vec![false, true]),
+        _ => Err(Error::usage(format!(
+            "--in-place '{s}' is not one of off, on, both"
+        ))),
+    }
+}
+
+fn default_ranks() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8)
+}
+
+/// The most ranks one host launch may start.
+pub const MAX_LOCAL_RANKS: usize = 256;
+
+impl SweepArgs {
+    /// Parses every value into a typed request; the first bad value is the error.
+    pub fn into_request(self, command_line: Vec<String>) -> Result<SweepRequest> {
+        let ranks = self.ranks.unwrap_or_else(default_ranks);
+        if ranks == 0 || ranks > MAX_LOCAL_RANKS {
+            return Err(Error::usage(format!(
+                "--ranks {ranks} is not between 1 and {MAX_LOCAL_RANKS}"
+            )));
+        }
+        let world_sizes = match &self.world_sizes {
+            Some(w) => crate::units::parse_list_with(w, |s| {
+                s.parse::<usize>().map_err(|_| {
+                    Error::usage(format!("--world-sizes: '{s}' is not a whole number"))
+                })
+            })?,
+            None => vec![ranks],
+        };
+        let begin = parse_size(&self.min_bytes)?;
+        let end = parse_size(&self.max_bytes)?;
+        let factor = parse_factor(&self.factor)?;
+        let opts = SweepOptions {
+            ops: parse_list::<Op>(&self.op)?,
+            algos: parse_list::<Algo>(&self.algo)?,
+            dtypes: parse_list::<DType>(&self.dtype)?,
+            redop: self.redop.parse::<ReduceOp>()?,
+            ranks,
+            world_sizes,
+            sizes: size_series(begin, end, factor)?,
+            in_place: parse_in_place(&self.in_place)?,
+            iters: self.iters,
+            warmup: self.warmup,
+        };
+        Ok(SweepRequest {
+            opts,
+            backend: self.backend.parse::<BackendKind>()?,
+            timeout: parse_duration(&self.timeout)?,
+            out: self.out,
+            progress: !self.no_progress,
+            command_line,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn parse(args: &[&str]) -> Result<SweepRequest> {
+        let mut full = vec!["collbench", "sweep"];
+        full.extend_from_slice(args);
+        let cli = Cli::try_parse_from(full).map_err(|e| Error::usage(e.to_string()))?;
+        match cli.command {
+            Command::Sweep(a) => a.into_request(vec![]),
+            Command::Rank(_) => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        let r = parse(&["--ranks", "2"]).unwrap();
+        assert_eq!(
+            r.opts.ops,
+            vec![Op::AllReduce, Op::AllGather, Op::ReduceScatter]
+        );
+        assert_eq!(r.opts.sizes.first(), Some(&8));
+        assert_eq!(r.opts.sizes.last(), Some(&(64 << 20)));
+        assert_eq!(r.opts.world_sizes, vec![2]);
+        assert_eq!(r.timeout, Duration::from_secs(60));
+        assert_eq!(r.opts.in_place, vec![false]);
+    }
+
+    #[test]
+    fn bad_values_name_themselves() {
+        let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg(&["--op", "allgatherr"]).contains("allgatherr"));
+        assert!(msg(&["--in-place", "maybe"]).contains("maybe"));
+        assert!(msg(&["--ranks", "0"]).contains("--ranks 0"));
+        assert!(msg(&["--world-sizes", "2,x"]).contains("'x'"));
+        assert!(msg(&["-b", "1M", "-e", "1K"]).contains("invert"));
+        assert!(msg(&["-f", "0"]).contains("factor"));
+    }
+}

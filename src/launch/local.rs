@@ -1,0 +1,146 @@
+//! Spawns N rank processes of this same executable on this host and keeps track of them.
+//! Each child asks the kernel to kill it if the launcher dies (PR_SET_PDEATHSIG), so no rank can
+//! outlive its launcher, however the launcher ends.
+
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+
+use crate::error::{Error, Result};
+
+/// The hidden subcommand a rank process runs.
+pub const RANK_SUBCOMMAND: &str = "__rank";
+
+/// Environment variable carrying the sweep options (JSON) to the ranks.
+pub const OPTIONS_ENV: &str = "COLLBENCH_SWEEP_OPTIONS";
+
+/// The rank processes of one launch.
+pub struct LocalRanks {
+    children: Vec<Option<Child>>,
+}
+
+/// How a rank process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RankExit {
+    Code(i32),
+    Signal(i32),
+}
+
+impl RankExit {
+    fn from_status(s: ExitStatus) -> RankExit {
+        match (s.code(), s.signal()) {
+            (Some(c), _) => RankExit::Code(c),
+            (None, Some(sig)) => RankExit::Signal(sig),
+            _ => RankExit::Code(-1),
+        }
+    }
+
+    /// "exit code 2" or "signal 9 (SIGKILL)".
+    pub fn describe(self) -> String {
+        match self {
+            RankExit::Code(c) => format!("exit code {c}"),
+            RankExit::Signal(s) => format!("signal {s} ({})", signal_name(s)),
+        }
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGSTOP => "SIGSTOP",
+        _ => "signal",
+    }
+}
+
+impl LocalRanks {
+    /// Starts `n` ranks of the current executable with `args` after the rank subcommand.
+    pub fn spawn(
+        n: usize,
+        args: impl Fn(usize) -> Vec<String>,
+        options_json: &str,
+    ) -> Result<LocalRanks> {
+        let exe = std::env::current_exe().map_err(|e| Error::Os {
+            what: "finding the collbench executable to start ranks".into(),
+            source: e,
+        })?;
+        let launcher = std::process::id() as libc::pid_t;
+        let mut ranks = LocalRanks {
+            children: Vec::with_capacity(n),
+        };
+        for r in 0..n {
+            let mut cmd = Command::new(&exe);
+            cmd.arg(RANK_SUBCOMMAND)
+                .args(args(r))
+                .env(OPTIONS_ENV, options_json)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null());
+            // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, _exit).
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    if libc::getppid() != launcher {
+                        libc::_exit(1);
+                    }
+                    Ok(())
+                });
+            }
+            let child = cmd.spawn().map_err(|e| Error::Os {
+                what: format!("starting rank {r} ({})", exe.display()),
+                source: e,
+            });
+            match child {
+                Ok(c) => ranks.children.push(Some(c)),
+                Err(e) => {
+                    ranks.kill_all();
+                    return Err(e);
+                }
+            }
+        }
+        Ok(ranks)
+    }
+
+    /// Process id of rank `r`.
+    pub fn pid(&self, r: usize) -> Option<u32> {
+        self.children.get(r)?.as_ref().map(|c| c.id())
+    }
+
+    /// The first rank found to have exited since the last call, and how.
+    pub fn poll_exited(&mut self) -> Option<(usize, RankExit)> {
+        for (r, slot) in self.children.iter_mut().enumerate() {
+            if let Some(child) = slot {
+                if let Ok(Some(status)) = child.try_wait() {
+                    *slot = None;
+                    return Some((r, RankExit::from_status(status)));
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether every rank has exited (and been reaped).
+    pub fn all_exited(&self) -> bool {
+        self.children.iter().all(Option::is_none)
+    }
+
+    /// Kills and reaps every rank still running. Never fails: this is the cleanup path.
+    pub fn kill_all(&mut self) {
+        for child in self.children.iter_mut().flatten() {
+            let _ = child.kill();
+        }
+        for slot in self.children.iter_mut() {
+            if let Some(mut child) = slot.take() {
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+impl Drop for LocalRanks {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}

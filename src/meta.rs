@@ -1,0 +1,338 @@
+//! Run metadata (`meta.json`): what ran, where, with which options, and how it ended.
+//!
+//! meta.json is written when a run starts (status `running`) and rewritten when it ends, so a
+//! folder whose meta.json still says `running` belongs to a run that is going on or was killed.
+//! The format is described in docs/FORMATS.md.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Schema id of meta.json.
+pub const META_SCHEMA: &str = "collbench.meta/v1";
+
+/// File name of the metadata inside a results folder.
+pub const META_FILE: &str = "meta.json";
+
+/// The machine a run was launched from.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct HostInfo {
+    /// Network name of the host.
+    pub hostname: String,
+    /// Kernel name and release, e.g. `Linux 6.1.0-18-amd64`.
+    pub os: String,
+    /// CPU architecture, e.g. `x86_64`.
+    pub arch: String,
+    /// The `model name` line of /proc/cpuinfo.
+    pub cpu_model: String,
+    /// CPUs this process may run on.
+    pub cores: usize,
+    /// Physical memory in bytes.
+    pub mem_total_bytes: u64,
+    /// Memory available for new work when the run started, in bytes.
+    pub mem_available_bytes: u64,
+}
+
+impl HostInfo {
+    /// Describes this host. Never fails: what cannot be read is `"unknown"` or 0, because missing
+    /// metadata must not stop a measurement.
+    pub fn detect() -> HostInfo {
+        let (hostname, os) = uname().unwrap_or_else(|| ("unknown".into(), "unknown".into()));
+        HostInfo {
+            hostname,
+            os,
+            arch: std::env::consts::ARCH.to_string(),
+            cpu_model: cpu_model().unwrap_or_else(|| "unknown".into()),
+            cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            mem_total_bytes: meminfo_bytes("MemTotal").unwrap_or(0),
+            mem_available_bytes: mem_available_bytes().unwrap_or(0),
+        }
+    }
+}
+
+/// `MemAvailable` of /proc/meminfo in bytes; `None` where it cannot be read.
+pub fn mem_available_bytes() -> Option<u64> {
+    meminfo_bytes("MemAvailable")
+}
+
+/// A `kB` field of /proc/meminfo, in bytes.
+fn meminfo_bytes(field: &str) -> Option<u64> {
+    let text = fs::read_to_string("/proc/meminfo").ok()?;
+    parse_meminfo(&text, field)
+}
+
+/// Finds `field:   1234 kB` in meminfo text.
+fn parse_meminfo(text: &str, field: &str) -> Option<u64> {
+    text.lines().find_map(|line| {
+        let rest = line.strip_prefix(field)?.strip_prefix(':')?;
+        let kib: u64 = rest.split_whitespace().next()?.parse().ok()?;
+        kib.checked_mul(1024)
+    })
+}
+
+/// The first `model name` of /proc/cpuinfo.
+fn cpu_model() -> Option<String> {
+    let text = fs::read_to_string("/proc/cpuinfo").ok()?;
+    parse_cpu_model(&text)
+}
+
+/// Finds `model name : ...` in cpuinfo text.
+fn parse_cpu_model(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key.trim() == "model name").then(|| value.trim().to_string())
+    })
+}
+
+/// Host name and `sysname release` from uname(2).
+fn uname() -> Option<(String, String)> {
+    // SAFETY: utsname is plain old data, so all-zero is a valid value; uname fills it and we
+    // read it only when the call succeeded.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return None;
+    }
+    let field = |f: &[libc::c_char]| -> String {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    let os = format!("{} {}", field(&u.sysname), field(&u.release));
+    Some((field(&u.nodename), os))
+}
+
+/// How a run ended (or that it has not yet).
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Started and not finished; after the fact this means the process was killed.
+    Running,
+    /// Every planned point was measured.
+    Complete,
+    /// Stopped by an error; `error` says which.
+    Failed,
+    /// Stopped by Ctrl-C or SIGTERM.
+    Interrupted,
+}
+
+/// The contents of meta.json.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Meta {
+    /// Always [`META_SCHEMA`].
+    pub schema: String,
+    /// Version of the collbench that wrote the folder.
+    pub collbench_version: String,
+    /// The program's arguments, program name first.
+    pub command_line: Vec<String>,
+    /// The launching host.
+    pub host: HostInfo,
+    /// Backend name (`host`, `mpi`, `nccl`).
+    pub backend: String,
+    /// Transport between ranks, e.g. `shm` or `tcp`.
+    pub transport: String,
+    /// Rank processes launched.
+    pub ranks: usize,
+    /// Hosts the ranks span.
+    pub nodes: usize,
+    /// The resolved sweep options, as the caller gave them.
+    pub options: serde_json::Value,
+    /// Start time, RFC 3339 UTC.
+    pub started: String,
+    /// End time, RFC 3339 UTC; `None` while running.
+    pub ended: Option<String>,
+    /// How the run ended.
+    pub status: RunStatus,
+    /// The error that stopped a failed or interrupted run.
+    pub error: Option<String>,
+    /// Points measured (rows of summary.csv); filled in when the run ends.
+    pub points: usize,
+    /// Files of the folder, name -> schema id.
+    pub files: BTreeMap<String, String>,
+}
+
+impl Meta {
+    /// Metadata for a run starting now, with status `running`.
+    pub fn new(
+        command_line: Vec<String>,
+        backend: &str,
+        transport: &str,
+        ranks: usize,
+        nodes: usize,
+        options: serde_json::Value,
+    ) -> Meta {
+        Meta {
+            schema: META_SCHEMA.to_string(),
+            collbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            command_line,
+            host: HostInfo::detect(),
+            backend: backend.to_string(),
+            transport: transport.to_string(),
+            ranks,
+            nodes,
+            options,
+            started: now_rfc3339(),
+            ended: None,
+            status: RunStatus::Running,
+            error: None,
+            points: 0,
+            files: BTreeMap::new(),
+        }
+    }
+
+    /// Writes `dir/meta.json`. Written to a temporary file and renamed so that a reader (or a
+    /// crash) never sees half a file.
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let path = dir.join(META_FILE);
+        let tmp = dir.join(format!("{META_FILE}.tmp"));
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| Error::Input {
+            path: path.clone(),
+            msg: format!("cannot encode metadata: {e}"),
+        })?;
+        text.push('\n');
+        fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+        fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
+    }
+
+    /// Reads a meta.json, refusing other schemas. Errors name the file.
+    pub fn read(path: &Path) -> Result<Meta> {
+        let bad = |msg: String| Error::Input {
+            path: path.to_path_buf(),
+            msg,
+        };
+        let text = fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        // Check the schema before the fields, so another version says so instead of reporting
+        // some field it does not have.
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(META_SCHEMA) => {}
+            Some(other) => return Err(bad(format!("schema '{other}', expected '{META_SCHEMA}'"))),
+            None => {
+                return Err(bad(format!(
+                    "no \"schema\" field; not a {META_SCHEMA} file"
+                )))
+            }
+        }
+        serde_json::from_value(value).map_err(|e| bad(format!("invalid {META_SCHEMA}: {e}")))
+    }
+
+    /// Records the end of the run: its status, the error if any, and the time.
+    pub fn finish(&mut self, status: RunStatus, error: Option<String>) {
+        self.status = status;
+        self.error = error;
+        self.ended = Some(now_rfc3339());
+    }
+}
+
+/// The current time as RFC 3339 UTC with whole seconds, e.g. `2026-11-22T08:15:00Z`.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Meta {
+        Meta::new(
+            vec!["collbench".into(), "sweep".into()],
+            "host",
+            "shm",
+            4,
+            1,
+            serde_json::json!({"op": ["allgather"], "iters": 20}),
+        )
+    }
+
+    #[test]
+    fn write_read_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut meta = sample();
+        meta.files
+            .insert("summary.csv".into(), "collbench.summary/v1".into());
+        meta.finish(RunStatus::Failed, Some("rank 2 died".into()));
+        meta.write(dir.path()).unwrap();
+        assert!(!dir.path().join("meta.json.tmp").exists());
+        let back = Meta::read(&dir.path().join(META_FILE)).unwrap();
+        assert_eq!(back, meta);
+        let text = fs::read_to_string(dir.path().join(META_FILE)).unwrap();
+        assert!(text.contains("\"status\": \"failed\""), "{text}");
+    }
+
+    #[test]
+    fn new_meta_is_running_and_described() {
+        let meta = sample();
+        assert_eq!(meta.status, RunStatus::Running);
+        assert_eq!(meta.schema, META_SCHEMA);
+        assert!(meta.ended.is_none());
+        assert!(
+            meta.started.ends_with('Z') && meta.started.len() == 20,
+            "{}",
+            meta.started
+        );
+        assert!(humantime::parse_rfc3339(&meta.started).is_ok());
+        assert!(!meta.host.arch.is_empty());
+    }
+
+    #[test]
+    fn read_refuses_other_schemas_and_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(META_FILE);
+        let mut value = serde_json::to_value(sample()).unwrap();
+        value["schema"] = "collbench.meta/v9".into();
+        fs::write(&path, value.to_string()).unwrap();
+        let err = Meta::read(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("meta.json") && err.contains("collbench.meta/v9"),
+            "{err}"
+        );
+
+        fs::write(&path, "{\"a\": 1}").unwrap();
+        let err = Meta::read(&path).unwrap_err().to_string();
+        assert!(err.contains("meta.json") && err.contains("schema"), "{err}");
+
+        fs::write(&path, "{\"schema\": \"collbench.meta/v1\",").unwrap();
+        let err = Meta::read(&path).unwrap_err().to_string();
+        assert!(err.contains("meta.json") && err.contains("JSON"), "{err}");
+    }
+
+    #[test]
+    fn read_missing_file_is_io_error() {
+        let err = Meta::read(Path::new("/nonexistent/meta.json")).unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
+    }
+
+    #[test]
+    fn parses_proc_files() {
+        let mem = "MemTotal:       24605384 kB\nMemFree: 1 kB\nMemAvailable:   20000000 kB\n";
+        assert_eq!(parse_meminfo(mem, "MemTotal"), Some(24605384 * 1024));
+        assert_eq!(parse_meminfo(mem, "MemAvailable"), Some(20000000 * 1024));
+        assert_eq!(parse_meminfo(mem, "Mem"), None);
+        let cpu = "processor\t: 0\nmodel name\t: AMD EPYC 7B13 64-Core Processor\n";
+        assert_eq!(
+            parse_cpu_model(cpu).as_deref(),
+            Some("AMD EPYC 7B13 64-Core Processor")
+        );
+        assert_eq!(parse_cpu_model("processor: 0\n"), None);
+    }
+
+    #[test]
+    fn detect_reads_this_host() {
+        let host = HostInfo::detect();
+        assert!(host.cores >= 1);
+        if cfg!(target_os = "linux") {
+            assert!(
+                host.mem_total_bytes > 0 && host.os.starts_with("Linux"),
+                "{host:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! Writers and readers of a results folder (see docs/FORMATS.md) and the live stdout table.
+
+mod csvio;
+pub mod ranks_csv;
+pub mod run_dir;
+pub mod samples_csv;
+pub mod summary_csv;
+pub mod table;
+
+pub use run_dir::{default_run_id, RunDir};

@@ -1,0 +1,145 @@
+//! `ranks.csv`: each rank's own view of every point (schema `collbench.ranks/v1`), for skew and
+//! slow-rank analysis. The `point` column is the 0-based row of summary.csv.
+
+use std::path::Path;
+
+use super::csvio::{self, push_row, CsvFile, Row};
+use crate::error::Result;
+use crate::sweep::record::{PointKey, RankSummary};
+
+/// Schema id of ranks.csv.
+pub const RANKS_SCHEMA: &str = "collbench.ranks/v1";
+
+/// File name of the per-rank summaries inside a results folder.
+pub const RANKS_FILE: &str = "ranks.csv";
+
+/// The columns of ranks.csv, in order.
+pub const RANKS_COLUMNS: [&str; 12] = [
+    "point",
+    "op",
+    "algo",
+    "dtype",
+    "world",
+    "bytes",
+    "in_place",
+    "rank",
+    "time_us_median",
+    "time_us_mean",
+    "time_us_max",
+    "wrong",
+];
+
+/// What errors call a file that should hold rank summaries.
+const WHAT: &str = "collbench ranks.csv (collbench.ranks/v1)";
+
+/// Appends per-rank summaries to ranks.csv.
+#[derive(Debug)]
+pub struct RanksWriter {
+    csv: CsvFile,
+}
+
+impl RanksWriter {
+    /// Creates `dir/ranks.csv` with its header; refuses an existing one.
+    pub fn create(dir: &Path) -> Result<Self> {
+        let csv = CsvFile::create(dir, RANKS_FILE, &RANKS_COLUMNS)?;
+        Ok(RanksWriter { csv })
+    }
+
+    /// Appends the rank summaries of point `point` in one write, so when this returns they are
+    /// in the kernel and survive a crash of this process.
+    pub fn append(&mut self, point: usize, key: &PointKey, ranks: &[RankSummary]) -> Result<()> {
+        let prefix = csvio::point_fields(point, key);
+        let mut lines = String::new();
+        for r in ranks {
+            let mut fields = prefix.clone();
+            fields.extend([
+                r.rank.to_string(),
+                csvio::float(r.time_us_median),
+                csvio::float(r.time_us_mean),
+                csvio::float(r.time_us_max),
+                r.wrong.to_string(),
+            ]);
+            push_row(&mut lines, &fields);
+        }
+        self.csv.append(&lines)
+    }
+
+    /// Path of the file.
+    pub fn path(&self) -> &Path {
+        self.csv.path()
+    }
+}
+
+/// Reads ranks.csv back as (point index, rank summary) pairs in file order. Errors name the
+/// file and line.
+pub fn read_ranks(path: &Path) -> Result<Vec<(usize, RankSummary)>> {
+    csvio::read_rows(path, WHAT, &RANKS_COLUMNS, parse_rank)
+}
+
+/// One row as a rank summary.
+fn parse_rank(row: &Row) -> Result<(usize, RankSummary)> {
+    let rank = RankSummary {
+        rank: row.parse("rank")?,
+        time_us_median: row.float("time_us_median")?,
+        time_us_mean: row.float("time_us_mean")?,
+        time_us_max: row.float("time_us_max")?,
+        wrong: row.parse("wrong")?,
+    };
+    Ok((row.parse("point")?, rank))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::report::summary_csv::tests::awkward_record;
+
+    fn ranks() -> Vec<RankSummary> {
+        (0..3)
+            .map(|rank| RankSummary {
+                rank,
+                time_us_median: 0.1 * rank as f64 + 1e-9,
+                time_us_mean: 1.0 / 3.0,
+                time_us_max: 1e6 + 0.5,
+                wrong: rank as u64 * 7,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn round_trip_with_point_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = RanksWriter::create(dir.path()).unwrap();
+        let key = awkward_record().key;
+        w.append(0, &key, &ranks()).unwrap();
+        w.append(1, &key, &ranks()[..1]).unwrap();
+        let back = read_ranks(w.path()).unwrap();
+        let r = ranks();
+        let want = vec![(0, r[0]), (0, r[1]), (0, r[2]), (1, r[0])];
+        assert_eq!(back, want);
+    }
+
+    fn read_err(text: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RANKS_FILE);
+        std::fs::write(&path, text).unwrap();
+        let err = read_ranks(&path).unwrap_err();
+        assert!(matches!(err, Error::Input { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains("ranks.csv"), "{msg}");
+        msg
+    }
+
+    #[test]
+    fn malformed_files_name_file_and_line() {
+        let header = RANKS_COLUMNS.join(",");
+        let row = "0,allreduce,tree,f64,4,64,false,3,2.5,2.75,9,0";
+        assert!(read_err("").contains("empty file"));
+        assert!(read_err(&format!("{header}\n{row}\n0,allre")).contains("line 3: incomplete"));
+        let neg = row.replace(",3,2.5,", ",-3,2.5,");
+        assert!(read_err(&format!("{header}\n{neg}\n")).contains("line 2: column rank"));
+        let inf = row.replace(",9,", ",inf,");
+        assert!(read_err(&format!("{header}\n{inf}\n")).contains("line 2: column time_us_max"));
+        assert!(read_err("a,b\n1,2\n").contains("line 1: header lacks"));
+    }
+}

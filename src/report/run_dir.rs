@@ -1,0 +1,279 @@
+//! A results folder: meta.json plus summary.csv, samples.csv and ranks.csv, appended to as each
+//! point finishes so that nothing measured is lost when a run dies.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::ranks_csv::{RanksWriter, RANKS_FILE, RANKS_SCHEMA};
+use super::samples_csv::{SamplesWriter, SAMPLES_FILE, SAMPLES_SCHEMA};
+use super::summary_csv::{SummaryWriter, SUMMARY_FILE, SUMMARY_SCHEMA};
+use crate::collective::Op;
+use crate::error::{Error, Result};
+use crate::meta::{Meta, RunStatus, META_FILE, META_SCHEMA};
+use crate::sweep::record::{IterSample, PointRecord, RankSummary};
+
+/// An open results folder being written by a run.
+#[derive(Debug)]
+pub struct RunDir {
+    /// The folder.
+    pub path: PathBuf,
+    meta: Meta,
+    summary: SummaryWriter,
+    samples: SamplesWriter,
+    ranks: RanksWriter,
+    points: usize,
+}
+
+impl RunDir {
+    /// Creates the folder (and its parents), writes meta.json with `files` listing the schema
+    /// of every file, and opens the three CSV files. Refuses a folder that already holds a
+    /// summary.csv, so an earlier run's results are never mixed with or overwritten by this one.
+    pub fn create(path: &Path, meta: &Meta) -> Result<RunDir> {
+        prepare(path)?;
+        let summary = SummaryWriter::create(path).map_err(|e| open_error(path, e))?;
+        let mut meta = meta.clone();
+        meta.files = file_schemas();
+        meta.write(path).map_err(|e| open_error(path, e))?;
+        let samples = SamplesWriter::create(path).map_err(|e| open_error(path, e))?;
+        let ranks = RanksWriter::create(path).map_err(|e| open_error(path, e))?;
+        Ok(RunDir {
+            path: path.to_path_buf(),
+            meta,
+            summary,
+            samples,
+            ranks,
+            points: 0,
+        })
+    }
+
+    /// Appends one finished point to all three CSV files. summary.csv is written last, so a
+    /// summary row always has its samples and rank rows on disk; the point's index is the
+    /// number of points appended before it.
+    pub fn append_point(
+        &mut self,
+        rec: &PointRecord,
+        samples: &[IterSample],
+        ranks: &[RankSummary],
+    ) -> Result<()> {
+        self.samples.append(self.points, &rec.key, samples)?;
+        self.ranks.append(self.points, &rec.key, ranks)?;
+        self.summary.append(rec)?;
+        self.points += 1;
+        Ok(())
+    }
+
+    /// Points appended so far.
+    pub fn points(&self) -> usize {
+        self.points
+    }
+
+    /// The metadata as written to meta.json (with `files` filled in).
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// Records how the run ended and rewrites meta.json with the end time and point count.
+    pub fn finish(&mut self, status: RunStatus, error: Option<String>) -> Result<()> {
+        self.meta.points = self.points;
+        self.meta.finish(status, error);
+        self.meta.write(&self.path)
+    }
+}
+
+/// Every file of a results folder with its schema id (meta.json's `files`).
+fn file_schemas() -> std::collections::BTreeMap<String, String> {
+    [
+        (META_FILE, META_SCHEMA),
+        (SUMMARY_FILE, SUMMARY_SCHEMA),
+        (SAMPLES_FILE, SAMPLES_SCHEMA),
+        (RANKS_FILE, RANKS_SCHEMA),
+    ]
+    .into_iter()
+    .map(|(f, s)| (f.to_string(), s.to_string()))
+    .collect()
+}
+
+/// Makes sure `path` is a folder without earlier results.
+fn prepare(path: &Path) -> Result<()> {
+    if path.exists() && !path.is_dir() {
+        let shown = path.display();
+        return Err(Error::usage(format!(
+            "cannot write results to {shown}: it is not a folder; choose another --out"
+        )));
+    }
+    std::fs::create_dir_all(path).map_err(|e| unwritable(path, &e))?;
+    if path.join(SUMMARY_FILE).exists() {
+        return Err(already_used(path));
+    }
+    Ok(())
+}
+
+/// The one-line error for a results folder that already holds a run.
+fn already_used(path: &Path) -> Error {
+    Error::usage(format!(
+        "{} already holds results ({SUMMARY_FILE}); choose another --out or remove it",
+        path.display()
+    ))
+}
+
+/// The one-line error for a folder that cannot be written.
+fn unwritable(path: &Path, e: &io::Error) -> Error {
+    Error::usage(format!(
+        "cannot write results to {}: {}; choose another --out",
+        path.display(),
+        reason(e)
+    ))
+}
+
+/// Turns a failure to create one of the folder's files into the folder-level message.
+fn open_error(path: &Path, e: Error) -> Error {
+    match e {
+        // Another run created summary.csv after prepare() looked.
+        Error::Io { source, .. } if source.kind() == io::ErrorKind::AlreadyExists => {
+            already_used(path)
+        }
+        Error::Io { source, .. } => unwritable(path, &source),
+        other => other,
+    }
+}
+
+/// The OS message without its "(os error N)" suffix, which says nothing to a user.
+fn reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" (os error ") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
+}
+
+/// A folder name for a run starting now: `YYYYMMDD-HHMMSS-<ops joined by +>-<backend>` in UTC,
+/// e.g. `20261122-081500-allreduce+allgather-host`.
+pub fn default_run_id(ops: &[Op], backend: &str) -> String {
+    run_id_at(SystemTime::now(), ops, backend)
+}
+
+/// [`default_run_id`] for a given time.
+fn run_id_at(time: SystemTime, ops: &[Op], backend: &str) -> String {
+    // "2026-11-22T08:15:00Z": keep the digits of the date and of the time.
+    let stamp = humantime::format_rfc3339_seconds(time).to_string();
+    let digits = |s: &str| s.chars().filter(char::is_ascii_digit).collect::<String>();
+    let (date, clock) = stamp.split_once('T').unwrap_or((&stamp, ""));
+    let mut names: Vec<&str> = Vec::new();
+    for op in ops {
+        if !names.contains(&op.name()) {
+            names.push(op.name());
+        }
+    }
+    let mut id = format!("{}-{}", digits(date), digits(clock));
+    if !names.is_empty() {
+        id = format!("{id}-{}", names.join("+"));
+    }
+    format!("{id}-{backend}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{ranks_csv, samples_csv, summary_csv};
+
+    fn meta() -> Meta {
+        Meta::new(
+            vec!["collbench".into()],
+            "host",
+            "shm",
+            2,
+            1,
+            serde_json::json!({}),
+        )
+    }
+
+    #[test]
+    fn appends_points_to_every_file_and_finishes_meta() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a/b/run");
+        let mut run = RunDir::create(&path, &meta()).unwrap();
+        let written = Meta::read(&path.join(META_FILE)).unwrap();
+        assert_eq!(written.files.len(), 4);
+        assert_eq!(written.files["summary.csv"], "collbench.summary/v1");
+
+        let rec = summary_csv::tests::awkward_record();
+        let sample = IterSample {
+            time_us: 2.0,
+            slowest_rank: 1,
+            fastest_us: 1.5,
+        };
+        let rank = RankSummary {
+            rank: 1,
+            time_us_median: 2.0,
+            time_us_mean: 2.0,
+            time_us_max: 2.0,
+            wrong: 0,
+        };
+        run.append_point(&rec, &[sample, sample], &[rank]).unwrap();
+        run.append_point(&rec, &[sample], &[rank]).unwrap();
+        assert_eq!(
+            summary_csv::read_summary(&path.join(SUMMARY_FILE))
+                .unwrap()
+                .len(),
+            2
+        );
+        let samples = samples_csv::read_samples(&path.join(SAMPLES_FILE)).unwrap();
+        assert_eq!(samples.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 0, 1]);
+        assert_eq!(
+            ranks_csv::read_ranks(&path.join(RANKS_FILE)).unwrap().len(),
+            2
+        );
+
+        run.finish(RunStatus::Complete, None).unwrap();
+        let done = Meta::read(&path.join(META_FILE)).unwrap();
+        assert_eq!((done.points, done.status), (2, RunStatus::Complete));
+        assert!(done.ended.is_some() && done.files.len() == 4);
+    }
+
+    #[test]
+    fn refuses_a_folder_with_results() {
+        let dir = tempfile::tempdir().unwrap();
+        RunDir::create(dir.path(), &meta()).unwrap();
+        let err = RunDir::create(dir.path(), &meta()).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, Error::Usage(_)), "{msg}");
+        assert!(
+            msg.contains("already holds results") && msg.contains("--out"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn unwritable_paths_give_one_clear_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain");
+        std::fs::write(&file, "x").unwrap();
+        for path in [file.join("run"), file.clone()] {
+            let msg = RunDir::create(&path, &meta()).unwrap_err().to_string();
+            let want = format!("cannot write results to {}: ", path.display());
+            assert!(
+                msg.starts_with(&want) && msg.ends_with("choose another --out"),
+                "{msg}"
+            );
+            assert!(!msg.contains('\n') && !msg.contains("os error"), "{msg}");
+        }
+    }
+
+    #[test]
+    fn run_id_format() {
+        let t = humantime::parse_rfc3339("2026-11-22T08:15:00Z").unwrap();
+        let ops = [Op::AllReduce, Op::AllGather, Op::AllReduce];
+        assert_eq!(
+            run_id_at(t, &ops, "host"),
+            "20261122-081500-allreduce+allgather-host"
+        );
+        assert_eq!(run_id_at(t, &[], "nccl"), "20261122-081500-nccl");
+        let now = default_run_id(&[Op::AllGather], "host");
+        assert_eq!(now.len(), "20261122-081500-allgather-host".len(), "{now}");
+        assert!(
+            now.ends_with("-allgather-host") && now.as_bytes()[8] == b'-',
+            "{now}"
+        );
+    }
+}

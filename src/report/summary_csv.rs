@@ -1,0 +1,283 @@
+//! `summary.csv`: one row per measured point (schema `collbench.summary/v1`).
+//!
+//! Times are in microseconds and bandwidths in GB/s (1e9 bytes/s); floats are written with full
+//! round-trip precision (see [`super::csvio`]), because fixed decimals lose sub-microsecond
+//! latencies and the tiny bandwidths of small messages.
+
+use std::path::Path;
+
+use super::csvio::{self, push_row, CsvFile, Row};
+use crate::error::Result;
+use crate::sweep::record::{PointKey, PointRecord};
+
+/// Schema id of summary.csv.
+pub const SUMMARY_SCHEMA: &str = "collbench.summary/v1";
+
+/// File name of the summary inside a results folder.
+pub const SUMMARY_FILE: &str = "summary.csv";
+
+/// The columns of summary.csv, in order.
+pub const SUMMARY_COLUMNS: [&str; 27] = [
+    "backend",
+    "op",
+    "algo",
+    "dtype",
+    "redop",
+    "world",
+    "nodes",
+    "bytes",
+    "count",
+    "in_place",
+    "iters",
+    "warmup",
+    "time_us_mean",
+    "time_us_median",
+    "time_us_min",
+    "time_us_p95",
+    "time_us_p99",
+    "time_us_max",
+    "time_us_stddev",
+    "time_cv",
+    "time_us_mad",
+    "algbw_gbps",
+    "busbw_gbps",
+    "busbw_gbps_mean",
+    "wrong",
+    "slowest_rank",
+    "skew_us_median",
+];
+
+/// What errors call a file that should be a summary.
+const WHAT: &str = "collbench summary.csv (collbench.summary/v1)";
+
+/// Appends points to summary.csv.
+#[derive(Debug)]
+pub struct SummaryWriter {
+    csv: CsvFile,
+}
+
+impl SummaryWriter {
+    /// Creates `dir/summary.csv` with its header; refuses an existing one.
+    pub fn create(dir: &Path) -> Result<Self> {
+        let csv = CsvFile::create(dir, SUMMARY_FILE, &SUMMARY_COLUMNS)?;
+        Ok(SummaryWriter { csv })
+    }
+
+    /// Appends one row. When this returns, the row is in the kernel: a crash of this process
+    /// does not lose it.
+    pub fn append(&mut self, rec: &PointRecord) -> Result<()> {
+        let mut line = String::new();
+        push_row(&mut line, &fields(rec)?);
+        self.csv.append(&line)
+    }
+
+    /// Path of the file.
+    pub fn path(&self) -> &Path {
+        self.csv.path()
+    }
+}
+
+/// The fields of one row, in [`SUMMARY_COLUMNS`] order.
+fn fields(rec: &PointRecord) -> Result<Vec<String>> {
+    let k = &rec.key;
+    let f = csvio::float;
+    Ok(vec![
+        csvio::text("backend", &k.backend)?,
+        k.op.to_string(),
+        k.algo.to_string(),
+        k.dtype.to_string(),
+        k.redop.to_string(),
+        k.world.to_string(),
+        k.nodes.to_string(),
+        k.bytes.to_string(),
+        k.count.to_string(),
+        csvio::boolean(k.in_place),
+        rec.iters.to_string(),
+        rec.warmup.to_string(),
+        f(rec.time_us_mean),
+        f(rec.time_us_median),
+        f(rec.time_us_min),
+        f(rec.time_us_p95),
+        f(rec.time_us_p99),
+        f(rec.time_us_max),
+        f(rec.time_us_stddev),
+        f(rec.time_cv),
+        f(rec.time_us_mad),
+        f(rec.algbw_gbps),
+        f(rec.busbw_gbps),
+        f(rec.busbw_gbps_mean),
+        rec.wrong.to_string(),
+        rec.slowest_rank.to_string(),
+        f(rec.skew_us_median),
+    ])
+}
+
+/// Reads a summary.csv back. Errors name the file and line: an empty file, a header without
+/// the summary columns, a row cut short, or a value that is not a number are all refused.
+pub fn read_summary(path: &Path) -> Result<Vec<PointRecord>> {
+    csvio::read_rows(path, WHAT, &SUMMARY_COLUMNS, parse_record)
+}
+
+/// One row as a record.
+fn parse_record(row: &Row) -> Result<PointRecord> {
+    Ok(PointRecord {
+        key: parse_key(row)?,
+        iters: row.parse("iters")?,
+        warmup: row.parse("warmup")?,
+        time_us_mean: row.float("time_us_mean")?,
+        time_us_median: row.float("time_us_median")?,
+        time_us_min: row.float("time_us_min")?,
+        time_us_p95: row.float("time_us_p95")?,
+        time_us_p99: row.float("time_us_p99")?,
+        time_us_max: row.float("time_us_max")?,
+        time_us_stddev: row.float("time_us_stddev")?,
+        time_cv: row.float("time_cv")?,
+        time_us_mad: row.float("time_us_mad")?,
+        algbw_gbps: row.float("algbw_gbps")?,
+        busbw_gbps: row.float("busbw_gbps")?,
+        busbw_gbps_mean: row.float("busbw_gbps_mean")?,
+        wrong: row.parse("wrong")?,
+        slowest_rank: row.parse("slowest_rank")?,
+        skew_us_median: row.float("skew_us_median")?,
+    })
+}
+
+/// The key columns of a row.
+fn parse_key(row: &Row) -> Result<PointKey> {
+    Ok(PointKey {
+        backend: row.get("backend")?.to_string(),
+        op: row.parse("op")?,
+        algo: row.parse("algo")?,
+        dtype: row.parse("dtype")?,
+        redop: row.parse("redop")?,
+        world: row.parse("world")?,
+        nodes: row.parse("nodes")?,
+        bytes: row.parse("bytes")?,
+        count: row.parse("count")?,
+        in_place: row.boolean("in_place")?,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::collective::{Algo, DType, Op, ReduceOp};
+    use crate::error::Error;
+
+    /// A record with awkward values: sub-microsecond times, tiny and huge numbers, values
+    /// whose decimal expansion does not end.
+    pub(crate) fn awkward_record() -> PointRecord {
+        PointRecord {
+            key: PointKey {
+                backend: "host".into(),
+                op: Op::ReduceScatter,
+                algo: Algo::Ring,
+                dtype: DType::BF16,
+                redop: ReduceOp::Max,
+                world: 3,
+                nodes: 1,
+                bytes: 8,
+                count: 3,
+                in_place: true,
+            },
+            iters: 1000,
+            warmup: 5,
+            time_us_mean: 0.1 + 0.2,
+            time_us_median: 0.287_654_321,
+            time_us_min: 1e-7,
+            time_us_p95: 1.0 / 3.0,
+            time_us_p99: 123_456_789.123_456_79,
+            time_us_max: 2.5e9,
+            time_us_stddev: 0.0,
+            time_cv: 0.012_345_678_9,
+            time_us_mad: 5e-5,
+            algbw_gbps: 8.0 / 287.654_321e3,
+            busbw_gbps: 8.0 / 287.654_321e3 * 2.0 / 3.0,
+            busbw_gbps_mean: 2.2e-8,
+            wrong: u64::MAX,
+            slowest_rank: 2,
+            skew_us_median: 0.001,
+        }
+    }
+
+    #[test]
+    fn header_and_rows_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SummaryWriter::create(dir.path()).unwrap();
+        let a = awkward_record();
+        let mut b = awkward_record();
+        b.key.op = Op::AllGather;
+        b.key.in_place = false;
+        b.time_cv = f64::NAN;
+        w.append(&a).unwrap();
+        w.append(&b).unwrap();
+        let text = std::fs::read_to_string(w.path()).unwrap();
+        assert_eq!(text.lines().next().unwrap(), SUMMARY_COLUMNS.join(","));
+        let back = read_summary(w.path()).unwrap();
+        assert_eq!(back[0], a);
+        assert!(back[1].time_cv.is_nan());
+        b.time_cv = back[1].time_cv;
+        assert_eq!(back[1].key, b.key);
+        assert_eq!(back.len(), 2);
+    }
+
+    #[test]
+    fn refuses_to_overwrite() {
+        let dir = tempfile::tempdir().unwrap();
+        SummaryWriter::create(dir.path()).unwrap();
+        assert!(SummaryWriter::create(dir.path()).is_err());
+    }
+
+    #[test]
+    fn header_only_is_no_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = SummaryWriter::create(dir.path()).unwrap();
+        assert!(read_summary(w.path()).unwrap().is_empty());
+    }
+
+    fn read_err(text: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(SUMMARY_FILE);
+        std::fs::write(&path, text).unwrap();
+        let err = read_summary(&path).unwrap_err();
+        assert!(matches!(err, Error::Input { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains("summary.csv"), "{msg}");
+        msg
+    }
+
+    fn good_text() -> String {
+        let mut text = format!("{}\n", SUMMARY_COLUMNS.join(","));
+        push_row(&mut text, &fields(&awkward_record()).unwrap());
+        text
+    }
+
+    #[test]
+    fn malformed_files_name_file_and_line() {
+        assert!(read_err("").contains("empty file"));
+        let good = good_text();
+        let cut = &good[..good.len() - 4];
+        assert!(read_err(cut).contains("line 2: incomplete last line"));
+        let short = format!("{}\n", &cut[..cut.rfind(',').unwrap()]);
+        assert!(read_err(&short).contains("line 2: 26 fields"));
+        let nan = good.replace(",0.30000000000000004,", ",NaN,");
+        assert!(read_err(&nan).contains("line 2: column time_us_mean: 'NaN'"));
+        let bad_op = good.replace(",reducescatter,", ",gather,");
+        assert!(read_err(&bad_op).contains("line 2: column op: cannot read 'gather'"));
+    }
+
+    #[test]
+    fn wrong_or_foreign_header_is_refused() {
+        let renamed = good_text().replacen("time_us_p95", "time_p95", 1);
+        let msg = read_err(&renamed);
+        assert!(
+            msg.contains("line 1") && msg.contains("time_us_p95"),
+            "{msg}"
+        );
+        let msg = read_err("# nccl-tests\nsize,count,type\n8,2,float\n");
+        assert!(
+            msg.contains("line 1") && msg.contains("not the header"),
+            "{msg}"
+        );
+    }
+}

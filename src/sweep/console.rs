@@ -1,0 +1,75 @@
+//! What the user sees while a sweep runs: the live table on stdout and, when stderr is a
+//! terminal, a progress bar that never garbles the table.
+
+use std::io::{IsTerminal, Write};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::report::table;
+use crate::sweep::record::PointRecord;
+
+/// Console output of one sweep.
+pub struct Console {
+    bar: Option<ProgressBar>,
+}
+
+impl Console {
+    /// A console for `points` points; the bar is shown only on a terminal and when wanted.
+    pub fn new(points: usize, want_bar: bool) -> Console {
+        let bar = (want_bar && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::new(points as u64);
+            let style = ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} points  {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+            bar.set_style(style);
+            bar
+        });
+        Console { bar }
+    }
+
+    fn print(&self, line: &str) {
+        let out = || {
+            let mut o = std::io::stdout().lock();
+            // A closed stdout (e.g. `| head`) must not stop the measurement: results go to disk.
+            let _ = writeln!(o, "{line}");
+            let _ = o.flush();
+        };
+        match &self.bar {
+            Some(bar) => bar.suspend(out),
+            None => out(),
+        }
+    }
+
+    /// Prints the table header.
+    pub fn header(&self) {
+        self.print(&table::header());
+    }
+
+    /// Prints a note line.
+    pub fn note(&self, msg: &str) {
+        self.print(&table::note(msg));
+    }
+
+    /// Says which point is running now.
+    pub fn running(&self, what: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(what.to_string());
+        }
+    }
+
+    /// Prints a measured point and advances the bar.
+    pub fn point(&self, rec: &PointRecord) {
+        self.print(&table::row(rec));
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

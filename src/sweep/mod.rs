@@ -1,0 +1,10 @@
+//! The sweep: the plan of points, the rank-side timing protocol, the launcher-side supervision,
+//! and the records each point produces.
+
+pub mod console;
+pub mod plan;
+pub mod rank;
+pub mod record;
+pub mod run;
+pub mod summarize;
+pub mod watchdog;

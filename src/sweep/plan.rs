@@ -1,0 +1,277 @@
+//! The sweep plan: typed options (parsed once from the command line) and the ordered list of
+//! points they expand to. Rank processes receive the options and expand the same plan.
+
+use serde::{Deserialize, Serialize};
+
+use crate::backend::Call;
+use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
+use crate::error::{Error, Result};
+use crate::units::format_size;
+
+/// Everything that decides what a sweep measures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SweepOptions {
+    pub ops: Vec<Op>,
+    pub algos: Vec<Algo>,
+    pub dtypes: Vec<DType>,
+    pub redop: ReduceOp,
+    /// Rank processes launched.
+    pub ranks: usize,
+    /// Sub-group sizes measured in this launch (each <= ranks).
+    pub world_sizes: Vec<usize>,
+    /// Requested total sizes in bytes (the -b/-e/-f series).
+    pub sizes: Vec<usize>,
+    /// Placements measured: false = out of place, true = in place.
+    pub in_place: Vec<bool>,
+    /// Timed iterations per point; None = size-dependent default.
+    pub iters: Option<usize>,
+    /// Warm-up iterations per point; None = size-dependent default.
+    pub warmup: Option<usize>,
+}
+
+/// One measured point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub call: Call,
+    pub world: usize,
+    pub in_place: bool,
+    /// The size asked for; `call.shape.bytes` is what is measured.
+    pub requested: usize,
+    pub iters: usize,
+    pub warmup: usize,
+}
+
+/// Bytes moved per point that the default iteration count aims at (256 MiB).
+const DEFAULT_BYTES_PER_POINT: usize = 256 << 20;
+const DEFAULT_MIN_ITERS: usize = 20;
+const DEFAULT_MAX_ITERS: usize = 1000;
+
+/// Default timed iterations for a buffer of `bytes`: 1000 for small messages (latency-bound, so
+/// cheap and noisy), falling as 256 MiB / S down to 20 for large ones.
+pub fn default_iters(bytes: usize) -> usize {
+    (DEFAULT_BYTES_PER_POINT / bytes.max(1)).clamp(DEFAULT_MIN_ITERS, DEFAULT_MAX_ITERS)
+}
+
+/// Default warm-up: a tenth of the timed iterations, at least 5 and at most 100.
+pub fn default_warmup(iters: usize) -> usize {
+    (iters / 10).clamp(5, 100)
+}
+
+/// The expanded plan and the notes worth telling the user (skipped or rounded sizes).
+pub struct Plan {
+    pub points: Vec<Point>,
+    pub notes: Vec<String>,
+}
+
+impl SweepOptions {
+    /// Checks what the parser cannot: world sizes against ranks, op/algo combinations.
+    pub fn validate(&self) -> Result<()> {
+        if self.ranks == 0 {
+            return Err(Error::usage("--ranks must be at least 1"));
+        }
+        if let Some(&w) = self.world_sizes.iter().find(|&&w| w == 0 || w > self.ranks) {
+            return Err(Error::usage(format!(
+                "world size {w} is not between 1 and --ranks {}; raise --ranks or drop it from --world-sizes",
+                self.ranks
+            )));
+        }
+        if self.iters == Some(0) {
+            return Err(Error::usage("--iters must be at least 1"));
+        }
+        let any = self
+            .ops
+            .iter()
+            .any(|op| self.algos.iter().any(|a| op.host_algos().contains(a)));
+        if !any {
+            return Err(Error::usage(format!(
+                "no requested op has a requested algorithm: {}",
+                self.combinations_hint()
+            )));
+        }
+        Ok(())
+    }
+
+    fn combinations_hint(&self) -> String {
+        let parts: Vec<String> = self
+            .ops
+            .iter()
+            .map(|op| {
+                let algos: Vec<&str> = op.host_algos().iter().map(|a| a.name()).collect();
+                format!("{op} runs {}", algos.join("/"))
+            })
+            .collect();
+        parts.join("; ")
+    }
+
+    /// Expands the options into points, in the order they are measured: world, op, algo, dtype,
+    /// placement, then size (so one curve is measured in one go).
+    pub fn plan(&self) -> Plan {
+        let mut plan = Plan {
+            points: Vec::new(),
+            notes: Vec::new(),
+        };
+        for &world in &self.world_sizes {
+            for &op in &self.ops {
+                for &algo in self.algos.iter().filter(|a| op.host_algos().contains(a)) {
+                    for &dtype in &self.dtypes {
+                        for &in_place in &self.in_place {
+                            self.plan_curve(&mut plan, world, op, algo, dtype, in_place);
+                        }
+                    }
+                }
+            }
+        }
+        for op in &self.ops {
+            if let Some(a) = self.algos.iter().find(|a| !op.host_algos().contains(a)) {
+                plan.notes.push(format!(
+                    "{op} has no {a} algorithm on the host backend; skipped"
+                ));
+            }
+        }
+        plan
+    }
+
+    fn plan_curve(
+        &self,
+        plan: &mut Plan,
+        world: usize,
+        op: Op,
+        algo: Algo,
+        dtype: DType,
+        in_place: bool,
+    ) {
+        let mut last = None;
+        for &requested in &self.sizes {
+            let shape = Shape::new(op, dtype, requested, world);
+            if shape.bytes == 0 {
+                plan.notes.push(format!(
+                    "{op} {dtype} at world {world}: {} holds less than one element per rank; skipped",
+                    format_size(requested)
+                ));
+                continue;
+            }
+            if last == Some(shape.bytes) {
+                continue;
+            }
+            if shape.bytes != requested {
+                plan.notes.push(format!(
+                    "{op} {dtype} at world {world}: {} rounded down to {} (whole elements per rank)",
+                    format_size(requested),
+                    format_size(shape.bytes)
+                ));
+            }
+            last = Some(shape.bytes);
+            let iters = self.iters.unwrap_or_else(|| default_iters(shape.bytes));
+            let warmup = self.warmup.unwrap_or_else(|| default_warmup(iters));
+            let call = Call {
+                op,
+                algo,
+                dtype,
+                redop: self.redop,
+                shape,
+            };
+            plan.points.push(Point {
+                call,
+                world,
+                in_place,
+                requested,
+                iters,
+                warmup,
+            });
+        }
+    }
+}
+
+impl Point {
+    /// A short description for messages: "allreduce ring f32 1 MiB world 4 out-of-place".
+    pub fn describe(&self) -> String {
+        let c = &self.call;
+        format!(
+            "{} {} {} {} at world {}{}",
+            c.op,
+            c.algo,
+            c.dtype,
+            format_size(c.shape.bytes),
+            self.world,
+            if self.in_place { " in place" } else { "" }
+        )
+    }
+
+    /// Bytes one rank allocates for this point: input and output (or the one in-place buffer),
+    /// plus ReduceScatter's two scratch blocks.
+    pub fn bytes_per_rank(&self) -> usize {
+        let s = &self.call.shape;
+        let scratch = 2 * s.out_bytes.min(s.in_bytes);
+        if self.in_place {
+            s.in_bytes.max(s.out_bytes) + scratch
+        } else {
+            s.in_bytes + s.out_bytes + scratch
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> SweepOptions {
+        SweepOptions {
+            ops: vec![Op::AllReduce, Op::AllGather],
+            algos: vec![Algo::Ring, Algo::Tree],
+            dtypes: vec![DType::F32],
+            redop: ReduceOp::Sum,
+            ranks: 4,
+            world_sizes: vec![2, 3],
+            sizes: vec![4, 8, 16],
+            in_place: vec![false],
+            iters: None,
+            warmup: None,
+        }
+    }
+
+    #[test]
+    fn iteration_defaults() {
+        assert_eq!(default_iters(8), 1000);
+        assert_eq!(default_iters(1 << 20), 256);
+        assert_eq!(default_iters(64 << 20), 20);
+        assert_eq!(default_warmup(1000), 100);
+        assert_eq!(default_warmup(20), 5);
+    }
+
+    #[test]
+    fn plan_skips_unrepresentable_and_unsupported() {
+        let plan = opts().plan();
+        // world 2: allreduce ring+tree 3 sizes each = 6; allgather ring: 4 B skipped, 8, 16 = 2.
+        // world 3: allreduce 6; allgather: 4 and 8 skipped, 16 -> 12 B.
+        assert_eq!(plan.points.len(), 6 + 2 + 6 + 1);
+        assert!(plan
+            .notes
+            .iter()
+            .any(|n| n.contains("rounded down to 12 B")));
+        assert!(plan
+            .notes
+            .iter()
+            .any(|n| n.contains("allgather has no tree")));
+        let ag3 = plan.points.last().unwrap();
+        assert_eq!(
+            (ag3.world, ag3.call.shape.bytes, ag3.requested),
+            (3, 12, 16)
+        );
+    }
+
+    #[test]
+    fn validate_names_the_bad_world_size() {
+        let mut o = opts();
+        o.world_sizes = vec![2, 8];
+        let e = o.validate().unwrap_err().to_string();
+        assert!(e.contains("world size 8") && e.contains("--ranks 4"), "{e}");
+        let mut o = opts();
+        o.ops = vec![Op::AllGather];
+        o.algos = vec![Algo::Tree];
+        assert!(o
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("allgather runs ring"));
+    }
+}

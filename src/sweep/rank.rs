@@ -1,0 +1,172 @@
+//! What one rank process does: expand the same plan as the launcher, and for each point meet
+//! every rank at a barrier, measure if it belongs to the point's group, publish its samples in
+//! the shared segment, and let rank 0 tell the launcher the point is ready.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use crate::backend::host::algo::{barrier, Buffers, Group};
+use crate::backend::host::layout::{Layout, Shared};
+use crate::backend::host::transport::shm::ShmTransport;
+use crate::backend::host::transport::Transport;
+use crate::backend::host::wait::{futex_wake_all, Sleeper, WaitPolicy};
+use crate::backend::host::{self};
+use crate::check::{count_wrong, fill_input};
+use crate::collective::Op;
+use crate::error::{Error, Result};
+use crate::sweep::plan::{Point, SweepOptions};
+
+/// Where a rank process finds its segment and who it is.
+#[derive(Clone, Copy, Debug)]
+pub struct RankArgs {
+    pub rank: usize,
+    pub fd: i32,
+    pub layout: Layout,
+}
+
+/// 8-byte aligned buffers, grown once to the largest point so timed loops never allocate.
+#[derive(Default)]
+struct RankBuffers {
+    input: Vec<u64>,
+    output: Vec<u64>,
+    scratch: Vec<u8>,
+}
+
+fn grow(v: &mut Vec<u64>, bytes: usize) {
+    let words = bytes.div_ceil(8);
+    if v.len() < words {
+        v.resize(words, 0);
+    }
+}
+
+impl RankBuffers {
+    /// Input and output views sized for `p`; the in-place buffer is `output`.
+    fn views(&mut self, p: &Point) -> (&mut [u8], &mut [u8]) {
+        let s = &p.call.shape;
+        let (inb, outb) = if p.in_place {
+            (0, s.in_bytes.max(s.out_bytes))
+        } else {
+            (s.in_bytes, s.out_bytes)
+        };
+        grow(&mut self.input, inb);
+        grow(&mut self.output, outb);
+        let input: &mut [u8] = bytemuck::cast_slice_mut(&mut self.input[..]);
+        let output: &mut [u8] = bytemuck::cast_slice_mut(&mut self.output[..]);
+        (&mut input[..inb], &mut output[..outb])
+    }
+}
+
+/// Runs the rank's whole sweep.
+pub fn rank_main(args: RankArgs, opts: &SweepOptions) -> Result<()> {
+    let shared = Shared::attach(args.fd, args.layout)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let policy = WaitPolicy::for_load(args.layout.nranks, cores);
+    let mut t = ShmTransport::new(shared, args.rank, policy);
+    let all = Group::first(args.layout.nranks, args.rank)
+        .ok_or_else(|| Error::usage(format!("rank {} outside the launch", args.rank)))?;
+    let mut bufs = RankBuffers::default();
+    for (k, point) in opts.plan().points.iter().enumerate() {
+        if args.rank == 0 {
+            wait_consumed(&t, k as u32)?;
+        }
+        barrier(&mut t, &all)?;
+        if let Some(g) = Group::first(point.world, args.rank) {
+            measure(&mut t, &g, point, &mut bufs)?;
+        }
+        barrier(&mut t, &all)?;
+        if args.rank == 0 {
+            let published = t.shared().points_published();
+            published.store(k as u32 + 1, Ordering::SeqCst);
+            futex_wake_all(published);
+        }
+    }
+    Ok(())
+}
+
+/// Rank 0 waits until the launcher has read the previous point's samples.
+fn wait_consumed(t: &ShmTransport, k: u32) -> Result<()> {
+    let sh = t.shared();
+    let sleeper = Sleeper {
+        doorbell: sh.doorbell(0),
+        sleeping: sh.sleeping(0),
+        abort: sh.abort_flag(),
+    };
+    let policy = WaitPolicy {
+        spins: 1000,
+        yields: 10,
+    };
+    sleeper
+        .wait(policy, None, || {
+            sh.points_consumed().load(Ordering::Acquire) >= k
+        })
+        .map_err(|_| Error::Rank("rank 0: run aborted by the launcher".into()))
+}
+
+/// Warm-up, timed iterations, then the correctness check of one point.
+fn measure(t: &mut ShmTransport, g: &Group, p: &Point, bufs: &mut RankBuffers) -> Result<()> {
+    fill(p, g, bufs);
+    for _ in 0..p.warmup {
+        barrier(t, g)?;
+        call(t, g, p, bufs)?;
+        t.mark_progress();
+    }
+    let samples = t.shared().samples_ptr(t.rank());
+    for i in 0..p.iters.min(t.shared().layout.max_iters) {
+        barrier(t, g)?;
+        let start = Instant::now();
+        call(t, g, p, bufs)?;
+        let us = start.elapsed().as_nanos() as f64 / 1e3;
+        // SAFETY: this rank's own sample area, max_iters long; the launcher reads it only after
+        // the point is published.
+        unsafe { samples.add(i).write(us) };
+        t.mark_progress();
+    }
+    fill(p, g, bufs);
+    barrier(t, g)?;
+    call(t, g, p, bufs)?;
+    let wrong = check(p, g, bufs);
+    t.shared().wrong(t.rank()).store(wrong, Ordering::Relaxed);
+    Ok(())
+}
+
+fn call(t: &mut ShmTransport, g: &Group, p: &Point, bufs: &mut RankBuffers) -> Result<()> {
+    let mut scratch = std::mem::take(&mut bufs.scratch);
+    let (input, output) = bufs.views(p);
+    let b = if p.in_place {
+        Buffers::InPlace(output)
+    } else {
+        Buffers::OutOfPlace { input, output }
+    };
+    let res = host::run(t, g, &p.call, b, &mut scratch);
+    bufs.scratch = scratch;
+    res
+}
+
+/// The bytes of the in-place buffer that hold this rank's input or output block.
+fn own_block(g: &Group, block: usize) -> std::ops::Range<usize> {
+    g.me * block..(g.me + 1) * block
+}
+
+/// Puts the known input pattern where the call reads its input.
+fn fill(p: &Point, g: &Group, bufs: &mut RankBuffers) {
+    let c = &p.call;
+    let n = g.size();
+    let (input, output) = bufs.views(p);
+    let target = match (p.in_place, c.op) {
+        (false, _) => input,
+        (true, Op::AllGather) => &mut output[own_block(g, c.shape.in_bytes)],
+        (true, _) => output,
+    };
+    fill_input(c.op, c.dtype, n, g.me, target);
+}
+
+/// Counts wrong elements where the call left its output.
+fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
+    let c = &p.call;
+    let (_, output) = bufs.views(p);
+    let out: &[u8] = match (p.in_place, c.op) {
+        (true, Op::ReduceScatter) => &output[own_block(g, c.shape.out_bytes)],
+        _ => output,
+    };
+    count_wrong(c.op, c.dtype, c.redop, g.size(), g.me, &c.shape, out)
+}

@@ -1,0 +1,304 @@
+//! The launcher side of a sweep on this host: checks the request, creates the results folder and
+//! the shared segment, starts the rank processes, then for every point waits for the ranks,
+//! reads their samples, writes the point to disk and prints it, before letting them go on.
+//! Any failure (a rank that dies or stalls, Ctrl-C) stops every rank and keeps what was written.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::backend::host::layout::{Layout, Shared};
+use crate::backend::host::wait::{futex_wait, notify};
+use crate::backend::BackendKind;
+use crate::error::{Error, Result};
+use crate::launch::local::{LocalRanks, RankExit};
+use crate::meta::{Meta, RunStatus};
+use crate::report::run_dir::{default_run_id, RunDir};
+use crate::sweep::console::Console;
+use crate::sweep::plan::{Plan, Point, SweepOptions};
+use crate::sweep::record::{IterSample, PointKey, PointRecord, RankSummary};
+use crate::sweep::summarize::summarize;
+use crate::sweep::watchdog::{blame, Watchdog};
+use crate::units::format_size;
+
+/// A sweep as the user asked for it.
+pub struct SweepRequest {
+    pub opts: SweepOptions,
+    pub backend: BackendKind,
+    pub timeout: Duration,
+    pub out: Option<PathBuf>,
+    pub progress: bool,
+    pub command_line: Vec<String>,
+}
+
+/// What a finished sweep produced.
+pub struct Outcome {
+    pub dir: PathBuf,
+    pub points: usize,
+    /// Points where some element was wrong.
+    pub wrong_points: usize,
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Makes Ctrl-C and SIGTERM stop the sweep cleanly instead of killing the launcher outright.
+fn install_interrupt_handler() {
+    // An error means a handler is already installed (a second sweep in one process): keep it.
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+}
+
+/// Runs a whole sweep on the host backend.
+pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
+    req.backend.availability().map_err(Error::Usage)?;
+    req.opts.validate()?;
+    let plan = req.opts.plan();
+    if plan.points.is_empty() {
+        return Err(Error::usage(format!(
+            "nothing to measure: {}",
+            plan.notes.first().map_or("no points", |n| n.as_str())
+        )));
+    }
+    check_memory(&plan, req.opts.ranks)?;
+    let dir = req.out.clone().unwrap_or_else(|| {
+        PathBuf::from("results").join(default_run_id(&req.opts.ops, req.backend.name()))
+    });
+    let options = serde_json::to_value(&req.opts).unwrap_or_default();
+    let meta = Meta::new(
+        req.command_line.clone(),
+        "host".into(),
+        "shm".into(),
+        req.opts.ranks,
+        1,
+        options,
+    );
+    let mut out = RunDir::create(&dir, &meta)?;
+    install_interrupt_handler();
+    let console = Console::new(plan.points.len(), req.progress);
+    for note in &plan.notes {
+        console.note(note);
+    }
+    console.header();
+    let result = launch_and_measure(req, &plan, &mut out, &console);
+    console.finish();
+    let (status, error) = match &result {
+        Ok(_) => (RunStatus::Complete, None),
+        Err(Error::Interrupted(_)) => (
+            RunStatus::Interrupted,
+            result.as_ref().err().map(|e| e.to_string()),
+        ),
+        Err(e) => (RunStatus::Failed, Some(e.to_string())),
+    };
+    out.finish(status, error)?;
+    let wrong_points = result?;
+    Ok(Outcome {
+        dir,
+        points: out.points(),
+        wrong_points,
+    })
+}
+
+/// Refuses sizes whose buffers would not fit in available memory, before anything is allocated.
+fn check_memory(plan: &Plan, ranks: usize) -> Result<()> {
+    let Some(avail) = crate::meta::mem_available_bytes() else {
+        return Ok(());
+    };
+    let need: u128 = (0..ranks)
+        .map(|r| {
+            let member = plan.points.iter().filter(|p| r < p.world);
+            member.map(Point::bytes_per_rank).max().unwrap_or(0) as u128
+        })
+        .sum();
+    // Leave a quarter of what is free for the system, the segment and the page cache.
+    if need > avail as u128 * 3 / 4 {
+        let largest = plan
+            .points
+            .iter()
+            .map(|p| p.call.shape.bytes)
+            .max()
+            .unwrap_or(0);
+        return Err(Error::usage(format!(
+            "the largest points need {} of buffers across {ranks} ranks but only {} of memory is available; \
+             lower -e (largest size now {}) or --ranks",
+            format_size(need.min(usize::MAX as u128) as usize),
+            format_size(avail as usize),
+            format_size(largest)
+        )));
+    }
+    Ok(())
+}
+
+fn launch_and_measure(
+    req: &SweepRequest,
+    plan: &Plan,
+    out: &mut RunDir,
+    console: &Console,
+) -> Result<usize> {
+    let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
+    let layout = Layout::new(req.opts.ranks, max_iters);
+    let shared = Shared::create(layout)?;
+    shared.segment().make_inheritable()?;
+    let fd = shared.segment().fd();
+    let opts_json = serde_json::to_string(&req.opts).unwrap_or_default();
+    let args = |r: usize| {
+        let a = [
+            "--rank",
+            &r.to_string(),
+            "--fd",
+            &fd.to_string(),
+            "--layout",
+            &layout.encode(),
+        ];
+        a.iter().map(|s| s.to_string()).collect()
+    };
+    let mut ranks = LocalRanks::spawn(req.opts.ranks, args, &opts_json)?;
+    let pids: Vec<Option<u32>> = (0..req.opts.ranks).map(|r| ranks.pid(r)).collect();
+    let mut sup = Supervisor {
+        shared: &shared,
+        ranks: &mut ranks,
+        pids,
+        timeout: req.timeout,
+    };
+    let result = sup
+        .measure_all(plan, out, console)
+        .and_then(|w| sup.wait_exit().map(|_| w));
+    if result.is_err() {
+        shared.abort_flag().store(1, Ordering::SeqCst);
+        ranks.kill_all();
+    }
+    result
+}
+
+/// Watches the ranks of one launch.
+struct Supervisor<'a> {
+    shared: &'a Shared,
+    ranks: &'a mut LocalRanks,
+    pids: Vec<Option<u32>>,
+    timeout: Duration,
+}
+
+impl Supervisor<'_> {
+    fn measure_all(&mut self, plan: &Plan, out: &mut RunDir, console: &Console) -> Result<usize> {
+        let mut wrong_points = 0;
+        let mut dog = Watchdog::new(self.timeout);
+        for (k, point) in plan.points.iter().enumerate() {
+            console.running(&point.describe());
+            self.wait_published(k as u32 + 1, point, &mut dog)?;
+            let (rec, samples, per_rank) = self.collect(point)?;
+            out.append_point(&rec, &samples, &per_rank)?;
+            console.point(&rec);
+            wrong_points += usize::from(rec.wrong > 0);
+            self.shared
+                .points_consumed()
+                .store(k as u32 + 1, Ordering::SeqCst);
+            notify(self.shared.doorbell(0), self.shared.sleeping(0));
+            dog.kick();
+        }
+        Ok(wrong_points)
+    }
+
+    fn wait_published(&mut self, want: u32, point: &Point, dog: &mut Watchdog) -> Result<()> {
+        let published = self.shared.points_published();
+        loop {
+            let now = published.load(Ordering::Acquire);
+            if now >= want {
+                return Ok(());
+            }
+            self.check_health(&point.describe(), dog)?;
+            futex_wait(published, now, Duration::from_millis(20));
+        }
+    }
+
+    /// Errors if the user interrupted, a rank ended, or the ranks stalled past the timeout.
+    fn check_health(&mut self, during: &str, dog: &mut Watchdog) -> Result<()> {
+        if INTERRUPTED.load(Ordering::SeqCst) {
+            return Err(Error::Interrupted(format!("stopped during {during}")));
+        }
+        if let Some((r, exit)) = self.ranks.poll_exited() {
+            if exit == RankExit::Signal(libc::SIGINT) {
+                return Err(Error::Interrupted(format!("stopped during {during}")));
+            }
+            return Err(Error::Rank(format!(
+                "rank {r} (pid {}) ended with {} during {during}; the other ranks were stopped",
+                self.pid_text(r),
+                exit.describe()
+            )));
+        }
+        if dog.expired(self.shared) {
+            let stuck = blame(self.shared, &self.pids);
+            return Err(Error::Rank(format!(
+                "rank {} (pid {}) made no progress for {} during {during} ({}); all ranks were stopped",
+                stuck.rank,
+                self.pid_text(stuck.rank),
+                humantime::format_duration(self.timeout),
+                stuck.reason
+            )));
+        }
+        Ok(())
+    }
+
+    fn pid_text(&self, r: usize) -> String {
+        self.pids
+            .get(r)
+            .copied()
+            .flatten()
+            .map_or("?".into(), |p| p.to_string())
+    }
+
+    /// Reads the member ranks' samples and wrong counts from the segment.
+    fn collect(&self, p: &Point) -> Result<(PointRecord, Vec<IterSample>, Vec<RankSummary>)> {
+        let iters = p.iters.min(self.shared.layout.max_iters);
+        let rank_times: Vec<Vec<f64>> = (0..p.world)
+            .map(|r| {
+                // SAFETY: the ranks wrote `iters` samples and published the point; they do not
+                // touch the area again until we store points_consumed.
+                unsafe { std::slice::from_raw_parts(self.shared.samples_ptr(r), iters) }.to_vec()
+            })
+            .collect();
+        let wrong: Vec<u64> = (0..p.world)
+            .map(|r| self.shared.wrong(r).load(Ordering::Relaxed))
+            .collect();
+        let c = &p.call;
+        let key = PointKey {
+            backend: "host".into(),
+            op: c.op,
+            algo: c.algo,
+            dtype: c.dtype,
+            redop: c.redop,
+            world: p.world,
+            nodes: 1,
+            bytes: c.shape.bytes,
+            count: c.shape.count,
+            in_place: p.in_place,
+        };
+        summarize(key, p.warmup, &rank_times, &wrong).ok_or_else(|| {
+            Error::Rank(format!(
+                "invalid samples from the ranks for {}",
+                p.describe()
+            ))
+        })
+    }
+
+    /// After the last point every rank must exit cleanly within the timeout.
+    fn wait_exit(&mut self) -> Result<()> {
+        let start = Instant::now();
+        while !self.ranks.all_exited() {
+            if let Some((r, exit)) = self.ranks.poll_exited() {
+                if exit != RankExit::Code(0) {
+                    return Err(Error::Rank(format!(
+                        "rank {r} (pid {}) ended with {} after the last point",
+                        self.pid_text(r),
+                        exit.describe()
+                    )));
+                }
+                continue;
+            }
+            if start.elapsed() > self.timeout {
+                return Err(Error::Rank(
+                    "ranks did not exit after the last point".into(),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,282 @@
+//! Turns every rank's raw iteration times into the records of one point.
+//!
+//! An iteration lasts until its slowest rank finishes, so the iteration's time is the maximum
+//! over ranks (nccl-tests reports the same). Bandwidths come from the median iteration time,
+//! except `busbw_gbps_mean`, which uses the mean like nccl-tests' printed numbers.
+
+use crate::collective::busbw_gbps;
+use crate::stats::{self, Summary};
+use crate::sweep::record::{IterSample, PointKey, PointRecord, RankSummary};
+
+/// Summarises one point. `rank_times[r][i]` is rank `r`'s time in microseconds of timed
+/// iteration `i` (every rank the same number of iterations, at least one); `wrong[r]` is the
+/// number of wrong elements rank `r` found. `None` when there are no ranks or iterations, when
+/// the ranks disagree on the iteration count, when `wrong` has another length, or when a time
+/// is not finite.
+pub fn summarize(
+    key: PointKey,
+    warmup: usize,
+    rank_times: &[Vec<f64>],
+    wrong: &[u64],
+) -> Option<(PointRecord, Vec<IterSample>, Vec<RankSummary>)> {
+    let iters = iteration_count(rank_times, wrong)?;
+    let samples: Vec<IterSample> = (0..iters).map(|i| iteration(rank_times, i)).collect();
+    let times: Vec<f64> = samples.iter().map(|s| s.time_us).collect();
+    let t = Summary::of(&times)?;
+    let ranks = rank_summaries(rank_times, wrong)?;
+    let mut skews: Vec<f64> = samples.iter().map(|s| s.time_us - s.fastest_us).collect();
+    skews.sort_by(f64::total_cmp);
+    let algbw = algbw_gbps(key.bytes, t.median);
+    let record = PointRecord {
+        iters,
+        warmup,
+        time_us_mean: t.mean,
+        time_us_median: t.median,
+        time_us_min: t.min,
+        time_us_p95: t.p95,
+        time_us_p99: t.p99,
+        time_us_max: t.max,
+        time_us_stddev: t.stddev,
+        time_cv: t.cv,
+        time_us_mad: t.mad,
+        algbw_gbps: algbw,
+        busbw_gbps: busbw_gbps(key.op, key.world, algbw),
+        busbw_gbps_mean: busbw_gbps(key.op, key.world, algbw_gbps(key.bytes, t.mean)),
+        wrong: wrong.iter().fold(0u64, |a, &w| a.saturating_add(w)),
+        slowest_rank: most_often_slowest(&samples, rank_times.len()),
+        skew_us_median: stats::median(&skews),
+        key,
+    };
+    Some((record, samples, ranks))
+}
+
+/// The common iteration count, or `None` when the input is empty or inconsistent.
+fn iteration_count(rank_times: &[Vec<f64>], wrong: &[u64]) -> Option<usize> {
+    let iters = rank_times.first()?.len();
+    let consistent = iters > 0
+        && wrong.len() == rank_times.len()
+        && rank_times
+            .iter()
+            .all(|t| t.len() == iters && t.iter().all(|x| x.is_finite()));
+    consistent.then_some(iters)
+}
+
+/// Iteration `i` across ranks: the slowest rank's time (ties go to the lowest rank) and the
+/// fastest rank's time.
+fn iteration(rank_times: &[Vec<f64>], i: usize) -> IterSample {
+    let mut sample = IterSample {
+        time_us: rank_times[0][i],
+        slowest_rank: 0,
+        fastest_us: rank_times[0][i],
+    };
+    for (r, times) in rank_times.iter().enumerate().skip(1) {
+        if times[i] > sample.time_us {
+            sample.time_us = times[i];
+            sample.slowest_rank = r;
+        }
+        sample.fastest_us = sample.fastest_us.min(times[i]);
+    }
+    sample
+}
+
+/// The rank that was slowest in the most iterations; ties go to the lowest rank.
+fn most_often_slowest(samples: &[IterSample], ranks: usize) -> usize {
+    let mut counts = vec![0usize; ranks];
+    for s in samples {
+        counts[s.slowest_rank] += 1;
+    }
+    // max_by_key keeps the last maximum, so scan in reverse to keep the lowest rank.
+    (0..ranks).rev().max_by_key(|&r| counts[r]).unwrap_or(0)
+}
+
+/// Each rank's own timing summary and wrong count.
+fn rank_summaries(rank_times: &[Vec<f64>], wrong: &[u64]) -> Option<Vec<RankSummary>> {
+    rank_times
+        .iter()
+        .zip(wrong)
+        .enumerate()
+        .map(|(rank, (times, &wrong))| {
+            let s = Summary::of(times)?;
+            Some(RankSummary {
+                rank,
+                time_us_median: s.median,
+                time_us_mean: s.mean,
+                time_us_max: s.max,
+                wrong,
+            })
+        })
+        .collect()
+}
+
+/// Algorithm bandwidth in GB/s (1e9 bytes/s) of `bytes` moved in `time_us` microseconds; 0 for
+/// a time that is not positive.
+fn algbw_gbps(bytes: usize, time_us: f64) -> f64 {
+    if time_us > 0.0 {
+        bytes as f64 / (time_us * 1e3)
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collective::{Algo, DType, Op, ReduceOp};
+
+    fn key(op: Op, world: usize, bytes: usize) -> PointKey {
+        PointKey {
+            backend: "host".into(),
+            op,
+            algo: Algo::Ring,
+            dtype: DType::F32,
+            redop: ReduceOp::Sum,
+            world,
+            nodes: 1,
+            bytes,
+            count: bytes / 4,
+            in_place: false,
+        }
+    }
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs().max(1.0)
+    }
+
+    /// Rank 0: 10 12 9 20; rank 1: 11 8 9.5 14. Iteration maxima 11 12 9.5 20 (slowest ranks
+    /// 1 0 1 0), minima 10 8 9 14, skews 1 4 0.5 6.
+    fn two_by_four() -> Vec<Vec<f64>> {
+        vec![vec![10.0, 12.0, 9.0, 20.0], vec![11.0, 8.0, 9.5, 14.0]]
+    }
+
+    #[test]
+    fn two_ranks_four_iterations_hand_computed() {
+        let (rec, samples, ranks) =
+            summarize(key(Op::AllGather, 2, 23_000), 3, &two_by_four(), &[0, 3]).unwrap();
+        let slowest: Vec<_> = samples
+            .iter()
+            .map(|s| (s.time_us, s.slowest_rank, s.fastest_us))
+            .collect();
+        assert_eq!(
+            slowest,
+            [
+                (11.0, 1, 10.0),
+                (12.0, 0, 8.0),
+                (9.5, 1, 9.0),
+                (20.0, 0, 14.0)
+            ]
+        );
+        assert_eq!((rec.iters, rec.warmup, rec.wrong), (4, 3, 3));
+        // Sorted iteration times 9.5 11 12 20.
+        assert_eq!(
+            (rec.time_us_min, rec.time_us_median, rec.time_us_max),
+            (9.5, 11.5, 20.0)
+        );
+        assert_eq!(rec.time_us_mean, 13.125);
+        // p95: h = 3 * 0.95 = 2.85 -> 12 + 0.85 * 8; p99: h = 2.97 -> 12 + 0.97 * 8.
+        assert!(close(rec.time_us_p95, 18.8) && close(rec.time_us_p99, 19.76));
+        // 23000 bytes in 11.5 us = 2 GB/s; AllGather over 2 ranks has busbw factor 1/2.
+        assert!(close(rec.algbw_gbps, 2.0) && close(rec.busbw_gbps, 1.0));
+        assert!(close(rec.busbw_gbps_mean, 23_000.0 / 13_125.0 * 0.5));
+        // Each rank slowest twice: the tie goes to rank 0. Skews sorted 0.5 1 4 6: median 2.5.
+        assert_eq!((rec.slowest_rank, rec.skew_us_median), (0, 2.5));
+        let want = Summary::of(&[11.0, 12.0, 9.5, 20.0]).unwrap();
+        assert_eq!(
+            (rec.time_us_stddev, rec.time_cv, rec.time_us_mad),
+            (want.stddev, want.cv, want.mad)
+        );
+        // Rank 0 sorted 9 10 12 20; rank 1 sorted 8 9.5 11 14.
+        let r0 = RankSummary {
+            rank: 0,
+            time_us_median: 11.0,
+            time_us_mean: 12.75,
+            time_us_max: 20.0,
+            wrong: 0,
+        };
+        let r1 = RankSummary {
+            rank: 1,
+            time_us_median: 10.25,
+            time_us_mean: 10.625,
+            time_us_max: 14.0,
+            wrong: 3,
+        };
+        assert_eq!(ranks, [r0, r1]);
+        assert_eq!(rec.key, key(Op::AllGather, 2, 23_000));
+    }
+
+    #[test]
+    fn slowest_rank_is_most_often_slowest() {
+        let times = vec![
+            vec![1.0, 1.0, 5.0],
+            vec![2.0, 2.0, 1.0],
+            vec![2.0, 1.5, 1.0],
+        ];
+        let (rec, samples, _) = summarize(key(Op::AllReduce, 3, 8), 0, &times, &[0, 0, 0]).unwrap();
+        // Iteration 0 ties between ranks 1 and 2 at 2.0: the lower rank is named.
+        assert_eq!(
+            samples.iter().map(|s| s.slowest_rank).collect::<Vec<_>>(),
+            [1, 1, 0]
+        );
+        assert_eq!(rec.slowest_rank, 1);
+        // AllReduce over 3 ranks: 8 bytes in 2 us = 0.004 GB/s, busbw x 4/3.
+        assert!(close(rec.algbw_gbps, 0.004) && close(rec.busbw_gbps, 0.004 * 4.0 / 3.0));
+    }
+
+    #[test]
+    fn single_rank_single_iteration() {
+        let (rec, samples, ranks) =
+            summarize(key(Op::AllReduce, 1, 4000), 1, &[vec![2.0]], &[0]).unwrap();
+        assert_eq!(
+            samples,
+            [IterSample {
+                time_us: 2.0,
+                slowest_rank: 0,
+                fastest_us: 2.0
+            }]
+        );
+        assert_eq!(
+            (rec.time_us_median, rec.skew_us_median, rec.time_us_stddev),
+            (2.0, 0.0, 0.0)
+        );
+        // busbw factor of a one-rank AllReduce is 0.
+        assert!(close(rec.algbw_gbps, 2.0) && rec.busbw_gbps == 0.0);
+        assert_eq!(ranks.len(), 1);
+    }
+
+    #[test]
+    fn zero_time_gives_zero_bandwidth() {
+        let (rec, _, _) = summarize(
+            key(Op::AllReduce, 2, 8),
+            0,
+            &[vec![0.0], vec![0.0]],
+            &[0, 0],
+        )
+        .unwrap();
+        assert_eq!(
+            (rec.algbw_gbps, rec.busbw_gbps, rec.busbw_gbps_mean),
+            (0.0, 0.0, 0.0)
+        );
+    }
+
+    #[test]
+    fn rejects_empty_inconsistent_and_non_finite() {
+        let k = || key(Op::AllReduce, 2, 8);
+        assert!(summarize(k(), 0, &[], &[]).is_none());
+        assert!(summarize(k(), 0, &[vec![], vec![]], &[0, 0]).is_none());
+        assert!(summarize(k(), 0, &[vec![1.0], vec![1.0, 2.0]], &[0, 0]).is_none());
+        assert!(summarize(k(), 0, &[vec![1.0], vec![1.0]], &[0]).is_none());
+        assert!(summarize(k(), 0, &[vec![1.0], vec![f64::NAN]], &[0, 0]).is_none());
+        assert!(summarize(k(), 0, &[vec![f64::INFINITY], vec![1.0]], &[0, 0]).is_none());
+    }
+
+    #[test]
+    fn wrong_counts_saturate() {
+        let (rec, _, _) = summarize(
+            key(Op::AllReduce, 2, 8),
+            0,
+            &[vec![1.0], vec![1.0]],
+            &[u64::MAX, 5],
+        )
+        .unwrap();
+        assert_eq!(rec.wrong, u64::MAX);
+    }
+}
