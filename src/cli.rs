@@ -24,7 +24,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Measure collectives over message sizes and world sizes; write a results folder.
-    Sweep(SweepArgs),
+    Sweep(Box<SweepArgs>),
     /// Internal: one rank process of a local launch.
     #[command(name = "__rank", hide = true)]
     Rank(RankCliArgs),

@@ -13,7 +13,7 @@ use collbench::sweep::run::run_sweep;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Sweep(args) => sweep(args),
+        Command::Sweep(args) => sweep(*args),
         Command::Rank(args) => rank(args),
     };
     match result {

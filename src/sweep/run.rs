@@ -65,8 +65,8 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     let options = serde_json::to_value(&req.opts).unwrap_or_default();
     let meta = Meta::new(
         req.command_line.clone(),
-        "host".into(),
-        "shm".into(),
+        "host",
+        "shm",
         req.opts.ranks,
         1,
         options,

@@ -56,7 +56,7 @@ pub fn allreduce<T: Transport>(
             }
         }
     }
-    gather_steps(t, g, work, |k| blk(k), me + 1)
+    gather_steps(t, g, work, blk, me + 1)
 }
 
 /// The AllGather phase: p-1 steps starting by sending block `first`, copying what arrives.
