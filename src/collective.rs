@@ -21,8 +21,7 @@ use crate::error::Error;
 macro_rules! named_enum {
     ($(#[$m:meta])* $name:ident, $what:literal, { $($(#[$vm:meta])* $var:ident => $text:literal),+ $(,)? }) => {
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(rename_all = "lowercase")]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum $name { $($(#[$vm])* $var),+ }
 
         impl $name {
@@ -38,6 +37,20 @@ macro_rules! named_enum {
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.pad(self.name())
+            }
+        }
+
+        // Files use the same names as the command line.
+        impl Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.name())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
             }
         }
 
@@ -74,6 +87,8 @@ named_enum!(
         Ring => "ring",
         /// Binary tree: reduce towards rank 0, then broadcast back; log2(p) latency terms.
         Tree => "tree",
+        /// Recursive doubling: log2(p) pairwise exchanges of the whole buffer; for small messages.
+        RecursiveDoubling => "recursive-doubling",
     }
 );
 
@@ -132,7 +147,7 @@ impl Op {
     /// The algorithms the host backend implements for this op.
     pub fn host_algos(self) -> &'static [Algo] {
         match self {
-            Op::AllReduce => &[Algo::Ring, Algo::Tree],
+            Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling],
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast | Op::Reduce => &[Algo::Tree],
         }

@@ -10,7 +10,7 @@ const COLUMNS: [(&str, &str, usize); 13] = [
     ("type", "", 6),
     ("redop", "", 6),
     ("op", "", 14),
-    ("algo", "", 5),
+    ("algo", "", 18),
     ("world", "", 6),
     ("place", "", 6),
     ("time", "(us)", 11),

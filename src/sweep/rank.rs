@@ -59,6 +59,7 @@ impl RankBuffers {
 /// Runs the rank's whole sweep.
 pub fn rank_main(args: RankArgs, opts: &SweepOptions) -> Result<()> {
     let shared = Shared::attach(args.fd, args.layout)?;
+
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let policy = WaitPolicy::for_load(args.layout.nranks, cores);
     let mut t = ShmTransport::new(shared, args.rank, policy);
@@ -170,3 +171,4 @@ fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
     };
     count_wrong(c.op, c.dtype, c.redop, g.size(), g.me, &c.shape, out)
 }
+

@@ -9,6 +9,7 @@ pub mod algo;
 pub mod layout;
 pub mod reduce;
 pub mod segment;
+pub mod stream;
 pub mod transport;
 pub mod wait;
 
@@ -32,10 +33,30 @@ pub fn run<T: Transport>(
         dtype: call.dtype,
         redop: call.redop,
     };
+    let streaming = std::env::var("CB_STREAM").ok().and_then(|v| v.parse::<usize>().ok()).map_or(false, |m| call.shape.bytes >= m);
+    t.set_streaming(streaming);
+    let result = dispatch(t, g, call, bufs, scratch, e);
+    if streaming {
+        stream::fence();
+    }
+    result
+}
+
+fn dispatch<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    call: &Call,
+    bufs: Buffers<'_>,
+    scratch: &mut Vec<u8>,
+    e: Elements,
+) -> Result<()> {
     let shape = &call.shape;
     match (call.op, call.algo) {
         (Op::AllReduce, Algo::Ring) => algo::ring::allreduce(t, g, bufs, shape.count, e),
         (Op::AllReduce, Algo::Tree) => algo::tree::allreduce(t, g, bufs, e),
+        (Op::AllReduce, Algo::RecursiveDoubling) => {
+            algo::doubling::allreduce(t, g, bufs, e, scratch)
+        }
         (Op::AllGather, Algo::Ring) => algo::ring::allgather(t, g, bufs, shape.count_per_rank, e),
         (Op::ReduceScatter, Algo::Ring) => {
             algo::ring::reducescatter(t, g, bufs, shape.count_per_rank, e, scratch)
