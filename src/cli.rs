@@ -9,7 +9,9 @@ use crate::collective::{Algo, DType, Op, ReduceOp};
 use crate::error::{Error, Result};
 use crate::sweep::plan::SweepOptions;
 use crate::sweep::run::SweepRequest;
-use crate::units::{parse_duration, parse_factor, parse_list, parse_size, size_series};
+use crate::units::{
+    format_size, parse_duration, parse_factor, parse_list, parse_size, size_series,
+};
 
 /// Benchmarks collective communication (AllReduce, AllGather, ReduceScatter) between real rank
 /// processes, with nccl-tests size and bus-bandwidth conventions.
@@ -49,25 +51,40 @@ pub struct SweepArgs {
     #[arg(long, default_value = "host")]
     pub backend: String,
     /// Rank processes to start on this host [default: cores, at least 2].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub ranks: Option<usize>,
     /// Group sizes to measure within one launch, comma separated [default: --ranks].
     #[arg(long)]
     pub world_sizes: Option<String>,
     /// Smallest total size S in bytes; K, M, G suffixes are binary (1K = 1024).
-    #[arg(short = 'b', long = "minbytes", default_value = "8")]
+    #[arg(
+        short = 'b',
+        long = "minbytes",
+        default_value = "8",
+        allow_negative_numbers = true
+    )]
     pub min_bytes: String,
     /// Largest total size S in bytes.
-    #[arg(short = 'e', long = "maxbytes", default_value = "64M")]
+    #[arg(
+        short = 'e',
+        long = "maxbytes",
+        default_value = "64M",
+        allow_negative_numbers = true
+    )]
     pub max_bytes: String,
     /// Multiplication factor between sizes (integer >= 2).
-    #[arg(short = 'f', long = "stepfactor", default_value = "2")]
+    #[arg(
+        short = 'f',
+        long = "stepfactor",
+        default_value = "2",
+        allow_negative_numbers = true
+    )]
     pub factor: String,
     /// Timed iterations per point [default: 256 MiB / S, between 20 and 1000].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub iters: Option<usize>,
     /// Warm-up iterations per point [default: iters / 10, between 5 and 100].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub warmup: Option<usize>,
     /// Placement of the output: off (out of place), on (in place), both.
     #[arg(long, default_value = "off")]
@@ -105,6 +122,38 @@ fn parse_in_place(s: &str) -> Result<Vec<bool>> {
     }
 }
 
+/// Prefixes a value's error with the flag that carried it, so the line says where to look.
+fn flag<T>(name: &str, r: Result<T>) -> Result<T> {
+    r.map_err(|e| match e {
+        Error::Usage(msg) => Error::Usage(format!("{name}: {msg}")),
+        other => other,
+    })
+}
+
+/// Refuses an --op/--algo pair where no op has any of the algorithms (`--op allgather --algo
+/// tree`), naming both flags; ops that lack some of the algorithms are skipped with a note.
+fn check_combinations(ops: &[Op], algos: &[Algo], op_text: &str, algo_text: &str) -> Result<()> {
+    if ops
+        .iter()
+        .any(|op| algos.iter().any(|a| op.host_algos().contains(a)))
+    {
+        return Ok(());
+    }
+    let runs: Vec<String> = ops
+        .iter()
+        .map(|op| {
+            let names: Vec<&str> = op.host_algos().iter().map(|a| a.name()).collect();
+            format!("{op} runs {}", names.join("/"))
+        })
+        .collect();
+    Err(Error::usage(format!(
+        "--op {} with --algo {}: no such combination on the host backend ({})",
+        op_text.trim(),
+        algo_text.trim(),
+        runs.join("; ")
+    )))
+}
+
 fn default_ranks() -> usize {
     std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -131,12 +180,30 @@ impl SweepArgs {
             })?,
             None => vec![ranks],
         };
-        let begin = parse_size(&self.min_bytes)?;
-        let end = parse_size(&self.max_bytes)?;
-        let factor = parse_factor(&self.factor)?;
+        let begin = flag("-b", parse_size(&self.min_bytes))?;
+        let end = flag("-e", parse_size(&self.max_bytes))?;
+        if begin == 0 {
+            return Err(Error::usage(format!(
+                "-b {}: the smallest size must be at least 1 byte",
+                self.min_bytes.trim()
+            )));
+        }
+        if end < begin {
+            return Err(Error::usage(format!(
+                "inverted size range: -b {} ({}) is larger than -e {} ({}); give -b <= -e",
+                self.min_bytes.trim(),
+                format_size(begin),
+                self.max_bytes.trim(),
+                format_size(end)
+            )));
+        }
+        let factor = flag("-f", parse_factor(&self.factor))?;
+        let ops = parse_list::<Op>(&self.op)?;
+        let algos = parse_list::<Algo>(&self.algo)?;
+        check_combinations(&ops, &algos, &self.op, &self.algo)?;
         let opts = SweepOptions {
-            ops: parse_list::<Op>(&self.op)?,
-            algos: parse_list::<Algo>(&self.algo)?,
+            ops,
+            algos,
             dtypes: parse_list::<DType>(&self.dtype)?,
             redop: self.redop.parse::<ReduceOp>()?,
             ranks,
@@ -149,7 +216,7 @@ impl SweepArgs {
         Ok(SweepRequest {
             opts,
             backend: self.backend.parse::<BackendKind>()?,
-            timeout: parse_duration(&self.timeout)?,
+            timeout: flag("--timeout", parse_duration(&self.timeout))?,
             out: self.out,
             progress: !self.no_progress,
             command_line,
@@ -195,5 +262,20 @@ mod tests {
         assert!(msg(&["--world-sizes", "2,x"]).contains("'x'"));
         assert!(msg(&["-b", "1M", "-e", "1K"]).contains("invert"));
         assert!(msg(&["-f", "0"]).contains("factor"));
+        assert_eq!(
+            msg(&["-b", "1M", "-e", "1K"]),
+            "inverted size range: -b 1M (1 MiB) is larger than -e 1K (1 KiB); give -b <= -e"
+        );
+        assert_eq!(
+            msg(&["-b", "0"]),
+            "-b 0: the smallest size must be at least 1 byte"
+        );
+        assert!(msg(&["-f", "-2"]).starts_with("-f: invalid factor '-2'"));
+        assert!(msg(&["--timeout", "0s"]).starts_with("--timeout: invalid duration '0s'"));
+        assert_eq!(
+            msg(&["--op", "allgather,reducescatter", "--algo", "tree"]),
+            "--op allgather,reducescatter with --algo tree: no such combination on the host backend \
+             (allgather runs ring; reducescatter runs ring)"
+        );
     }
 }

@@ -11,7 +11,10 @@ use collbench::sweep::rank::{rank_main, RankArgs};
 use collbench::sweep::run::run_sweep;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_error(e),
+    };
     let result = match cli.command {
         Command::Sweep(args) => sweep(*args),
         Command::Rank(args) => rank(args),
@@ -23,6 +26,36 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code() as u8)
         }
     }
+}
+
+/// Help and version go out as clap writes them; a usage error becomes one line on stderr, like
+/// every other error, with clap's tips kept and its usage block left out.
+fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    eprintln!("collbench: {}", one_line(&e.render().to_string()));
+    ExitCode::from(2)
+}
+
+/// The message and tips of a rendered clap error on one line.
+fn one_line(text: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        parts.push(line.strip_prefix("error: ").unwrap_or(line));
+    }
+    let mut msg = parts.join("; ");
+    msg.push_str("; see --help");
+    msg
 }
 
 fn sweep(args: collbench::cli::SweepArgs) -> Result<u8, Error> {
@@ -59,4 +92,18 @@ fn rank(args: collbench::cli::RankCliArgs) -> Result<u8, Error> {
     };
     rank_main(rank_args, &opts).map_err(|e| Error::Rank(format!("rank {}: {e}", args.rank)))?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn clap_errors_fold_to_one_line() {
+        let text = "error: unexpected argument '--opp' found\n\n  tip: a similar argument exists: '--op'\n\nUsage: collbench sweep --op <OP>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            one_line(text),
+            "unexpected argument '--opp' found; tip: a similar argument exists: '--op'; see --help"
+        );
+    }
 }

@@ -38,22 +38,32 @@ impl RankExit {
     pub fn describe(self) -> String {
         match self {
             RankExit::Code(c) => format!("exit code {c}"),
-            RankExit::Signal(s) => format!("signal {s} ({})", signal_name(s)),
+            RankExit::Signal(s) => match signal_name(s) {
+                Some(name) => format!("signal {s} ({name})"),
+                None => format!("signal {s}"),
+            },
         }
     }
 }
 
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
+fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        libc::SIGHUP => "SIGHUP",
         libc::SIGINT => "SIGINT",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGBUS => "SIGBUS",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
         libc::SIGABRT => "SIGABRT",
-        libc::SIGSTOP => "SIGSTOP",
-        _ => "signal",
-    }
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGUSR1 => "SIGUSR1",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGUSR2 => "SIGUSR2",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        _ => return None,
+    })
 }
 
 impl LocalRanks {
@@ -121,6 +131,13 @@ impl LocalRanks {
         None
     }
 
+    /// The ranks still running (not yet seen to exit).
+    pub fn running(&self) -> Vec<usize> {
+        (0..self.children.len())
+            .filter(|&r| self.children[r].is_some())
+            .collect()
+    }
+
     /// Whether every rank has exited (and been reaped).
     pub fn all_exited(&self) -> bool {
         self.children.iter().all(Option::is_none)
@@ -142,5 +159,24 @@ impl LocalRanks {
 impl Drop for LocalRanks {
     fn drop(&mut self) {
         self.kill_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RankExit;
+
+    #[test]
+    fn exits_describe_themselves() {
+        assert_eq!(RankExit::Code(2).describe(), "exit code 2");
+        assert_eq!(
+            RankExit::Signal(libc::SIGKILL).describe(),
+            "signal 9 (SIGKILL)"
+        );
+        assert_eq!(
+            RankExit::Signal(libc::SIGTERM).describe(),
+            "signal 15 (SIGTERM)"
+        );
+        assert_eq!(RankExit::Signal(64).describe(), "signal 64");
     }
 }

@@ -171,4 +171,3 @@ fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
     };
     count_wrong(c.op, c.dtype, c.redop, g.size(), g.me, &c.shape, out)
 }
-

@@ -74,8 +74,13 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     let mut out = RunDir::create(&dir, &meta)?;
     install_interrupt_handler();
     let console = Console::new(plan.points.len(), req.progress);
+    // The plan repeats a note for every curve it applies to (each algorithm and placement).
+    let mut shown: Vec<&str> = Vec::new();
     for note in &plan.notes {
-        console.note(note);
+        if !shown.contains(&note.as_str()) {
+            shown.push(note);
+            console.note(note);
+        }
     }
     console.header();
     let result = launch_and_measure(req, &plan, &mut out, &console);
@@ -182,7 +187,8 @@ impl Supervisor<'_> {
         let mut dog = Watchdog::new(self.timeout);
         for (k, point) in plan.points.iter().enumerate() {
             console.running(&point.describe());
-            self.wait_published(k as u32 + 1, point, &mut dog)?;
+            let last = k + 1 == plan.points.len();
+            self.wait_published(k as u32 + 1, point, last, &mut dog)?;
             let (rec, samples, per_rank) = self.collect(point)?;
             out.append_point(&rec, &samples, &per_rank)?;
             console.point(&rec);
@@ -196,26 +202,52 @@ impl Supervisor<'_> {
         Ok(wrong_points)
     }
 
-    fn wait_published(&mut self, want: u32, point: &Point, dog: &mut Watchdog) -> Result<()> {
+    /// Waits until the ranks publish point `want` (1-based); `last` when it is the last point.
+    fn wait_published(
+        &mut self,
+        want: u32,
+        point: &Point,
+        last: bool,
+        dog: &mut Watchdog,
+    ) -> Result<()> {
         let published = self.shared.points_published();
         loop {
             let now = published.load(Ordering::Acquire);
             if now >= want {
                 return Ok(());
             }
-            self.check_health(&point.describe(), dog)?;
+            self.check_health(&point.describe(), last, dog)?;
+            // Rank 0 publishes before it exits, so once every rank has been reaped the count is
+            // final: waiting longer would only wait for the watchdog.
+            if self.ranks.all_exited() && published.load(Ordering::Acquire) < want {
+                return Err(Error::Rank(format!(
+                    "every rank exited before finishing {}",
+                    point.describe()
+                )));
+            }
             futex_wait(published, now, Duration::from_millis(20));
         }
     }
 
     /// Errors if the user interrupted, a rank ended, or the ranks stalled past the timeout.
-    fn check_health(&mut self, during: &str, dog: &mut Watchdog) -> Result<()> {
+    /// During the `last` point a rank may finish cleanly: the others leave the final barrier
+    /// and exit before rank 0 has published the point, so exit code 0 is no failure then.
+    fn check_health(&mut self, during: &str, last: bool, dog: &mut Watchdog) -> Result<()> {
         if INTERRUPTED.load(Ordering::SeqCst) {
             return Err(Error::Interrupted(format!("stopped during {during}")));
         }
         if let Some((r, exit)) = self.ranks.poll_exited() {
-            if exit == RankExit::Signal(libc::SIGINT) {
-                return Err(Error::Interrupted(format!("stopped during {during}")));
+            // Ctrl-C or SIGTERM sent to the whole process group reaches the ranks too, and one
+            // of them may be seen dead before the launcher's own handler has run.
+            if let RankExit::Signal(sig @ (libc::SIGINT | libc::SIGTERM)) = exit {
+                return Err(Error::Interrupted(format!(
+                    "rank {r} (pid {}) received {} during {during}",
+                    self.pid_text(r),
+                    RankExit::Signal(sig).describe()
+                )));
+            }
+            if last && exit == RankExit::Code(0) {
+                return Ok(());
             }
             return Err(Error::Rank(format!(
                 "rank {r} (pid {}) ended with {} during {during}; the other ranks were stopped",
@@ -293,9 +325,17 @@ impl Supervisor<'_> {
                 continue;
             }
             if start.elapsed() > self.timeout {
-                return Err(Error::Rank(
-                    "ranks did not exit after the last point".into(),
-                ));
+                let left: Vec<String> = self
+                    .ranks
+                    .running()
+                    .into_iter()
+                    .map(|r| format!("{r} (pid {})", self.pid_text(r)))
+                    .collect();
+                return Err(Error::Rank(format!(
+                    "rank(s) {} did not exit within {} after the last point; all ranks were stopped",
+                    left.join(", "),
+                    humantime::format_duration(self.timeout)
+                )));
             }
             std::thread::sleep(Duration::from_millis(5));
         }

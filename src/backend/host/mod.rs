@@ -20,6 +20,9 @@ use crate::backend::Call;
 use crate::collective::{Algo, Op};
 use crate::error::{Error, Result};
 
+/// Outputs at least this large are written with streaming stores (larger than the L3 share).
+const STREAM_MIN_BYTES: usize = 16 << 20;
+
 /// Runs one collective call of this rank on the host backend. `scratch` is reused between calls
 /// so that timed iterations never allocate.
 pub fn run<T: Transport>(
@@ -33,7 +36,7 @@ pub fn run<T: Transport>(
         dtype: call.dtype,
         redop: call.redop,
     };
-    let streaming = std::env::var("CB_STREAM").ok().and_then(|v| v.parse::<usize>().ok()).map_or(false, |m| call.shape.bytes >= m);
+    let streaming = call.shape.bytes >= STREAM_MIN_BYTES;
     t.set_streaming(streaming);
     let result = dispatch(t, g, call, bufs, scratch, e);
     if streaming {

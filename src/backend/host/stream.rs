@@ -25,7 +25,10 @@ pub fn copy(dst: &mut [u8], src: &[u8]) {
 pub fn reduce3_stream(dtype: DType, op: ReduceOp, dst: &mut [u8], a: &[u8], b: &[u8]) {
     let mut tmp = [0u64; BLOCK / 8];
     let tmp: &mut [u8] = bytemuck::cast_slice_mut(&mut tmp[..]);
-    let pieces = dst.chunks_mut(BLOCK).zip(a.chunks(BLOCK)).zip(b.chunks(BLOCK));
+    let pieces = dst
+        .chunks_mut(BLOCK)
+        .zip(a.chunks(BLOCK))
+        .zip(b.chunks(BLOCK));
     for ((d, x), y) in pieces {
         let t = &mut tmp[..d.len()];
         reduce3(dtype, op, t, x, y);

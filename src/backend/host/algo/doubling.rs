@@ -32,8 +32,15 @@ pub fn allreduce<T: Transport>(
     if me + pof2 < n {
         let extra = g.members[me + pof2];
         let how = match src.take() {
-            Some(local) => Combine::ReduceWith { dtype: e.dtype, op: e.redop, local },
-            None => Combine::Reduce { dtype: e.dtype, op: e.redop },
+            Some(local) => Combine::ReduceWith {
+                dtype: e.dtype,
+                op: e.redop,
+                local,
+            },
+            None => Combine::Reduce {
+                dtype: e.dtype,
+                op: e.redop,
+            },
         };
         t.recv(extra, work, how)?;
     }
@@ -42,7 +49,10 @@ pub fn allreduce<T: Transport>(
     while mask < pof2 {
         let partner = g.members[me ^ mask];
         let mine: &[u8] = src.unwrap_or(work);
-        t.send_recv(Some((partner, mine)), Some((partner, &mut scratch[..], Combine::Copy)))?;
+        t.send_recv(
+            Some((partner, mine)),
+            Some((partner, &mut scratch[..], Combine::Copy)),
+        )?;
         // a + b == b + a exactly in IEEE arithmetic, so both partners hold identical bits.
         match src.take() {
             Some(local) => reduce3(e.dtype, e.redop, work, local, scratch),

@@ -6,8 +6,52 @@ use super::{block, split_pair, Buffers, Elements, Group};
 use crate::backend::host::transport::{Combine, Transport};
 use crate::error::Result;
 
-/// Ring AllReduce of `count` elements: ReduceScatter then AllGather over p blocks.
+/// Elements per rank in one slice of a large AllReduce (see `allreduce`).
+fn slice_elems(e: Elements) -> usize {
+    (256 * 1024) / e.dtype.size()
+}
+
+/// Ring AllReduce of `count` elements: ReduceScatter then AllGather over p blocks. A large
+/// buffer is reduced slice by slice (p × 256 KiB at a time) so that each slice stays in cache
+/// through all 2(p-1) steps: memory is then read and written once, instead of once per step.
 pub fn allreduce<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    bufs: Buffers<'_>,
+    count: usize,
+    e: Elements,
+) -> Result<()> {
+    let per_slice = slice_elems(e) * g.size();
+    if count <= per_slice {
+        return allreduce_slice(t, g, bufs, count, e);
+    }
+    let el = e.dtype.size();
+    let slices = (0..count)
+        .step_by(per_slice)
+        .map(|s| s * el..(s + per_slice).min(count) * el);
+    match bufs {
+        Buffers::OutOfPlace { input, output } => {
+            for r in slices {
+                let n = r.len() / el;
+                let b = Buffers::OutOfPlace {
+                    input: &input[r.clone()],
+                    output: &mut output[r],
+                };
+                allreduce_slice(t, g, b, n, e)?;
+            }
+        }
+        Buffers::InPlace(buf) => {
+            for r in slices {
+                let n = r.len() / el;
+                allreduce_slice(t, g, Buffers::InPlace(&mut buf[r]), n, e)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One ring AllReduce over the whole of `bufs`.
+fn allreduce_slice<T: Transport>(
     t: &mut T,
     g: &Group,
     bufs: Buffers<'_>,

@@ -1,0 +1,169 @@
+//! Every op × algorithm × dtype × placement at 2, 3 and 4 ranks, through the real binary: every
+//! point must be exactly right (`wrong == 0`) and the points measured must be exactly the ones
+//! nccl-tests semantics give for the requested sizes.
+//!
+//! Sizes `-b 5 -e 1M -f 7` are 5, 35, 245, 1715, 12005, 84035 and 588245 bytes: odd, not
+//! multiples of any element size or rank count (so counts round down, per rank for AllGather and
+//! ReduceScatter, and the smallest skip), and the largest is more than the 8 × 64 KiB slot ring
+//! of a channel, so every channel's ring wraps within a call.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{elem_size, expected_bytes, series, summary, sweep_ok, tempdir};
+
+const OPS: &str = "allreduce,allgather,reducescatter,broadcast,reduce";
+const DTYPES: [&str; 5] = ["f32", "f64", "f16", "bf16", "i32"];
+const SIZES: (usize, usize, usize) = (5, 1 << 20, 7);
+/// Generous: each launch takes about a second on an idle 2-core machine.
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// The algorithms the host backend runs for each op (the ones this test expects to see).
+fn algos(op: &str) -> &'static [&'static str] {
+    match op {
+        "allreduce" => &["ring", "tree"],
+        "allgather" | "reducescatter" => &["ring"],
+        "broadcast" | "reduce" => &["tree"],
+        other => panic!("unknown op {other}"),
+    }
+}
+
+/// (op, algo, dtype, in_place, world, bytes) of one point.
+type Key = (String, String, String, bool, usize, usize);
+
+/// The points a sweep over `ops`, all dtypes, both placements and [`SIZES`] must measure.
+fn expected_points(ops: &str, world: usize) -> Vec<Key> {
+    let (b, e, f) = SIZES;
+    let mut keys = Vec::new();
+    for op in ops.split(',') {
+        for algo in algos(op) {
+            for dtype in DTYPES {
+                for in_place in [false, true] {
+                    let mut last = None;
+                    for requested in series(b, e, f) {
+                        let bytes = expected_bytes(op, dtype, requested, world);
+                        if bytes == 0 || last == Some(bytes) {
+                            continue;
+                        }
+                        last = Some(bytes);
+                        let k = (op, *algo, dtype, in_place, world, bytes);
+                        keys.push((k.0.into(), k.1.into(), k.2.into(), k.3, k.4, k.5));
+                    }
+                }
+            }
+        }
+    }
+    keys.sort();
+    keys
+}
+
+/// Runs one launch of `ops` with reduction `redop` at `ranks` ranks and checks every point.
+fn check_launch(ops: &str, redop: &str, ranks: usize) {
+    let _serial = common::serial();
+    let (_tmp, out) = tempdir();
+    let (b, e, f) = (
+        SIZES.0.to_string(),
+        SIZES.1.to_string(),
+        SIZES.2.to_string(),
+    );
+    let ranks_text = ranks.to_string();
+    let dtypes = DTYPES.join(",");
+    #[rustfmt::skip]
+    let args = [
+        "--op", ops, "--algo", "ring,tree", "--dtype", &dtypes, "--redop", redop,
+        "--in-place", "both", "--ranks", &ranks_text, "-b", &b, "-e", &e, "-f", &f,
+        "--iters", "2", "--warmup", "1", "--timeout", "30s",
+    ];
+    sweep_ok(&args, &out, LIMIT);
+    let rows = summary(&out);
+
+    let bad: Vec<String> = rows
+        .iter()
+        .filter(|r| r.wrong != 0)
+        .map(|r| {
+            let k = &r.key;
+            format!(
+                "{} {} {} {} world {} {} B in_place {}: {} wrong",
+                k.op, k.algo, k.dtype, k.redop, k.world, k.bytes, k.in_place, r.wrong
+            )
+        })
+        .collect();
+    assert!(bad.is_empty(), "wrong results:\n{}", bad.join("\n"));
+
+    let mut got: Vec<Key> = rows
+        .iter()
+        .map(|r| {
+            let k = &r.key;
+            let (op, algo, dtype) = (k.op.to_string(), k.algo.to_string(), k.dtype.to_string());
+            (op, algo, dtype, k.in_place, k.world, k.bytes)
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        expected_points(ops, ranks),
+        "points of {ops} at {ranks} ranks"
+    );
+
+    for r in &rows {
+        let k = &r.key;
+        assert_eq!(
+            k.count * elem_size(k.dtype.name()),
+            k.bytes,
+            "count of {k:?}"
+        );
+        assert_eq!(k.redop.name(), redop, "{k:?}");
+        assert_eq!((k.backend.as_str(), k.nodes), ("host", 1), "{k:?}");
+        assert_eq!((r.iters, r.warmup), (2, 1), "{k:?}");
+    }
+}
+
+#[test]
+fn every_op_algo_dtype_placement_at_2_ranks() {
+    check_launch(OPS, "sum", 2);
+}
+
+#[test]
+fn every_op_algo_dtype_placement_at_3_ranks() {
+    check_launch(OPS, "sum", 3);
+}
+
+#[test]
+fn every_op_algo_dtype_placement_at_4_ranks() {
+    check_launch(OPS, "sum", 4);
+}
+
+#[test]
+fn max_reductions_at_3_ranks() {
+    check_launch("allreduce,reducescatter,reduce", "max", 3);
+}
+
+#[test]
+fn min_reductions_at_4_ranks() {
+    check_launch("allreduce,reducescatter,reduce", "min", 4);
+}
+
+#[test]
+fn expected_points_follow_nccl_tests_rounding() {
+    // The expectation itself, checked by hand: 35 B of f64 is 4 elements (32 B) for AllReduce;
+    // AllGather of f32 over 3 ranks keeps 2 whole elements per rank of 35 B (24 B); 5 B of f64
+    // holds no element and is skipped.
+    assert_eq!(expected_bytes("allreduce", "f64", 35, 3), 32);
+    assert_eq!(expected_bytes("allgather", "f32", 35, 3), 24);
+    assert_eq!(expected_bytes("reducescatter", "f16", 245, 4), 240);
+    assert_eq!(expected_bytes("reduce", "f64", 5, 2), 0);
+    assert_eq!(series(5, 1 << 20, 7).last(), Some(&588_245));
+    let pts = expected_points("allgather", 4);
+    let f16_sizes: Vec<usize> = pts
+        .iter()
+        .filter(|k| k.2 == "f16" && !k.3)
+        .map(|k| k.5)
+        .collect();
+    // 5 B of f16 over 4 ranks holds no element per rank; 35 B holds 4 per rank = 32 B.
+    assert_eq!(
+        f16_sizes,
+        [32, 240, 1712, 12000, 84032, 588_240],
+        "{f16_sizes:?}"
+    );
+}
