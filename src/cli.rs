@@ -4,6 +4,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+use crate::backend::host::affinity::Bind;
 use crate::backend::BackendKind;
 use crate::collective::{Algo, DType, Op, ReduceOp};
 use crate::error::{Error, Result};
@@ -89,6 +90,9 @@ pub struct SweepArgs {
     /// Placement of the output: off (out of place), on (in place), both.
     #[arg(long, default_value = "off")]
     pub in_place: String,
+    /// Pin rank processes to cores: core (rank r on the r-th allowed CPU, cyclic) or none.
+    #[arg(long, default_value = "core")]
+    pub bind: String,
     /// A rank that makes no progress for this long ends the run (e.g. 60s, 2m).
     #[arg(long, default_value = "60s")]
     pub timeout: String,
@@ -212,6 +216,7 @@ impl SweepArgs {
             in_place: parse_in_place(&self.in_place)?,
             iters: self.iters,
             warmup: self.warmup,
+            bind: self.bind.parse::<Bind>()?,
         };
         Ok(SweepRequest {
             opts,

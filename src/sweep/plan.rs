@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::backend::host::affinity::Bind;
 use crate::backend::Call;
 use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
 use crate::error::{Error, Result};
@@ -27,6 +28,9 @@ pub struct SweepOptions {
     pub iters: Option<usize>,
     /// Warm-up iterations per point; None = size-dependent default.
     pub warmup: Option<usize>,
+    /// Pinning of rank processes to cores.
+    #[serde(default)]
+    pub bind: Bind,
 }
 
 /// One measured point.
@@ -226,6 +230,7 @@ mod tests {
             in_place: vec![false],
             iters: None,
             warmup: None,
+            bind: Bind::Core,
         }
     }
 

@@ -5,6 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use crate::backend::host::affinity;
 use crate::backend::host::algo::{barrier, Buffers, Group};
 use crate::backend::host::layout::{Layout, Shared};
 use crate::backend::host::transport::shm::ShmTransport;
@@ -60,7 +61,16 @@ impl RankBuffers {
 pub fn rank_main(args: RankArgs, opts: &SweepOptions) -> Result<()> {
     let shared = Shared::attach(args.fd, args.layout)?;
 
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = affinity::allowed_cpus();
+    if let Some(cpu) = affinity::cpu_for_rank(opts.bind, args.rank, &cpus) {
+        if let Err(e) = affinity::bind_to(cpu) {
+            eprintln!(
+                "collbench: rank {} runs unbound: pinning to CPU {cpu} failed: {e}",
+                args.rank
+            );
+        }
+    }
+    let cores = cpus.len().max(1);
     let policy = WaitPolicy::for_load(args.layout.nranks, cores);
     let mut t = ShmTransport::new(shared, args.rank, policy);
     let all = Group::first(args.layout.nranks, args.rank)

@@ -5,11 +5,11 @@
 //! (point-to-point byte streams), [`reduce`] (element-wise kernels), [`algo`] (ring and tree
 //! collectives written once against the transport).
 
+pub mod affinity;
 pub mod algo;
 pub mod layout;
 pub mod reduce;
 pub mod segment;
-pub mod stream;
 pub mod transport;
 pub mod wait;
 
@@ -19,9 +19,6 @@ use transport::Transport;
 use crate::backend::Call;
 use crate::collective::{Algo, Op};
 use crate::error::{Error, Result};
-
-/// Outputs at least this large are written with streaming stores (larger than the L3 share).
-const STREAM_MIN_BYTES: usize = 16 << 20;
 
 /// Runs one collective call of this rank on the host backend. `scratch` is reused between calls
 /// so that timed iterations never allocate.
@@ -36,13 +33,7 @@ pub fn run<T: Transport>(
         dtype: call.dtype,
         redop: call.redop,
     };
-    let streaming = call.shape.bytes >= STREAM_MIN_BYTES;
-    t.set_streaming(streaming);
-    let result = dispatch(t, g, call, bufs, scratch, e);
-    if streaming {
-        stream::fence();
-    }
-    result
+    dispatch(t, g, call, bufs, scratch, e)
 }
 
 fn dispatch<T: Transport>(

@@ -2,6 +2,8 @@
 //! per phase, each step moving one block of S/p bytes. Bandwidth-optimal: each rank sends
 //! (p-1)/p × S per phase, which is exactly the busbw factor's assumption.
 
+use std::ops::Range;
+
 use super::{block, split_pair, Buffers, Elements, Group};
 use crate::backend::host::transport::{Combine, Transport};
 use crate::error::Result;
@@ -108,7 +110,7 @@ fn gather_steps<T: Transport>(
     t: &mut T,
     g: &Group,
     work: &mut [u8],
-    blk: impl Fn(isize) -> std::ops::Range<usize>,
+    blk: impl Fn(isize) -> Range<usize>,
     first: isize,
 ) -> Result<()> {
     let me = g.me as isize;
@@ -120,7 +122,26 @@ fn gather_steps<T: Transport>(
     Ok(())
 }
 
+/// Byte range of block `k` (mod p) of a buffer of p blocks of `stride` bytes, restricted to the
+/// slice `off..off + len` of each block.
+fn strided(n: usize, stride: usize, off: usize, len: usize) -> impl Fn(isize) -> Range<usize> {
+    move |k: isize| {
+        let at = k.rem_euclid(n as isize) as usize * stride + off;
+        at..at + len
+    }
+}
+
+/// The slices `(offset, length)` a block of `bytes` is worked through, 256 KiB at a time, so that
+/// what one step receives is still in cache when the next step forwards it. At least one slice,
+/// so that empty calls still synchronise.
+fn slices(bytes: usize, e: Elements) -> impl Iterator<Item = (usize, usize)> {
+    let step = slice_elems(e) * e.dtype.size();
+    let count = bytes.div_ceil(step).max(1);
+    (0..count).map(move |i| (i * step, bytes.saturating_sub(i * step).min(step)))
+}
+
 /// Ring AllGather: each rank's `count_per_rank` elements end up in block `rank` of every output.
+/// Large blocks travel slice by slice (see [`slices`]).
 pub fn allgather<T: Transport>(
     t: &mut T,
     g: &Group,
@@ -130,24 +151,24 @@ pub fn allgather<T: Transport>(
 ) -> Result<()> {
     let n = g.size();
     let bytes = count_per_rank * e.dtype.size();
-    let blk = |k: isize| {
-        let k = k.rem_euclid(n as isize) as usize;
-        k * bytes..(k + 1) * bytes
-    };
     let me = g.me as isize;
     let work = match bufs {
         Buffers::OutOfPlace { input, output } => {
-            output[blk(me)].copy_from_slice(input);
+            output[strided(n, bytes, 0, bytes)(me)].copy_from_slice(input);
             output
         }
         Buffers::InPlace(buf) => buf,
     };
-    gather_steps(t, g, work, blk, me)
+    for (off, len) in slices(bytes, e) {
+        gather_steps(t, g, work, strided(n, bytes, off, len), me)?;
+    }
+    Ok(())
 }
 
 /// Ring ReduceScatter: rank r receives the reduction of block r of every input. Partial sums
 /// travel round the ring through two alternating scratch blocks; the last step reduces straight
-/// into the output.
+/// into the output. Large blocks are worked through slice by slice (see [`slices`]), so the
+/// partial sums stay in cache.
 pub fn reducescatter<T: Transport>(
     t: &mut T,
     g: &Group,
@@ -156,68 +177,72 @@ pub fn reducescatter<T: Transport>(
     e: Elements,
     scratch: &mut Vec<u8>,
 ) -> Result<()> {
-    let n = g.size() as isize;
+    let n = g.size();
     let bytes = count_per_rank * e.dtype.size();
-    let blk = move |k: isize| {
-        let k = k.rem_euclid(n) as usize;
-        k * bytes..(k + 1) * bytes
-    };
     let me = g.me as isize;
     let (right, left) = (g.peer(me + 1), g.peer(me - 1));
-    scratch.resize(2 * bytes, 0);
+    scratch.resize(2 * bytes.min(slice_elems(e) * e.dtype.size()), 0);
     match bufs {
         Buffers::OutOfPlace { input, output } => {
             if n == 1 {
                 output.copy_from_slice(input);
                 return Ok(());
             }
-            partial_steps(t, g, input, bytes, e, scratch)?;
-            let how = Combine::ReduceWith {
-                dtype: e.dtype,
-                op: e.redop,
-                local: &input[blk(me)],
-            };
-            let out = last_partial(n, input, scratch, blk(me - 1), bytes);
-            t.send_recv(Some((right, out)), Some((left, output, how)))
+            for (off, len) in slices(bytes, e) {
+                let blk = strided(n, bytes, off, len);
+                partial_steps(t, g, input, &blk, e, &mut scratch[..2 * len])?;
+                let how = Combine::ReduceWith {
+                    dtype: e.dtype,
+                    op: e.redop,
+                    local: &input[blk(me)],
+                };
+                let out = last_partial(n, input, &scratch[..2 * len], blk(me - 1));
+                let dst = &mut output[off..off + len];
+                t.send_recv(Some((right, out)), Some((left, dst, how)))?;
+            }
+            Ok(())
         }
         Buffers::InPlace(buf) => {
             if n == 1 {
                 return Ok(());
             }
-            partial_steps(t, g, buf, bytes, e, scratch)?;
             let how = Combine::Reduce {
                 dtype: e.dtype,
                 op: e.redop,
             };
-            if n == 2 {
-                let (out, inp) = split_pair(buf, blk(me - 1), blk(me));
-                return t.send_recv(Some((right, out)), Some((left, inp, how)));
+            for (off, len) in slices(bytes, e) {
+                let blk = strided(n, bytes, off, len);
+                partial_steps(t, g, buf, &blk, e, &mut scratch[..2 * len])?;
+                if n == 2 {
+                    let (out, inp) = split_pair(buf, blk(me - 1), blk(me));
+                    t.send_recv(Some((right, out)), Some((left, inp, how)))?;
+                    continue;
+                }
+                let out = last_partial(n, &[], &scratch[..2 * len], 0..0);
+                t.send_recv(Some((right, out)), Some((left, &mut buf[blk(me)], how)))?;
             }
-            let out = last_partial(n, &[], scratch, 0..0, bytes);
-            t.send_recv(Some((right, out)), Some((left, &mut buf[blk(me)], how)))
+            Ok(())
         }
     }
 }
 
-/// Steps 0..p-2 of ReduceScatter: step s receives the partial of block (me-s-2) and adds this
-/// rank's own contribution; step 0 sends the rank's raw block (me-1).
+/// Steps 0..p-2 of ReduceScatter on one slice: step s receives the partial of block (me-s-2) and
+/// adds this rank's own contribution; step 0 sends the rank's raw block (me-1). `scratch` holds
+/// two slices.
 fn partial_steps<T: Transport>(
     t: &mut T,
     g: &Group,
     input: &[u8],
-    bytes: usize,
+    blk: &impl Fn(isize) -> Range<usize>,
     e: Elements,
     scratch: &mut [u8],
 ) -> Result<()> {
     let n = g.size() as isize;
     let me = g.me as isize;
     let (right, left) = (g.peer(me + 1), g.peer(me - 1));
-    let blk = |k: isize| {
-        let k = k.rem_euclid(n) as usize;
-        k * bytes..(k + 1) * bytes
-    };
+    let half = scratch.len() / 2;
     for s in 0..n - 2 {
-        let (lo, hi) = scratch.split_at_mut(bytes);
+        let (lo, hi) = scratch.split_at_mut(half);
         let (prev, cur) = if s % 2 == 0 { (&*hi, lo) } else { (&*lo, hi) };
         let out = if s == 0 { &input[blk(me - 1)] } else { prev };
         let how = Combine::ReduceWith {
@@ -231,20 +256,15 @@ fn partial_steps<T: Transport>(
 }
 
 /// What the last ReduceScatter step sends: the newest partial, or the raw block when p == 2.
-fn last_partial<'a>(
-    n: isize,
-    input: &'a [u8],
-    scratch: &'a [u8],
-    raw: std::ops::Range<usize>,
-    bytes: usize,
-) -> &'a [u8] {
+fn last_partial<'a>(n: usize, input: &'a [u8], scratch: &'a [u8], raw: Range<usize>) -> &'a [u8] {
     if n == 2 {
         return &input[raw];
     }
     // Step n-3 wrote the low half when n-3 is even.
+    let half = scratch.len() / 2;
     if (n - 3) % 2 == 0 {
-        &scratch[..bytes]
+        &scratch[..half]
     } else {
-        &scratch[bytes..]
+        &scratch[half..]
     }
 }

@@ -55,10 +55,6 @@ pub trait Transport {
         self.send_recv(None, Some((from, out, how)))
     }
 
-    /// Hints that the outputs of the coming call are larger than the caches, so received data
-    /// should be written with streaming stores. Transports without such stores ignore it.
-    fn set_streaming(&mut self, _on: bool) {}
-
     /// Records that this rank completed one more iteration (for the launcher's watchdog).
     fn mark_progress(&mut self);
 }

@@ -7,7 +7,6 @@ use std::sync::atomic::Ordering;
 use super::{Combine, Incoming, Outgoing, Transport};
 use crate::backend::host::layout::Shared;
 use crate::backend::host::reduce::{reduce3, reduce_into};
-use crate::backend::host::stream;
 use crate::backend::host::wait::{notify, Sleeper, WaitError, WaitPolicy};
 use crate::error::{Error, Result};
 
@@ -20,8 +19,6 @@ pub struct ShmTransport {
     sent: Vec<u64>,
     /// Chunks this rank has consumed from each peer (its copy of the channel tail).
     received: Vec<u64>,
-    /// Write received data with streaming stores (large outputs).
-    streaming: bool,
 }
 
 /// Progress through one message.
@@ -49,7 +46,6 @@ impl ShmTransport {
             policy,
             sent: vec![0; n],
             received: vec![0; n],
-            streaming: false,
         }
     }
 
@@ -93,16 +89,11 @@ impl ShmTransport {
         let incoming = unsafe { std::slice::from_raw_parts(slot as *const u8, n) };
         let dst = &mut out[cur.done..cur.done + n];
         match how {
-            Combine::Copy if self.streaming => stream::copy(dst, incoming),
             Combine::Copy => dst.copy_from_slice(incoming),
             Combine::Reduce { dtype, op } => reduce_into(dtype, op, dst, incoming),
             Combine::ReduceWith { dtype, op, local } => {
                 let local = &local[cur.done..cur.done + n];
-                if self.streaming {
-                    stream::reduce3_stream(dtype, op, dst, local, incoming)
-                } else {
-                    reduce3(dtype, op, dst, local, incoming)
-                }
+                reduce3(dtype, op, dst, local, incoming)
             }
         }
         self.received[from] += 1;
@@ -180,10 +171,6 @@ impl Transport for ShmTransport {
                 self.wait_for(t, f)?;
             }
         }
-    }
-
-    fn set_streaming(&mut self, on: bool) {
-        self.streaming = on;
     }
 
     fn mark_progress(&mut self) {
