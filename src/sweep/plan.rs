@@ -148,8 +148,12 @@ impl SweepOptions {
         for &requested in &self.sizes {
             let shape = Shape::new(op, dtype, requested, world);
             if shape.bytes == 0 {
+                let per = match op {
+                    Op::AllGather | Op::ReduceScatter => " per rank",
+                    _ => "",
+                };
                 plan.notes.push(format!(
-                    "{op} {dtype} at world {world}: {} holds less than one element per rank; skipped",
+                    "{op} {dtype} at world {world}: {} holds less than one element{per}; skipped",
                     format_size(requested)
                 ));
                 continue;
@@ -158,10 +162,9 @@ impl SweepOptions {
                 continue;
             }
             if shape.bytes != requested {
+                let (from, to) = distinct_sizes(requested, shape.bytes);
                 plan.notes.push(format!(
-                    "{op} {dtype} at world {world}: {} rounded down to {} (whole elements per rank)",
-                    format_size(requested),
-                    format_size(shape.bytes)
+                    "{op} {dtype} at world {world}: {from} rounded down to {to} (whole elements per rank)"
                 ));
             }
             last = Some(shape.bytes);
@@ -202,15 +205,31 @@ impl Point {
     }
 
     /// Bytes one rank allocates for this point: input and output (or the one in-place buffer),
-    /// plus ReduceScatter's two scratch blocks.
+    /// plus the algorithm's scratch (ring ReduceScatter: two 256 KiB slices at most; recursive
+    /// doubling: one partner buffer).
     pub fn bytes_per_rank(&self) -> usize {
         let s = &self.call.shape;
-        let scratch = 2 * s.out_bytes.min(s.in_bytes);
+        let scratch = match (self.call.op, self.call.algo) {
+            (Op::ReduceScatter, Algo::Ring) => 2 * s.out_bytes.min(256 << 10),
+            (_, Algo::RecursiveDoubling) => s.out_bytes,
+            _ => 0,
+        };
         if self.in_place {
             s.in_bytes.max(s.out_bytes) + scratch
         } else {
             s.in_bytes + s.out_bytes + scratch
         }
+    }
+}
+
+/// Two sizes written so that they read differently: binary units, or exact bytes when the
+/// units would round them to the same text.
+fn distinct_sizes(a: usize, b: usize) -> (String, String) {
+    let (fa, fb) = (format_size(a), format_size(b));
+    if fa == fb {
+        (format!("{a} B"), format!("{b} B"))
+    } else {
+        (fa, fb)
     }
 }
 
@@ -278,5 +297,60 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("allgather runs ring"));
+    }
+
+    #[test]
+    fn rounding_notes_never_print_equal_sizes() {
+        assert_eq!(
+            distinct_sizes(1 << 20, 1000),
+            ("1 MiB".into(), "1000 B".into())
+        );
+        let (a, b) = distinct_sizes(10_000_001, 10_000_000);
+        assert_ne!(a, b);
+        assert_eq!((a.as_str(), b.as_str()), ("10000001 B", "10000000 B"));
+    }
+
+    #[test]
+    fn memory_estimate_counts_only_the_scratch_an_algorithm_uses() {
+        let point = |op, algo, in_place| {
+            let shape = Shape::new(op, DType::F32, 64 << 20, 4);
+            let call = Call {
+                op,
+                algo,
+                dtype: DType::F32,
+                redop: ReduceOp::Sum,
+                shape,
+            };
+            Point {
+                call,
+                world: 4,
+                in_place,
+                requested: 64 << 20,
+                iters: 1,
+                warmup: 0,
+            }
+        };
+        let mib = 1 << 20;
+        assert_eq!(
+            point(Op::AllReduce, Algo::Ring, false).bytes_per_rank(),
+            128 * mib
+        );
+        assert_eq!(
+            point(Op::AllReduce, Algo::Ring, true).bytes_per_rank(),
+            64 * mib
+        );
+        assert_eq!(
+            point(Op::AllReduce, Algo::RecursiveDoubling, false).bytes_per_rank(),
+            192 * mib
+        );
+        // ReduceScatter: 64 MiB in, 16 MiB out, two 256 KiB scratch slices.
+        assert_eq!(
+            point(Op::ReduceScatter, Algo::Ring, false).bytes_per_rank(),
+            80 * mib + 512 * 1024
+        );
+        assert_eq!(
+            point(Op::AllGather, Algo::Ring, false).bytes_per_rank(),
+            80 * mib
+        );
     }
 }
