@@ -8,6 +8,7 @@ use crate::backend::host::affinity::Bind;
 use crate::backend::BackendKind;
 use crate::collective::{Algo, DType, Op, ReduceOp};
 use crate::error::{Error, Result};
+use crate::fit::command::FitRequest;
 use crate::sweep::plan::SweepOptions;
 use crate::sweep::run::SweepRequest;
 use crate::units::{
@@ -28,6 +29,8 @@ pub struct Cli {
 pub enum Command {
     /// Measure collectives over message sizes and world sizes; write a results folder.
     Sweep(Box<SweepArgs>),
+    /// Fit alpha-beta models to results folders (writes fit.json), or predict from a fit.json.
+    Fit(FitArgs),
     /// Internal: one rank process of a local launch.
     #[command(name = "__rank", hide = true)]
     Rank(RankCliArgs),
@@ -102,6 +105,40 @@ pub struct SweepArgs {
     /// Never show the progress bar (it is shown only when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,
+}
+
+/// `collbench fit`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  collbench fit results/run-a results/run-b -o fit.json\n  \
+collbench fit fit.json --predict op=allgather,algo=ring,world=64,bytes=1G\n  \
+collbench fit fit.json --predict op=allreduce,world=16,nodes=2,bytes=256M --json"
+)]
+pub struct FitArgs {
+    /// Results folders of `collbench sweep` to fit, or one fit.json to predict from.
+    #[arg(value_name = "RUN")]
+    pub inputs: Vec<PathBuf>,
+    /// Where to write the fit.
+    #[arg(short = 'o', long = "output", default_value = "fit.json")]
+    pub output: PathBuf,
+    /// Predict one call: op=..,algo=..(ring),world=..,bytes=..[,nodes=..][,dtype=..].
+    #[arg(long, value_name = "SPEC")]
+    pub predict: Option<String>,
+    /// Print the prediction as one JSON object (time_us, interval_us, busbw_gbps, ...).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl FitArgs {
+    /// The typed request.
+    pub fn into_request(self) -> FitRequest {
+        FitRequest {
+            inputs: self.inputs,
+            output: self.output,
+            predict: self.predict,
+            json: self.json,
+        }
+    }
 }
 
 /// The hidden `__rank` subcommand.

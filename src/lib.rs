@@ -24,6 +24,7 @@ pub mod check;
 pub mod cli;
 pub mod collective;
 pub mod error;
+pub mod fit;
 pub mod launch;
 pub mod meta;
 pub mod report;

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Sweep(args) => sweep(*args),
+        Command::Fit(args) => collbench::fit::command::run_fit(&args.into_request()),
         Command::Rank(args) => rank(args),
     };
     match result {

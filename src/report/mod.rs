@@ -1,6 +1,7 @@
 //! Writers and readers of a results folder (see docs/FORMATS.md) and the live stdout table.
 
 mod csvio;
+pub mod fit_table;
 pub mod ranks_csv;
 pub mod run_dir;
 pub mod samples_csv;

@@ -1,0 +1,339 @@
+//! Turning curves of samples into a [`FitFile`]: per-curve lines and regimes, then
+//! cross-world models per (backend, op, algo, dtype, placement).
+
+use std::collections::BTreeMap;
+
+use super::forms::Form;
+use super::input::{group_curves, Curve, Run};
+use super::regress::{self, FitError, LinearFit, Obs, RobustOptions};
+use super::schema::*;
+use super::segments::{self, SegmentOptions};
+use crate::collective::{Algo, DType, Op};
+
+/// The fitting options (defaults: Huber k 1.345, 95% intervals, up to 3 regimes of 3+ sizes).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BuildOptions {
+    pub robust: RobustOptions,
+    pub segments: SegmentOptions,
+}
+
+/// Fits every curve and every cross-world model the runs support.
+pub fn build(runs: &[Run], opts: &BuildOptions) -> FitFile {
+    let grouped = group_curves(runs);
+    let mut notes = grouped.notes;
+    let mut curves = Vec::new();
+    for (key, curve) in &grouped.curves {
+        match fit_curve(key, curve, opts) {
+            Ok(c) => curves.push(c),
+            Err(e) => notes.push(format!("{}: no line: {e}", describe(key))),
+        }
+    }
+    let models = fit_models(&grouped.curves, opts, &mut notes);
+    FitFile {
+        schema: FIT_SCHEMA.into(),
+        collbench_version: env!("CARGO_PKG_VERSION").into(),
+        created: crate::meta::now_rfc3339(),
+        method: method(opts),
+        sources: runs.iter().map(source).collect(),
+        curves,
+        models,
+        notes,
+    }
+}
+
+fn method(opts: &BuildOptions) -> Method {
+    Method {
+        objective: "least squares on relative residuals (weight 1/T²), every size weighted \
+                    equally whatever its iteration count"
+            .into(),
+        robust: format!(
+            "Huber IRLS, k = {} on the MAD scale of the relative residuals",
+            opts.robust.huber_k
+        ),
+        intervals: "cluster-robust covariance (CR1, one cluster per size or size × world), \
+                    Student t with clusters − parameters degrees of freedom"
+            .into(),
+        confidence: opts.robust.confidence,
+        segments: "contiguous size ranges chosen by BIC on per-size medians".into(),
+        max_segments: opts.segments.max_segments,
+        min_sizes_per_segment: opts.segments.min_sizes,
+    }
+}
+
+fn source(run: &Run) -> Source {
+    let m = &run.meta;
+    Source {
+        path: run.dir.display().to_string(),
+        backend: m.backend.clone(),
+        transport: m.transport.clone(),
+        hostname: m.host.hostname.clone(),
+        cpu_model: m.host.cpu_model.clone(),
+        cores: m.host.cores,
+        ranks: m.ranks,
+        nodes: m.nodes,
+        started: m.started.clone(),
+        ended: m.ended.clone(),
+        collbench_version: m.collbench_version.clone(),
+        points: run.points.len(),
+    }
+}
+
+/// "host allreduce ring f32 world 4 (out of place)".
+pub fn describe(k: &CurveKey) -> String {
+    format!(
+        "{} {} {} {} world {}{}{}",
+        k.backend,
+        k.op,
+        k.algo,
+        k.dtype,
+        k.world,
+        if k.nodes > 1 {
+            format!(" on {} nodes", k.nodes)
+        } else {
+            String::new()
+        },
+        if k.in_place { " in place" } else { "" }
+    )
+}
+
+/// Alpha-beta observations of one curve: x = [1, S in kB], one group per size.
+fn curve_obs(curve: &Curve) -> Vec<Obs> {
+    let mut obs = Vec::new();
+    for (g, (&bytes, samples)) in curve.iter().enumerate() {
+        for &y in samples {
+            obs.push(Obs {
+                x: vec![1.0, bytes as f64 / 1e3],
+                y,
+                group: g,
+            });
+        }
+    }
+    obs
+}
+
+fn fit_curve(key: &CurveKey, curve: &Curve, opts: &BuildOptions) -> Result<CurveFit, FitError> {
+    let obs = curve_obs(curve);
+    let fit = regress::fit(&obs, &opts.robust)?;
+    let line = line_of(&fit, &obs);
+    let loso = regress::leave_one_group_out(&obs, &opts.robust)
+        .ok()
+        .map(|h| holdout_summary(h.iter().map(|h| h.rel_err)));
+    let (segments, bic) = match segments::segment(&obs, &opts.robust, &opts.segments) {
+        Ok(s) => (
+            s.segments
+                .iter()
+                .map(|seg| line_of(&seg.fit, &obs_in(&obs, seg.min_bytes, seg.max_bytes)))
+                .collect(),
+            s.bic
+                .iter()
+                .map(|&(segments, bic)| SegmentsBic { segments, bic })
+                .collect(),
+        ),
+        Err(_) => (vec![line.clone()], Vec::new()),
+    };
+    Ok(CurveFit {
+        key: key.clone(),
+        sizes: curve.len(),
+        line,
+        loso,
+        segments,
+        bic,
+    })
+}
+
+/// The observations with sizes in `lo..=hi` bytes.
+fn obs_in(obs: &[Obs], lo: f64, hi: f64) -> Vec<Obs> {
+    obs.iter()
+        .filter(|o| (lo / 1e3..=hi / 1e3).contains(&o.x[1]))
+        .cloned()
+        .collect()
+}
+
+fn line_of(fit: &LinearFit, obs: &[Obs]) -> Line {
+    let bytes = |o: &Obs| (o.x[1] * 1e3).round() as u64;
+    let beta = param(fit, 1);
+    Line {
+        min_bytes: obs.iter().map(bytes).min().unwrap_or(0),
+        max_bytes: obs.iter().map(bytes).max().unwrap_or(0),
+        alpha_us: param(fit, 0),
+        bandwidth_gbps: (beta.value > 0.0).then(|| 1.0 / beta.value),
+        beta_ns_per_byte: beta,
+        quality: quality(fit),
+    }
+}
+
+fn param(fit: &LinearFit, i: usize) -> Param {
+    Param {
+        value: fit.params[i],
+        stderr: fit.stderr[i],
+        ci: [fit.ci[i].0, fit.ci[i].1],
+    }
+}
+
+fn quality(fit: &LinearFit) -> Quality {
+    Quality {
+        r2: fit.r2,
+        rel_err_mean: fit.rel_err_mean,
+        rel_err_max: fit.rel_err_max,
+        samples: fit.n,
+        downweighted: fit.downweighted,
+        groups: fit.groups,
+    }
+}
+
+fn holdout_summary(errs: impl Iterator<Item = f64>) -> Holdout {
+    let errs: Vec<f64> = errs.collect();
+    let n = errs.len().max(1) as f64;
+    Holdout {
+        rel_err_mean: errs.iter().sum::<f64>() / n,
+        rel_err_max: errs.iter().cloned().fold(0.0, f64::max),
+    }
+}
+
+/// What a cross-world model keys on.
+type ModelKey = (String, Op, Algo, DType, bool);
+
+/// Curves of one model key: (world, nodes) → curve.
+type WorldCurves<'a> = BTreeMap<(usize, usize), &'a Curve>;
+
+fn fit_models(
+    curves: &BTreeMap<CurveKey, Curve>,
+    opts: &BuildOptions,
+    notes: &mut Vec<String>,
+) -> Vec<WorldModel> {
+    let mut by_model: BTreeMap<ModelKey, WorldCurves> = BTreeMap::new();
+    for (k, c) in curves.iter().filter(|(k, _)| k.world > 1) {
+        let mk = (k.backend.clone(), k.op, k.algo, k.dtype, k.in_place);
+        by_model
+            .entry(mk)
+            .or_default()
+            .insert((k.world, k.nodes), c);
+    }
+    let mut models = Vec::new();
+    for (mk, worlds) in &by_model {
+        let name = format!(
+            "{} {} {} {}{}",
+            mk.0,
+            mk.1,
+            mk.2,
+            mk.3,
+            if mk.4 { " in place" } else { "" }
+        );
+        let multi_node = worlds.keys().any(|&(_, n)| n > 1);
+        let forms = if multi_node {
+            vec![Form::TwoLevel]
+        } else {
+            vec![Form::for_algo(mk.2)]
+        };
+        for form in forms.into_iter().filter(|f| f.covers(mk.1)) {
+            match fit_world_model(mk, form, worlds, opts) {
+                Ok(m) => models.push(m),
+                Err(e) => notes.push(format!("{name}: no {} model: {e}", form.name())),
+            }
+        }
+        if !multi_node {
+            notes.push(format!(
+                "{name}: no two-level model: every point ran on one node"
+            ));
+        }
+    }
+    models
+}
+
+/// Why a cross-world model was not made.
+#[derive(Debug, thiserror::Error)]
+enum ModelError {
+    #[error("measured at one world size only ({0}); a model across world sizes needs two or more")]
+    OneWorld(usize),
+    #[error("{0}")]
+    Fit(#[from] FitError),
+}
+
+fn world_obs(form: Form, op: Op, worlds: &WorldCurves, skip: Option<(usize, usize)>) -> Vec<Obs> {
+    let mut obs = Vec::new();
+    let mut group = 0;
+    for (&(p, nodes), curve) in worlds.iter().filter(|(w, _)| Some(**w) != skip) {
+        for (&bytes, samples) in curve.iter() {
+            let Some(x) = form.coefficients(op, p, nodes, bytes as f64) else {
+                continue;
+            };
+            obs.extend(samples.iter().map(|&y| Obs {
+                x: x.clone(),
+                y,
+                group,
+            }));
+            group += 1;
+        }
+    }
+    obs
+}
+
+fn fit_world_model(
+    mk: &ModelKey,
+    form: Form,
+    worlds: &WorldCurves,
+    opts: &BuildOptions,
+) -> Result<WorldModel, ModelError> {
+    if worlds.len() < 2 {
+        let w = worlds.keys().next().map_or(0, |w| w.0);
+        return Err(ModelError::OneWorld(w));
+    }
+    let op = mk.1;
+    let obs = world_obs(form, op, worlds, None);
+    let fit = regress::fit(&obs, &opts.robust)?;
+    let holdout = worlds
+        .keys()
+        .filter_map(|&w| world_holdout(form, op, worlds, w, opts))
+        .collect();
+    let params = form
+        .param_names()
+        .iter()
+        .enumerate()
+        .map(|(i, name)| NamedParam {
+            name: name.to_string(),
+            param: param(&fit, i),
+        })
+        .collect();
+    Ok(WorldModel {
+        backend: mk.0.clone(),
+        op,
+        algo: mk.2,
+        dtype: mk.3,
+        in_place: mk.4,
+        form: form.name().into(),
+        formula: form.formula(op),
+        params,
+        covariance: fit.covariance.clone(),
+        t_quantile: fit.t_quantile,
+        worlds: worlds.keys().map(|w| w.0).collect(),
+        nodes: worlds.keys().map(|w| w.1).collect(),
+        quality: quality(&fit),
+        holdout,
+    })
+}
+
+/// Fits without world `held` and measures the error predicting its per-size medians.
+fn world_holdout(
+    form: Form,
+    op: Op,
+    worlds: &WorldCurves,
+    held: (usize, usize),
+    opts: &BuildOptions,
+) -> Option<WorldHoldout> {
+    let rest = world_obs(form, op, worlds, Some(held));
+    let fit = regress::fit(&rest, &opts.robust).ok()?;
+    let curve = worlds.get(&held)?;
+    let errs = curve.iter().filter_map(|(&bytes, samples)| {
+        let x = form.coefficients(op, held.0, held.1, bytes as f64)?;
+        let (pred, _) = regress::predict(&fit, &x);
+        let m = crate::stats::Summary::of(samples)?.median;
+        Some((pred - m).abs() / m)
+    });
+    let h = holdout_summary(errs);
+    Some(WorldHoldout {
+        world: held.0,
+        nodes: held.1,
+        rel_err_mean: h.rel_err_mean,
+        rel_err_max: h.rel_err_max,
+    })
+}

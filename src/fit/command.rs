@@ -1,0 +1,108 @@
+//! The `collbench fit` command: read runs (or a fit.json), fit, write, print, predict.
+
+use std::path::{Path, PathBuf};
+
+use super::build::{build, BuildOptions};
+use super::input::{read_run, require_points, Run};
+use super::predict::{describe, parse_query, predict};
+use super::schema::FitFile;
+use crate::error::{Error, Result};
+use crate::report::fit_table;
+
+/// What `collbench fit` was asked to do, parsed.
+#[derive(Debug)]
+pub struct FitRequest {
+    /// Results folders, or one fit.json.
+    pub inputs: Vec<PathBuf>,
+    /// Where the new fit.json goes.
+    pub output: PathBuf,
+    /// A `--predict` query.
+    pub predict: Option<String>,
+    /// Print the prediction as one JSON object.
+    pub json: bool,
+}
+
+/// Runs the command; the exit code is 0 (errors are `Err`).
+pub fn run_fit(req: &FitRequest) -> Result<u8> {
+    let query = req.predict.as_deref().map(parse_query).transpose()?;
+    let fit = match existing_fit(&req.inputs)? {
+        Some(fit) => fit,
+        None => fit_runs(req)?,
+    };
+    if let Some(q) = query {
+        let p = predict(&fit, &q)?;
+        if req.json {
+            let text = serde_json::to_string(&p)
+                .map_err(|e| Error::usage(format!("cannot encode the prediction: {e}")))?;
+            println!("{text}");
+        } else {
+            println!("{}", describe(&p));
+        }
+    }
+    Ok(0)
+}
+
+/// A single input that is a file is read as a fit.json (to predict from it).
+fn existing_fit(inputs: &[PathBuf]) -> Result<Option<FitFile>> {
+    match inputs {
+        [] => Err(Error::usage(
+            "give one or more results folders to fit (e.g. collbench fit results/<run>), or a \
+             fit.json with --predict",
+        )),
+        [one] if one.is_file() => Ok(Some(FitFile::read(one)?)),
+        _ => Ok(None),
+    }
+}
+
+fn fit_runs(req: &FitRequest) -> Result<FitFile> {
+    if let Some(f) = req.inputs.iter().find(|p| p.is_file()) {
+        return Err(Error::Input {
+            path: f.clone(),
+            msg: "is a file; give results folders to fit, or one fit.json alone to predict from"
+                .into(),
+        });
+    }
+    let runs: Vec<Run> = req
+        .inputs
+        .iter()
+        .map(|d| read_run(d))
+        .collect::<Result<_>>()?;
+    require_points(&runs)?;
+    let fit = build(&runs, &BuildOptions::default());
+    if fit.curves.is_empty() {
+        return Err(Error::Input {
+            path: req.inputs[0].clone(),
+            msg: format!(
+                "nothing could be fitted: {}",
+                fit.notes.first().map_or("no usable points", String::as_str)
+            ),
+        });
+    }
+    check_writable(&req.output)?;
+    fit.write(&req.output)?;
+    if !req.json {
+        print!("{}", fit_table::render(&fit));
+    }
+    eprintln!(
+        "collbench: {} curves and {} cross-world models written to {}",
+        fit.curves.len(),
+        fit.models.len(),
+        req.output.display()
+    );
+    Ok(fit)
+}
+
+fn check_writable(path: &Path) -> Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(Error::usage(format!(
+            "-o {}: folder {} does not exist; create it or choose another path",
+            path.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,19 @@
+//! Alpha-beta models fitted to sweep results (`collbench fit`).
+//!
+//! Pipeline: [`input`] reads results folders (summary.csv, samples.csv, meta.json) into curves of
+//! per-iteration samples; [`regress`] fits linear models robustly on the relative scale;
+//! [`segments`] finds regime breaks within one curve; [`forms`] defines the algorithm-shaped
+//! models that span world sizes (ring, tree, recursive doubling, two-level); [`build`] runs
+//! them all and assembles a [`schema::FitFile`], the `fit.json` that the projection reads and
+//! nothing else. [`predict`] answers "how long would this call take" from a fit.json.
+//!
+//! Everything but `input` and the writers is pure: numbers in, numbers out.
+
+pub mod build;
+pub mod command;
+pub mod forms;
+pub mod input;
+pub mod predict;
+pub mod regress;
+pub mod schema;
+pub mod segments;

@@ -1,0 +1,210 @@
+//! `collbench fit --predict op=allgather,algo=ring,world=64,bytes=1G`: the time of one call
+//! from a fit.json's cross-world models, with a confidence interval.
+
+use serde::Serialize;
+
+use super::forms::Form;
+use super::schema::{FitFile, WorldModel};
+use crate::collective::{busbw_gbps, Algo, DType, Op};
+use crate::error::{Error, Result};
+use crate::units::parse_size;
+
+/// What to predict.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Query {
+    pub op: Op,
+    pub algo: Algo,
+    pub dtype: Option<DType>,
+    pub world: usize,
+    pub nodes: usize,
+    pub bytes: usize,
+}
+
+/// The answer (also the `--json` object).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Prediction {
+    pub op: Op,
+    pub algo: Algo,
+    pub dtype: DType,
+    pub world: usize,
+    pub nodes: usize,
+    pub bytes: usize,
+    pub time_us: f64,
+    /// Confidence interval of the predicted mean time, [low, high] µs.
+    pub interval_us: [f64; 2],
+    pub confidence: f64,
+    pub algbw_gbps: f64,
+    pub busbw_gbps: f64,
+    /// The model used.
+    pub form: String,
+    pub formula: String,
+    /// World sizes the model was fitted on.
+    pub fitted_worlds: Vec<usize>,
+    /// True when `world` lies outside the fitted world sizes.
+    pub extrapolated: bool,
+}
+
+/// Parses `key=value,...` with keys op, algo (default ring), dtype, world, nodes (default 1),
+/// bytes (K/M/G suffixes).
+pub fn parse_query(spec: &str) -> Result<Query> {
+    let mut q = Query {
+        op: Op::AllReduce,
+        algo: Algo::Ring,
+        dtype: None,
+        world: 0,
+        nodes: 1,
+        bytes: 0,
+    };
+    let (mut have_op, mut have_bytes) = (false, false);
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((k, v)) = part.split_once('=') else {
+            return Err(bad_spec(format!("'{part}' is not key=value")));
+        };
+        match k.trim() {
+            "op" => (q.op, have_op) = (v.parse()?, true),
+            "algo" => q.algo = v.parse()?,
+            "dtype" => q.dtype = Some(v.parse()?),
+            "world" => q.world = positive("world", v)?,
+            "nodes" => q.nodes = positive("nodes", v)?,
+            "bytes" => (q.bytes, have_bytes) = (parse_size(v)?, true),
+            other => {
+                return Err(bad_spec(format!(
+                    "unknown key '{other}' (known: op, algo, dtype, world, nodes, bytes)"
+                )))
+            }
+        }
+    }
+    if !have_op || q.world == 0 || !have_bytes {
+        return Err(bad_spec("op, world and bytes are required".into()));
+    }
+    if q.world % q.nodes != 0 {
+        return Err(bad_spec(format!(
+            "world {} is not a multiple of nodes {}",
+            q.world, q.nodes
+        )));
+    }
+    Ok(q)
+}
+
+fn bad_spec(msg: String) -> Error {
+    Error::usage(format!(
+        "--predict: {msg}; e.g. --predict op=allgather,algo=ring,world=64,bytes=1G"
+    ))
+}
+
+fn positive(key: &str, v: &str) -> Result<usize> {
+    match v.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(bad_spec(format!("{key} '{v}' is not a positive integer"))),
+    }
+}
+
+/// Predicts `q` from the fit's models; refuses (exit 2) when no model covers the op and
+/// algorithm, saying which models the file has.
+pub fn predict(fit: &FitFile, q: &Query) -> Result<Prediction> {
+    let model = choose(fit, q).ok_or_else(|| {
+        let have: Vec<String> = fit
+            .models
+            .iter()
+            .map(|m| format!("{} {} {} ({})", m.op, m.algo, m.dtype, m.form))
+            .collect();
+        Error::usage(format!(
+            "the fit has no model for {} {}{}{}; it has: {}",
+            q.op,
+            q.algo,
+            q.dtype.map_or(String::new(), |d| format!(" {d}")),
+            if q.nodes > 1 { " across nodes" } else { "" },
+            if have.is_empty() {
+                "none (see its notes)".to_string()
+            } else {
+                have.join(", ")
+            }
+        ))
+    })?;
+    evaluate(fit, model, q)
+}
+
+/// The model for a query: two-level when it spans nodes, else the single-level form of the
+/// algorithm (falling back to two-level with one node); out of place before in place.
+fn choose<'a>(fit: &'a FitFile, q: &Query) -> Option<&'a WorldModel> {
+    let mut found: Vec<&WorldModel> = fit
+        .models
+        .iter()
+        .filter(|m| m.op == q.op && m.algo == q.algo)
+        .filter(|m| q.dtype.is_none_or(|d| d == m.dtype))
+        .filter(|m| q.nodes == 1 || m.form == Form::TwoLevel.name())
+        .collect();
+    found.sort_by_key(|m| (m.form == Form::TwoLevel.name(), m.in_place));
+    found.into_iter().next()
+}
+
+fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Prediction> {
+    let bad = |msg: String| Error::usage(format!("model {} {} {}: {msg}", m.op, m.algo, m.form));
+    let form = Form::from_name(&m.form).ok_or_else(|| bad("unknown form".into()))?;
+    let x = form
+        .coefficients(q.op, q.world, q.nodes, q.bytes as f64)
+        .ok_or_else(|| bad(format!("does not describe {}", q.op)))?;
+    if x.len() != m.params.len() || m.covariance.len() != x.len() {
+        return Err(bad("parameters do not match the form".into()));
+    }
+    let time_us: f64 = x
+        .iter()
+        .zip(&m.params)
+        .map(|(c, p)| c * p.param.value)
+        .sum();
+    let var: f64 = (0..x.len())
+        .flat_map(|i| (0..x.len()).map(move |j| (i, j)))
+        .map(|(i, j)| x[i] * m.covariance[i].get(j).copied().unwrap_or(0.0) * x[j])
+        .sum();
+    let half = m.t_quantile * var.max(0.0).sqrt();
+    let algbw = if time_us > 0.0 {
+        q.bytes as f64 / time_us / 1e3
+    } else {
+        0.0
+    };
+    let lo = m.worlds.iter().min().copied().unwrap_or(0);
+    let hi = m.worlds.iter().max().copied().unwrap_or(0);
+    Ok(Prediction {
+        op: q.op,
+        algo: q.algo,
+        dtype: m.dtype,
+        world: q.world,
+        nodes: q.nodes,
+        bytes: q.bytes,
+        time_us,
+        interval_us: [time_us - half, time_us + half],
+        confidence: fit.method.confidence,
+        algbw_gbps: algbw,
+        busbw_gbps: busbw_gbps(q.op, q.world, algbw),
+        form: m.form.clone(),
+        formula: m.formula.clone(),
+        fitted_worlds: m.worlds.clone(),
+        extrapolated: q.world < lo || q.world > hi,
+    })
+}
+
+/// One readable line.
+pub fn describe(p: &Prediction) -> String {
+    format!(
+        "{} {} {} world {}{} {}: {:.3} us [{:.3} .. {:.3}] ({:.0}% interval), busbw {:.3} GB/s \
+         ({} model fitted on worlds {:?}{})",
+        p.op,
+        p.algo,
+        p.dtype,
+        p.world,
+        if p.nodes > 1 {
+            format!(" on {} nodes", p.nodes)
+        } else {
+            String::new()
+        },
+        crate::units::format_size(p.bytes),
+        p.time_us,
+        p.interval_us[0],
+        p.interval_us[1],
+        p.confidence * 100.0,
+        p.busbw_gbps,
+        p.form,
+        p.fitted_worlds,
+        if p.extrapolated { "; extrapolated" } else { "" }
+    )
+}

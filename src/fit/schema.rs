@@ -1,0 +1,240 @@
+//! `fit.json` (schema `collbench.fit/v1`): the only thing the projection reads from the
+//! measurement side, and the form bundled network profiles take. Documented field by field in
+//! docs/FORMATS.md.
+//!
+//! Units are in the names: times in µs, inverse bandwidths in ns per byte (1 ns/B is 1 GB/s),
+//! bandwidths in GB/s (10⁹ bytes per second).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::collective::{Algo, DType, Op};
+use crate::error::{Error, Result};
+
+/// Schema id of fit.json.
+pub const FIT_SCHEMA: &str = "collbench.fit/v1";
+
+/// The whole file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FitFile {
+    /// Always [`FIT_SCHEMA`].
+    pub schema: String,
+    pub collbench_version: String,
+    /// When the fit was made, RFC 3339 UTC.
+    pub created: String,
+    pub method: Method,
+    /// The runs fitted (or, for a bundled profile, the public sources of its numbers).
+    pub sources: Vec<Source>,
+    /// One alpha-beta fit per measured curve.
+    pub curves: Vec<CurveFit>,
+    /// Algorithm-shaped models that predict any world size.
+    pub models: Vec<WorldModel>,
+    /// What could not be fitted, and why.
+    pub notes: Vec<String>,
+}
+
+/// How the numbers were obtained, so a reader can judge them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Method {
+    /// E.g. "least squares on relative residuals, each size weighted equally".
+    pub objective: String,
+    /// E.g. "Huber IRLS, k = 1.345 on the MAD scale".
+    pub robust: String,
+    /// E.g. "cluster-robust (CR1, clusters = sizes), Student t".
+    pub intervals: String,
+    /// Confidence level of every `ci` (0.95).
+    pub confidence: f64,
+    /// E.g. "BIC on per-size medians".
+    pub segments: String,
+    pub max_segments: usize,
+    pub min_sizes_per_segment: usize,
+}
+
+/// A fitted run (or a cited public source).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// The results folder (or a citation).
+    pub path: String,
+    pub backend: String,
+    pub transport: String,
+    pub hostname: String,
+    pub cpu_model: String,
+    pub cores: usize,
+    pub ranks: usize,
+    pub nodes: usize,
+    pub started: String,
+    pub ended: Option<String>,
+    pub collbench_version: String,
+    /// Points (rows of summary.csv) in the run.
+    pub points: usize,
+}
+
+/// What one curve is: everything but the size.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CurveKey {
+    pub backend: String,
+    pub op: Op,
+    pub algo: Algo,
+    pub dtype: DType,
+    pub world: usize,
+    pub nodes: usize,
+    pub in_place: bool,
+}
+
+/// A parameter with its uncertainty.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Param {
+    pub value: f64,
+    /// Standard error (0 for a parameter held at its bound).
+    pub stderr: f64,
+    /// Confidence interval [low, high] at `Method::confidence`.
+    pub ci: [f64; 2],
+}
+
+/// How well a model explains data.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Quality {
+    /// R² over per-size medians on the relative scale (weights 1/median²).
+    pub r2: f64,
+    /// Mean and largest |predicted − median| / median over the sizes (or size × world groups).
+    pub rel_err_mean: f64,
+    pub rel_err_max: f64,
+    /// Samples fitted, and how many of them the robust fit down-weighted as outliers.
+    pub samples: usize,
+    pub downweighted: usize,
+    /// Distinct groups (sizes, or size × world) fitted.
+    pub groups: usize,
+}
+
+/// One regime of a curve: `T(S) = alpha + beta·S` for `min_bytes <= S <= max_bytes`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+    pub alpha_us: Param,
+    pub beta_ns_per_byte: Param,
+    /// 1 / beta: the asymptotic algbw of the regime, GB/s (null when beta is 0).
+    pub bandwidth_gbps: Option<f64>,
+    pub quality: Quality,
+}
+
+/// Prediction error on held-out data.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Holdout {
+    pub rel_err_mean: f64,
+    pub rel_err_max: f64,
+}
+
+/// The fits of one curve.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CurveFit {
+    #[serde(flatten)]
+    pub key: CurveKey,
+    /// Sizes measured.
+    pub sizes: usize,
+    /// One line over every size.
+    pub line: Line,
+    /// Leave-one-size-out prediction error of the single line (null with too few sizes).
+    pub loso: Option<Holdout>,
+    /// The chosen regimes, ascending in size (one entry when a single line is the better model).
+    pub segments: Vec<Line>,
+    /// BIC of the best segmentation with 1, 2, ... segments.
+    pub bic: Vec<SegmentsBic>,
+}
+
+/// One candidate segment count and its information criterion.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SegmentsBic {
+    pub segments: usize,
+    pub bic: f64,
+}
+
+/// A model of one op and algorithm across world sizes: `T = Σ coef_i(p, nodes, S) · param_i`,
+/// coefficients defined by `form` (see `fit::forms` and docs/METHODOLOGY.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorldModel {
+    pub backend: String,
+    pub op: Op,
+    pub algo: Algo,
+    pub dtype: DType,
+    pub in_place: bool,
+    /// The form's name: ring, tree, recursive-doubling, two-level.
+    pub form: String,
+    /// The formula in words, e.g. "2(p-1)·alpha + 2(p-1)/p·S·beta".
+    pub formula: String,
+    /// Parameters in the form's order; names carry units (alpha_us, beta_ns_per_byte, ...).
+    pub params: Vec<NamedParam>,
+    /// Parameter covariance in the same order and units (for prediction intervals).
+    pub covariance: Vec<Vec<f64>>,
+    /// Student t quantile for intervals from `covariance` (its degrees of freedom are
+    /// groups − parameters).
+    pub t_quantile: f64,
+    /// World sizes (and node counts) the model was fitted on.
+    pub worlds: Vec<usize>,
+    pub nodes: Vec<usize>,
+    pub quality: Quality,
+    /// Error predicting each world size from a fit without it (empty with too few worlds).
+    pub holdout: Vec<WorldHoldout>,
+}
+
+/// A named parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NamedParam {
+    pub name: String,
+    #[serde(flatten)]
+    pub param: Param,
+}
+
+/// Prediction error for one held-out world size.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WorldHoldout {
+    pub world: usize,
+    pub nodes: usize,
+    pub rel_err_mean: f64,
+    pub rel_err_max: f64,
+}
+
+impl FitFile {
+    /// Writes the file as pretty JSON (temporary file, then rename).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| Error::Input {
+            path: path.to_path_buf(),
+            msg: format!("cannot encode the fit: {e}"),
+        })?;
+        text.push('\n');
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
+        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+    }
+
+    /// Reads a fit.json, refusing other schemas and malformed files with the file named.
+    pub fn read(path: &Path) -> Result<FitFile> {
+        let bad = |msg: String| Error::Input {
+            path: path.to_path_buf(),
+            msg,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        if text.trim().is_empty() {
+            return Err(bad(format!("empty file; expected a {FIT_SCHEMA} JSON")));
+        }
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(FIT_SCHEMA) => {}
+            Some(other) => return Err(bad(format!("schema '{other}', expected '{FIT_SCHEMA}'"))),
+            None => return Err(bad(format!("no \"schema\" field; not a {FIT_SCHEMA} file"))),
+        }
+        serde_json::from_value(value).map_err(|e| bad(format!("invalid {FIT_SCHEMA}: {e}")))
+    }
+
+    /// The cross-world model of an op and algorithm (out-of-place first, then in-place), for
+    /// `dtype` when given.
+    pub fn model(&self, op: Op, algo: Algo, dtype: Option<DType>) -> Option<&WorldModel> {
+        let matches =
+            |m: &&WorldModel| m.op == op && m.algo == algo && dtype.is_none_or(|d| d == m.dtype);
+        let mut found: Vec<&WorldModel> = self.models.iter().filter(matches).collect();
+        found.sort_by_key(|m| (m.in_place, m.form == "two-level"));
+        found.into_iter().next()
+    }
+}

@@ -1,0 +1,93 @@
+//! The tables `collbench fit` prints: one row per curve (alpha, bandwidth, quality, regimes),
+//! then one row per cross-world model.
+
+use crate::fit::schema::{CurveFit, FitFile, WorldModel};
+
+/// Both tables, with a line per note at the end.
+pub fn render(fit: &FitFile) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# {:<14} {:<18} {:<5} {:>5} {:>6} {:>11} {:>10} {:>8} {:>8} {:>8} {:>4}\n",
+        "op",
+        "algo",
+        "type",
+        "world",
+        "place",
+        "alpha(us)",
+        "bw(GB/s)",
+        "R2",
+        "maxerr",
+        "loso",
+        "regs"
+    ));
+    for c in &fit.curves {
+        out.push_str(&curve_row(c));
+    }
+    if !fit.models.is_empty() {
+        out.push_str(&format!(
+            "#\n# {:<14} {:<18} {:<5} {:<18} {:<44} {:>8} {:>8} {:>9}\n",
+            "op", "algo", "type", "model", "parameters", "R2", "maxerr", "holdout"
+        ));
+        for m in &fit.models {
+            out.push_str(&model_row(m));
+        }
+    }
+    for n in &fit.notes {
+        out.push_str(&format!("# note: {n}\n"));
+    }
+    out
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn curve_row(c: &CurveFit) -> String {
+    let k = &c.key;
+    let l = &c.line;
+    format!(
+        "  {:<14} {:<18} {:<5} {:>5} {:>6} {:>11.3} {:>10} {:>8.4} {:>8} {:>8} {:>4}\n",
+        k.op.name(),
+        k.algo.name(),
+        k.dtype.name(),
+        k.world,
+        if k.in_place { "in" } else { "out" },
+        l.alpha_us.value,
+        l.bandwidth_gbps
+            .map_or("inf".to_string(), |b| format!("{b:.3}")),
+        l.quality.r2,
+        pct(l.quality.rel_err_max),
+        c.loso.map_or("-".to_string(), |h| pct(h.rel_err_max)),
+        c.segments.len()
+    )
+}
+
+fn model_row(m: &WorldModel) -> String {
+    let params: Vec<String> = m
+        .params
+        .iter()
+        .map(|p| format!("{}={:.4}", short(&p.name), p.param.value))
+        .collect();
+    let holdout = m
+        .holdout
+        .iter()
+        .map(|h| h.rel_err_max)
+        .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
+    format!(
+        "  {:<14} {:<18} {:<5} {:<18} {:<44} {:>8.4} {:>8} {:>9}\n",
+        m.op.name(),
+        m.algo.name(),
+        m.dtype.name(),
+        m.form,
+        params.join(" "),
+        m.quality.r2,
+        pct(m.quality.rel_err_max),
+        holdout.map_or("-".to_string(), pct)
+    )
+}
+
+/// "alpha_us" → "alpha(us)", "beta_ns_per_byte" → "beta(ns/B)".
+fn short(name: &str) -> String {
+    name.replace("_ns_per_byte", "(ns/B)")
+        .replace("_us", "(us)")
+}
