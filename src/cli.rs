@@ -277,7 +277,7 @@ mod tests {
         let cli = Cli::try_parse_from(full).map_err(|e| Error::usage(e.to_string()))?;
         match cli.command {
             Command::Sweep(a) => a.into_request(vec![]),
-            Command::Rank(_) => unreachable!(),
+            _ => unreachable!(),
         }
     }
 

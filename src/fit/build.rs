@@ -141,10 +141,11 @@ fn fit_curve(key: &CurveKey, curve: &Curve, opts: &BuildOptions) -> Result<Curve
     })
 }
 
-/// The observations with sizes in `lo..=hi` bytes.
+/// The observations whose size feature (`x[1]`, kB) lies in `lo..=hi`, the range
+/// `segments::segment` reports in the units of the features it was given.
 fn obs_in(obs: &[Obs], lo: f64, hi: f64) -> Vec<Obs> {
     obs.iter()
-        .filter(|o| (lo / 1e3..=hi / 1e3).contains(&o.x[1]))
+        .filter(|o| (lo..=hi).contains(&o.x[1]))
         .cloned()
         .collect()
 }

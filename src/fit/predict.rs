@@ -131,7 +131,7 @@ fn choose<'a>(fit: &'a FitFile, q: &Query) -> Option<&'a WorldModel> {
         .models
         .iter()
         .filter(|m| m.op == q.op && m.algo == q.algo)
-        .filter(|m| q.dtype.is_none_or(|d| d == m.dtype))
+        .filter(|m| q.dtype.map_or(true, |d| d == m.dtype))
         .filter(|m| q.nodes == 1 || m.form == Form::TwoLevel.name())
         .collect();
     found.sort_by_key(|m| (m.form == Form::TwoLevel.name(), m.in_place));

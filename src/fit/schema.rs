@@ -232,7 +232,7 @@ impl FitFile {
     /// `dtype` when given.
     pub fn model(&self, op: Op, algo: Algo, dtype: Option<DType>) -> Option<&WorldModel> {
         let matches =
-            |m: &&WorldModel| m.op == op && m.algo == algo && dtype.is_none_or(|d| d == m.dtype);
+            |m: &&WorldModel| m.op == op && m.algo == algo && dtype.map_or(true, |d| d == m.dtype);
         let mut found: Vec<&WorldModel> = self.models.iter().filter(matches).collect();
         found.sort_by_key(|m| (m.in_place, m.form == "two-level"));
         found.into_iter().next()

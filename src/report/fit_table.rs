@@ -1,5 +1,6 @@
-//! The tables `collbench fit` prints: one row per curve (alpha, bandwidth, quality, regimes),
-//! then one row per cross-world model.
+//! The tables `collbench fit` prints: one row per curve (alpha, bandwidth, quality of the single
+//! line, leave-one-size-out error, number of regimes and the largest error of the regime model),
+//! then one row per cross-world model (largest error over held-out world sizes).
 
 use crate::fit::schema::{CurveFit, FitFile, WorldModel};
 
@@ -7,7 +8,7 @@ use crate::fit::schema::{CurveFit, FitFile, WorldModel};
 pub fn render(fit: &FitFile) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "# {:<14} {:<18} {:<5} {:>5} {:>6} {:>11} {:>10} {:>8} {:>8} {:>8} {:>4}\n",
+        "# {:<14} {:<18} {:<5} {:>5} {:>6} {:>11} {:>10} {:>8} {:>8} {:>8} {:>4} {:>8}\n",
         "op",
         "algo",
         "type",
@@ -18,7 +19,8 @@ pub fn render(fit: &FitFile) -> String {
         "R2",
         "maxerr",
         "loso",
-        "regs"
+        "regs",
+        "regerr"
     ));
     for c in &fit.curves {
         out.push_str(&curve_row(c));
@@ -46,7 +48,7 @@ fn curve_row(c: &CurveFit) -> String {
     let k = &c.key;
     let l = &c.line;
     format!(
-        "  {:<14} {:<18} {:<5} {:>5} {:>6} {:>11.3} {:>10} {:>8.4} {:>8} {:>8} {:>4}\n",
+        "  {:<14} {:<18} {:<5} {:>5} {:>6} {:>11.3} {:>10} {:>8.4} {:>8} {:>8} {:>4} {:>8}\n",
         k.op.name(),
         k.algo.name(),
         k.dtype.name(),
@@ -58,7 +60,12 @@ fn curve_row(c: &CurveFit) -> String {
         l.quality.r2,
         pct(l.quality.rel_err_max),
         c.loso.map_or("-".to_string(), |h| pct(h.rel_err_max)),
-        c.segments.len()
+        c.segments.len(),
+        pct(c
+            .segments
+            .iter()
+            .map(|s| s.quality.rel_err_max)
+            .fold(0.0, f64::max))
     )
 }
 

@@ -1,0 +1,599 @@
+//! Robust, relative-error linear regression with cluster-robust confidence intervals.
+//!
+//! Every model in `fit` is linear in its parameters: a time `y` (µs) ≈ `params · x`, the features
+//! `x` computed from the message size and world size (`[1, bytes]` for alpha-beta,
+//! `[p − 1, (p − 1)/p · bytes]` for a ring, …). [`fit`] estimates the parameters from
+//! per-iteration samples, each tagged with the `group` (message size or world size) it was measured
+//! in. Four choices make the estimate suit timing data:
+//!
+//! * **Relative error.** Times span several decades (microseconds at 8 B, milliseconds at 64 MiB)
+//!   and their noise is multiplicative. Ordinary least squares would let the largest sizes decide
+//!   everything, alpha included. Each sample is weighted by `1/y²` instead, so the loss is the sum
+//!   of squared relative residuals `r = (y − ŷ)/y`: a 1% miss costs the same at every size.
+//! * **Every group counts equally.** Each sample is also weighted by `1/n_g`, `n_g` the number of
+//!   samples in its group, so a size measured 1000 times does not outvote one measured 20 times.
+//! * **Robustness.** Samples have outliers (preemption, a late rank, a page fault). The fit is a
+//!   Huber M-estimate by iteratively reweighted least squares, started from the plain fit: with
+//!   `s` = 1.4826 × the MAD of the relative residuals (re-estimated every iteration), a sample with
+//!   `|r| > huber_k·s` gets weight `huber_k·s/|r|`, so it pulls linearly instead of quadratically.
+//!   When `s` is at rounding level (< 1e-12: noise-free data, or more than half the samples fitted
+//!   exactly) the iteration stops, keeping the weights of the current fit (all 1 at the start).
+//! * **Non-negativity.** Latencies and inverse bandwidths cannot be negative, but noise can make an
+//!   estimate so (a true alpha of ~0 comes out as −0.1 µs). With `nonnegative`, when a parameter
+//!   comes out negative every subset of parameters held at zero is tried, fewest first, and the
+//!   feasible robust fit with the lowest Huber loss (at the unconstrained fit's scale) is kept.
+//!   Held parameters are reported in `held_at_zero`, with value 0, standard error 0 and interval
+//!   (0, 0). (Beyond 10 parameters the subsets are too many; the most negative parameter is held,
+//!   one at a time, until none is negative.)
+//!
+//! **Uncertainty.** The samples of one group are not independent: they share a launch, its
+//! placement, clocks and contention, so their errors are correlated, and counting 24 sizes × 50
+//! samples as 1200 independent points would give intervals far too narrow. The covariance is the
+//! cluster-robust sandwich of Liang and Zeger with the CR1 small-sample factor, one cluster per
+//! group: `G/(G − k) · B M B`, `B = (XᵀWX)⁻¹`, `M = Σ_g s_g s_gᵀ`,
+//! `s_g = Σ_{i∈g} w_i x_i (y_i − ŷ_i)`, with `W` the final weights (relative × `1/n_g` × Huber),
+//! `G` the groups and `k` the free parameters. Intervals use Student's t with `G − k` degrees of
+//! freedom, so a fit needs at least `k + 1` groups, and a curve of five sizes gets honestly wide
+//! intervals however many samples each size has. Noise-free data give a covariance of zero (up to
+//! rounding).
+//!
+//! **Quality** is judged per group against the group's median, the number a report shows:
+//! `rel_err_mean`/`rel_err_max` are the mean and max of `|ŷ(x_g) − median_g|/median_g`, and `r2`
+//! is R² over the medians weighted by `1/median²` (the relative scale again). With a single group,
+//! or medians all equal (a zero denominator), `r2` is 1 when the residual is zero (relative RMS
+//! below 1e-12) and 0 otherwise.
+//!
+//! **Numerics.** The k × k normal equations are solved by Gaussian elimination with partial
+//! pivoting after scaling every column to unit weighted norm (a bytes column reaches 1e10 while an
+//! intercept column is 1); a pivot below 1e-12 of that unit diagonal means the features do not
+//! determine the parameters ([`FitError::Singular`]). Nothing here panics on any input.
+
+use std::collections::BTreeMap;
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use crate::stats::median;
+
+/// One observation: features `x` (one per parameter), the measured time `y` (> 0, microseconds),
+/// and the `group` it was measured in (the index of its message size, or of its world size), so
+/// that samples of one group can be weighted, clustered and held out together.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Obs {
+    pub x: Vec<f64>,
+    pub y: f64,
+    pub group: usize,
+}
+
+/// How a fit is made.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RobustOptions {
+    /// Huber tuning constant on standardized relative residuals (1.345: 95% efficiency).
+    pub huber_k: f64,
+    /// IRLS iteration limit.
+    pub max_iter: usize,
+    /// Convergence tolerance on the relative change of the parameters.
+    pub tol: f64,
+    /// Confidence level of the intervals (0.95).
+    pub confidence: f64,
+    /// Hold parameters that come out negative at zero (alpha and beta cannot be negative).
+    pub nonnegative: bool,
+}
+
+impl Default for RobustOptions {
+    fn default() -> Self {
+        RobustOptions {
+            huber_k: 1.345,
+            max_iter: 50,
+            tol: 1e-10,
+            confidence: 0.95,
+            nonnegative: true,
+        }
+    }
+}
+
+/// Why a fit could not be made.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FitError {
+    #[error("too few distinct groups: {have} (need at least {need})")]
+    TooFewGroups { need: usize, have: usize },
+    #[error("the features do not determine the parameters (singular design)")]
+    Singular,
+    #[error("a time or feature is not a finite positive number")]
+    NonFinite,
+}
+
+/// A fitted linear model `y = params · x`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinearFit {
+    pub params: Vec<f64>,
+    /// Standard errors (cluster-robust, clusters = groups).
+    pub stderr: Vec<f64>,
+    /// Confidence intervals at `RobustOptions::confidence`.
+    pub ci: Vec<(f64, f64)>,
+    /// Parameter covariance (cluster-robust), k × k.
+    pub covariance: Vec<Vec<f64>>,
+    /// Observations (samples) used.
+    pub n: usize,
+    /// Distinct groups.
+    pub groups: usize,
+    /// Degrees of freedom of the t quantile: groups − free parameters.
+    pub dof: usize,
+    /// The t quantile the intervals use.
+    pub t_quantile: f64,
+    /// R² over the group medians, weighted by 1/median² (relative scale).
+    pub r2: f64,
+    /// Mean and max of |prediction − median| / median over the groups.
+    pub rel_err_mean: f64,
+    pub rel_err_max: f64,
+    /// IRLS iterations taken.
+    pub iterations: usize,
+    /// Samples whose final Huber weight is below 1 (treated as outliers, down-weighted).
+    pub downweighted: usize,
+    /// Parameters held at zero by the non-negativity constraint.
+    pub held_at_zero: Vec<bool>,
+}
+
+/// A held-out group's prediction error.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Holdout {
+    pub group: usize,
+    /// |prediction − median| / median of the held-out group, the model refitted without it.
+    pub rel_err: f64,
+}
+
+/// Fits `y ≈ params · x` minimising relative error, robustly. See the module docs.
+pub fn fit(obs: &[Obs], opts: &RobustOptions) -> Result<LinearFit, FitError> {
+    let d = Design::new(obs)?;
+    let groups = d.medians.len();
+    if groups < d.k + 1 {
+        return Err(FitError::TooFewGroups {
+            need: d.k + 1,
+            have: groups,
+        });
+    }
+    let unconstrained = robust(&d, &vec![false; d.k], opts)?;
+    let (rob, held) = constrain(&d, opts, unconstrained);
+    let free = held.iter().filter(|h| !**h).count();
+    let dof = groups - free;
+    let covariance = covariance(&d, &rob, &held)?;
+    let t = t_quantile(opts.confidence, dof);
+    let stderr: Vec<f64> = (0..d.k).map(|j| covariance[j][j].max(0.0).sqrt()).collect();
+    let ci = rob.params.iter().zip(&stderr);
+    let ci = ci.map(|(&p, &s)| {
+        if s == 0.0 {
+            (p, p)
+        } else {
+            (p - t * s, p + t * s)
+        }
+    });
+    let (r2, rel_err_mean, rel_err_max) = quality(&d, &rob.params);
+    Ok(LinearFit {
+        ci: ci.collect(),
+        stderr,
+        covariance,
+        n: obs.len(),
+        groups,
+        dof,
+        t_quantile: t,
+        r2,
+        rel_err_mean,
+        rel_err_max,
+        iterations: rob.iterations,
+        downweighted: rob.huber.iter().filter(|h| **h < 1.0).count(),
+        held_at_zero: held,
+        params: rob.params,
+    })
+}
+
+/// The model's prediction at `x` and the standard error of that (mean) prediction.
+pub fn predict(fit: &LinearFit, x: &[f64]) -> (f64, f64) {
+    let y = fit.params.iter().zip(x).map(|(p, x)| p * x).sum();
+    let mut var = 0.0;
+    for (i, xi) in x.iter().enumerate() {
+        for (j, xj) in x.iter().enumerate() {
+            var += xi * fit.covariance[i][j] * xj;
+        }
+    }
+    (y, var.max(0.0).sqrt())
+}
+
+/// Refits without each group in turn and reports how well the rest predicts it.
+///
+/// Needs `k + 2` groups, so that every refit still has the `k + 1` that [`fit`] needs; fails with
+/// the first refit that fails (a group whose removal leaves the design singular, say).
+pub fn leave_one_group_out(obs: &[Obs], opts: &RobustOptions) -> Result<Vec<Holdout>, FitError> {
+    let d = Design::new(obs)?;
+    let groups = d.medians.len();
+    if groups < d.k + 2 {
+        return Err(FitError::TooFewGroups {
+            need: d.k + 2,
+            have: groups,
+        });
+    }
+    let holdout = |(g, &(group, median)): (usize, &(usize, f64))| {
+        let rest: Vec<Obs> = obs.iter().filter(|o| o.group != group).cloned().collect();
+        let refit = fit(&rest, opts)?;
+        let rel_err = ((dot(&d.group_x[g], &refit.params) - median) / median).abs();
+        Ok(Holdout { group, rel_err })
+    };
+    d.medians.iter().enumerate().map(holdout).collect()
+}
+
+/// The median time of each group, in group order (for reports and R²).
+pub fn group_medians(obs: &[Obs]) -> Vec<(usize, f64)> {
+    let mut by_group: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for o in obs {
+        by_group.entry(o.group).or_default().push(o.y);
+    }
+    let median_of = |(group, mut ys): (usize, Vec<f64>)| {
+        ys.sort_by(f64::total_cmp);
+        (group, median(&ys))
+    };
+    by_group.into_iter().map(median_of).collect()
+}
+
+/// Robust scale (relative) below which the data count as noise-free.
+const NOISE_FLOOR: f64 = 1e-12;
+/// The MAD of normal data times this estimates its standard deviation.
+const MAD_TO_SD: f64 = 1.4826;
+/// Smallest pivot of the unit-diagonal normal matrix; below it the design is singular.
+const MIN_PIVOT: f64 = 1e-12;
+/// Most parameters for which every subset is tried for non-negativity.
+const MAX_SUBSET_PARAMS: usize = 10;
+
+/// The observations on the relative scale: row `z_i = x_i / y_i`, so that the relative residual
+/// of parameters `p` is `1 − z_i · p` and the relative loss is ordinary least squares on `z`.
+struct Design {
+    k: usize,
+    z: Vec<Vec<f64>>,
+    /// Dense group index (0..G, ascending group) of each row.
+    group: Vec<usize>,
+    /// 1/n_g of each row.
+    base: Vec<f64>,
+    /// (group, median y) and the features of each group's first sample, ascending group.
+    medians: Vec<(usize, f64)>,
+    group_x: Vec<Vec<f64>>,
+}
+
+impl Design {
+    fn new(obs: &[Obs]) -> Result<Design, FitError> {
+        let k = obs.first().ok_or(FitError::NonFinite)?.x.len();
+        let bad = |o: &Obs| {
+            !(o.y > 0.0 && o.y.is_finite()) || o.x.len() != k || o.x.iter().any(|x| !x.is_finite())
+        };
+        if obs.iter().any(bad) {
+            return Err(FitError::NonFinite);
+        }
+        if k == 0 {
+            return Err(FitError::Singular);
+        }
+        let medians = group_medians(obs);
+        let index = |o: &Obs| medians.partition_point(|&(g, _)| g < o.group);
+        let group: Vec<usize> = obs.iter().map(index).collect();
+        let mut count = vec![0usize; medians.len()];
+        let mut group_x = vec![Vec::new(); medians.len()];
+        for (o, &g) in obs.iter().zip(&group) {
+            if count[g] == 0 {
+                group_x[g] = o.x.clone();
+            }
+            count[g] += 1;
+        }
+        let z: Vec<Vec<f64>> = obs
+            .iter()
+            .map(|o| o.x.iter().map(|x| x / o.y).collect())
+            .collect();
+        if z.iter().flatten().any(|v| !v.is_finite()) {
+            return Err(FitError::NonFinite);
+        }
+        let base = group.iter().map(|&g| 1.0 / count[g] as f64).collect();
+        Ok(Design {
+            k,
+            z,
+            group,
+            base,
+            medians,
+            group_x,
+        })
+    }
+
+    /// Relative residuals `(y − ŷ)/y` of every row.
+    fn residuals(&self, params: &[f64]) -> Vec<f64> {
+        self.z.iter().map(|z| 1.0 - dot(z, params)).collect()
+    }
+}
+
+/// A (possibly robust) weighted fit with some parameters held at zero.
+struct Robust {
+    params: Vec<f64>,
+    /// Final weights: 1/n_g × Huber (the 1/y² is inside `Design::z`).
+    weights: Vec<f64>,
+    huber: Vec<f64>,
+    iterations: usize,
+    /// Huber threshold on |r| of the last iteration; infinite when no robust step was taken.
+    cut: f64,
+}
+
+/// Huber IRLS over the parameters not `held` (which stay 0), from the plain relative fit.
+fn robust(d: &Design, held: &[bool], opts: &RobustOptions) -> Result<Robust, FitError> {
+    let mut fit = Robust {
+        params: wls(d, &d.base, held)?,
+        weights: d.base.clone(),
+        huber: vec![1.0; d.z.len()],
+        iterations: 0,
+        cut: f64::INFINITY,
+    };
+    while opts.huber_k > 0.0 && fit.iterations < opts.max_iter {
+        let r = d.residuals(&fit.params);
+        let scale = MAD_TO_SD * mad(&r);
+        if scale.is_nan() || scale <= NOISE_FLOOR {
+            break; // (Near) noise-free: the current fit is exact where it matters.
+        }
+        fit.cut = opts.huber_k * scale;
+        fit.huber = r.iter().map(|r| (fit.cut / r.abs()).min(1.0)).collect();
+        fit.weights = d.base.iter().zip(&fit.huber).map(|(b, h)| b * h).collect();
+        let next = wls(d, &fit.weights, held)?;
+        fit.iterations += 1;
+        let change = max_relative_change(&fit.params, &next);
+        fit.params = next;
+        if change < opts.tol {
+            break;
+        }
+    }
+    Ok(fit)
+}
+
+/// Applies non-negativity: the unconstrained fit if allowed and feasible, else the best feasible
+/// fit over the subsets of parameters held at zero. Returns the fit and the held parameters.
+fn constrain(d: &Design, opts: &RobustOptions, unconstrained: Robust) -> (Robust, Vec<bool>) {
+    if !opts.nonnegative || unconstrained.params.iter().all(|p| *p >= 0.0) {
+        return (unconstrained, vec![false; d.k]);
+    }
+    if d.k > MAX_SUBSET_PARAMS {
+        return hold_greedily(d, opts, unconstrained);
+    }
+    let mut subsets: Vec<Vec<bool>> = (1u32..1 << d.k)
+        .map(|mask| (0..d.k).map(|j| mask >> j & 1 == 1).collect())
+        .collect();
+    subsets.sort_by_key(|held| held.iter().filter(|h| **h).count()); // Stable: fewest first.
+    let mut best: Option<(f64, Robust, Vec<bool>)> = None;
+    for held in subsets {
+        let Ok(fit) = robust(d, &held, opts) else {
+            continue;
+        };
+        if fit.params.iter().all(|p| *p >= 0.0) {
+            let loss = huber_loss(d, &fit.params, unconstrained.cut);
+            if best.as_ref().map_or(true, |b| loss < b.0) {
+                best = Some((loss, fit, held));
+            }
+        }
+    }
+    // Holding every parameter (all zero) is always feasible, so `best` is always set.
+    best.map_or_else(
+        || hold_greedily(d, opts, unconstrained),
+        |(_, fit, held)| (fit, held),
+    )
+}
+
+/// Non-negativity for many parameters: holds the most negative one at zero until none is.
+fn hold_greedily(d: &Design, opts: &RobustOptions, mut fit: Robust) -> (Robust, Vec<bool>) {
+    let mut held = vec![false; d.k];
+    let most_negative = |p: &[f64]| {
+        (0..d.k)
+            .filter(|&j| p[j] < 0.0)
+            .min_by(|&a, &b| p[a].total_cmp(&p[b]))
+    };
+    while let Some(j) = most_negative(&fit.params) {
+        held[j] = true;
+        fit.params[j] = 0.0;
+        match robust(d, &held, opts) {
+            Ok(next) => fit = next,
+            Err(_) => break,
+        }
+    }
+    (fit, held)
+}
+
+/// Σ ρ(r_i)/n_g, ρ the Huber loss with threshold `cut` (squared loss when infinite).
+fn huber_loss(d: &Design, params: &[f64], cut: f64) -> f64 {
+    let rho = |r: f64| {
+        let a = r.abs();
+        if a <= cut {
+            a * a / 2.0
+        } else {
+            cut * a - cut * cut / 2.0
+        }
+    };
+    d.residuals(params)
+        .iter()
+        .zip(&d.base)
+        .map(|(r, b)| b * rho(*r))
+        .sum()
+}
+
+/// The weighted normal equations of the free columns, each column scaled to unit weighted norm.
+struct Normal {
+    cols: Vec<usize>,
+    scale: Vec<f64>,
+    matrix: Vec<Vec<f64>>,
+}
+
+fn normal(d: &Design, w: &[f64], held: &[bool]) -> Result<Normal, FitError> {
+    let cols: Vec<usize> = (0..d.k).filter(|&j| !held[j]).collect();
+    let cross = |a: usize, b: usize| d.z.iter().zip(w).map(|(z, w)| w * z[a] * z[b]).sum::<f64>();
+    let scale: Vec<f64> = cols.iter().map(|&j| cross(j, j).sqrt()).collect();
+    if scale.iter().any(|c| !(c.is_finite() && *c > 0.0)) {
+        return Err(FitError::Singular);
+    }
+    let row = |(&a, ca): (&usize, &f64)| {
+        let entry = |(&b, cb): (&usize, &f64)| cross(a, b) / (ca * cb);
+        cols.iter().zip(&scale).map(entry).collect()
+    };
+    let matrix = cols.iter().zip(&scale).map(row).collect();
+    Ok(Normal {
+        cols,
+        scale,
+        matrix,
+    })
+}
+
+/// Weighted least squares of the relative residuals, `held` parameters fixed at 0: minimises
+/// Σ w_i (1 − z_i·p)².
+fn wls(d: &Design, w: &[f64], held: &[bool]) -> Result<Vec<f64>, FitError> {
+    let n = normal(d, w, held)?;
+    let rhs_of =
+        |(&j, c): (&usize, &f64)| d.z.iter().zip(w).map(|(z, w)| w * z[j]).sum::<f64>() / c;
+    let rhs = n.cols.iter().zip(&n.scale).map(rhs_of).collect();
+    let beta = solve(n.matrix, rhs).ok_or(FitError::Singular)?;
+    let mut params = vec![0.0; d.k];
+    for ((&j, b), c) in n.cols.iter().zip(beta).zip(&n.scale) {
+        params[j] = b / c;
+    }
+    Ok(params)
+}
+
+/// Solves `a x = b` by Gaussian elimination with partial pivoting; `None` when a pivot is below
+/// [`MIN_PIVOT`] (or not a number).
+fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
+    let n = b.len();
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
+        let size = a[pivot][col].abs();
+        if size.is_nan() || size < MIN_PIVOT {
+            return None;
+        }
+        a.swap(col, pivot);
+        b.swap(col, pivot);
+        let (top, rest) = a.split_at_mut(col + 1);
+        let (p, bp) = (&top[col], b[col]);
+        for (row, bi) in rest.iter_mut().zip(b.iter_mut().skip(col + 1)) {
+            let f = row[col] / p[col];
+            row.iter_mut()
+                .zip(p)
+                .skip(col)
+                .for_each(|(r, p)| *r -= f * p);
+            *bi -= f * bp;
+        }
+    }
+    let mut x = vec![0.0; n];
+    for i in (0..n).rev() {
+        let known: f64 = a[i].iter().zip(&x).skip(i + 1).map(|(a, x)| a * x).sum();
+        x[i] = (b[i] - known) / a[i][i];
+    }
+    Some(x)
+}
+
+/// The inverse of the symmetric `a` (so its columns are its rows), by [`solve`] on unit vectors.
+fn invert(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
+    let unit = |j: usize| (0..a.len()).map(|i| f64::from(u8::from(i == j))).collect();
+    (0..a.len()).map(|j| solve(a.to_vec(), unit(j))).collect()
+}
+
+/// The CR1 cluster-robust covariance (clusters = groups) of `fit`, k × k, zero for held
+/// parameters. Computed in the scaled coordinates of [`normal`] and scaled back.
+fn covariance(d: &Design, fit: &Robust, held: &[bool]) -> Result<Vec<Vec<f64>>, FitError> {
+    let n = normal(d, &fit.weights, held)?;
+    let kf = n.cols.len();
+    let groups = d.medians.len();
+    let mut scores = vec![vec![0.0; kf]; groups];
+    for (i, r) in d.residuals(&fit.params).into_iter().enumerate() {
+        let score = scores[d.group[i]].iter_mut();
+        for (s, (&j, c)) in score.zip(n.cols.iter().zip(&n.scale)) {
+            *s += fit.weights[i] * d.z[i][j] / c * r;
+        }
+    }
+    let bread = invert(&n.matrix).ok_or(FitError::Singular)?;
+    let meat = |a: usize, b: usize| scores.iter().map(|s| s[a] * s[b]).sum::<f64>();
+    let meat: Vec<Vec<f64>> = (0..kf)
+        .map(|a| (0..kf).map(|b| meat(a, b)).collect())
+        .collect();
+    let factor = groups as f64 / (groups - kf) as f64;
+    let mut cov = vec![vec![0.0; d.k]; d.k];
+    for (a, &ja) in n.cols.iter().enumerate() {
+        for (b, &jb) in n.cols.iter().enumerate() {
+            let sandwich = quadratic(&bread[a], &meat, &bread[b]);
+            cov[ja][jb] = factor * sandwich / (n.scale[a] * n.scale[b]);
+        }
+    }
+    Ok(cov)
+}
+
+/// `u · m · v`.
+fn quadratic(u: &[f64], m: &[Vec<f64>], v: &[f64]) -> f64 {
+    u.iter().zip(m).map(|(u, row)| u * dot(row, v)).sum()
+}
+
+/// The two-sided Student-t quantile for `confidence` with `dof` degrees of freedom (0 for
+/// confidence ≤ 0, infinite for ≥ 1, NaN for NaN).
+fn t_quantile(confidence: f64, dof: usize) -> f64 {
+    let p = (1.0 + confidence) / 2.0;
+    match p {
+        _ if p.is_nan() => f64::NAN,
+        _ if p >= 1.0 => f64::INFINITY,
+        _ if p <= 0.5 => 0.0,
+        _ => StudentsT::new(0.0, 1.0, dof as f64).map_or(f64::NAN, |t| t.inverse_cdf(p)),
+    }
+}
+
+/// (R², mean and max relative error) of `params` against the group medians.
+fn quality(d: &Design, params: &[f64]) -> (f64, f64, f64) {
+    let pairs = d.medians.iter().zip(&d.group_x);
+    let rel: Vec<f64> = pairs.map(|(&(_, m), x)| (dot(x, params) - m) / m).collect();
+    let g = rel.len() as f64;
+    let mean = rel.iter().map(|r| r.abs()).sum::<f64>() / g;
+    let max = rel.iter().map(|r| r.abs()).fold(0.0, f64::max);
+    // w = 1/m², so Σ w (m − ŷ)² = Σ rel² and Σ w m = Σ 1/m.
+    let ss_res: f64 = rel.iter().map(|r| r * r).sum();
+    let inv: Vec<f64> = d.medians.iter().map(|&(_, m)| 1.0 / m).collect();
+    let mean_w = inv.iter().sum::<f64>() / inv.iter().map(|i| i * i).sum::<f64>();
+    let ss_tot: f64 = inv.iter().map(|i| (1.0 - mean_w * i).powi(2)).sum();
+    let r2 = if rel.len() > 1 && ss_tot > 0.0 {
+        1.0 - ss_res / ss_tot
+    } else if ss_res <= g * NOISE_FLOOR * NOISE_FLOOR {
+        1.0
+    } else {
+        0.0
+    };
+    (r2, mean, max)
+}
+
+/// Median absolute deviation from the median (unscaled).
+fn mad(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    let center = median_in_place(&mut v);
+    v.iter_mut().for_each(|x| *x = (*x - center).abs());
+    median_in_place(&mut v)
+}
+
+/// The median of `v` (reordered) by selection, O(n); NaN when empty.
+fn median_in_place(v: &mut [f64]) -> f64 {
+    let (half, odd) = (v.len() / 2, v.len() % 2 == 1);
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let (below, &mut upper, _) = v.select_nth_unstable_by(half, f64::total_cmp);
+    if odd {
+        upper
+    } else {
+        (below.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b)) + upper) / 2.0
+    }
+}
+
+/// max_j |new_j − old_j| / max(|old_j|, |new_j|) (0 where both are 0).
+fn max_relative_change(old: &[f64], new: &[f64]) -> f64 {
+    let change = |(a, b): (&f64, &f64)| {
+        let diff = (a - b).abs();
+        if diff == 0.0 {
+            0.0
+        } else {
+            diff / a.abs().max(b.abs())
+        }
+    };
+    old.iter().zip(new).map(change).fold(0.0, f64::max)
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(a, b)| a * b).sum()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,264 @@
+//! `collbench fit` on real sweeps of the host backend, and on broken inputs: every refusal is
+//! exit 2 with one line naming the file (and line, for CSV).
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use collbench::fit::schema::FitFile;
+use common::{run, serial, sweep_ok, Run};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// One real sweep shared by the tests: ring AllGather and AllReduce at worlds 2 and 3, 1 KiB to
+/// 1 MiB (11 sizes), few iterations.
+fn real_run() -> &'static Path {
+    static DIR: OnceLock<(tempfile::TempDir, std::path::PathBuf)> = OnceLock::new();
+    let (_, dir) = DIR.get_or_init(|| {
+        let _guard = serial();
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("run");
+        sweep_ok(
+            &[
+                "--op",
+                "allgather,allreduce",
+                "--ranks",
+                "3",
+                "--world-sizes",
+                "2,3",
+                "-b",
+                "1K",
+                "-e",
+                "1M",
+                "--iters",
+                "30",
+                "--warmup",
+                "3",
+            ],
+            &out,
+            LIMIT,
+        );
+        (tmp, out)
+    });
+    dir
+}
+
+fn fit(args: &[&str]) -> Run {
+    let mut full = vec!["fit"];
+    full.extend_from_slice(args);
+    run(&full, LIMIT)
+}
+
+/// A copy of the real run in a fresh folder, for tests that break a file.
+fn copy_run(to: &Path) -> std::path::PathBuf {
+    let dst = to.join("copy");
+    fs::create_dir_all(&dst).unwrap();
+    for f in ["meta.json", "summary.csv", "samples.csv", "ranks.csv"] {
+        fs::copy(real_run().join(f), dst.join(f)).unwrap();
+    }
+    dst
+}
+
+fn refused(r: &Run, names: &[&str]) {
+    assert_eq!(r.code(), 2, "{r:?}");
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line expected: {}", r.stderr);
+    for n in names {
+        assert!(lines[0].contains(n), "'{n}' missing from: {}", lines[0]);
+    }
+}
+
+#[test]
+fn a_real_sweep_fits_with_sane_quality_and_predicts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("fit.json");
+    let r = fit(&[real_run().to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{r:?}");
+    assert!(
+        r.stdout.contains("allgather") && r.stdout.contains("R2"),
+        "{}",
+        r.stdout
+    );
+    let f = FitFile::read(&out).expect("fit.json reads back");
+    // 2 ops × 2 worlds, out of place.
+    assert_eq!(f.curves.len(), 4, "{:#?}", f.notes);
+    for c in &f.curves {
+        let l = &c.line;
+        let q = &l.quality;
+        assert_eq!(c.sizes, 11);
+        assert!(l.alpha_us.value >= 0.0 && l.alpha_us.value < 1e4, "{l:?}");
+        assert!(l.beta_ns_per_byte.value > 0.0, "{l:?}");
+        let bw = l.bandwidth_gbps.unwrap();
+        assert!(bw > 0.01 && bw < 1000.0, "bandwidth {bw} GB/s");
+        assert!(q.r2.is_finite() && q.r2 <= 1.0 && q.r2 > 0.0, "{q:?}");
+        assert!(q.rel_err_mean.is_finite() && q.rel_err_max >= q.rel_err_mean);
+        assert!(l.alpha_us.ci[0] <= l.alpha_us.value && l.alpha_us.value <= l.alpha_us.ci[1]);
+        assert!(c.loso.is_some() && !c.segments.is_empty() && c.segments.len() <= 3);
+    }
+    assert_eq!(f.models.len(), 2, "{:#?}", f.notes);
+    for m in &f.models {
+        assert_eq!((m.form.as_str(), m.worlds.clone()), ("ring", vec![2, 3]));
+        assert_eq!(m.holdout.len(), 2);
+        assert!(m.quality.r2.is_finite());
+    }
+    let p = fit(&[
+        out.to_str().unwrap(),
+        "--predict",
+        "op=allgather,algo=ring,world=64,bytes=1G",
+        "--json",
+    ]);
+    assert_eq!(p.code(), 0, "{p:?}");
+    let v: serde_json::Value = serde_json::from_str(p.stdout.trim()).unwrap();
+    let t = v["time_us"].as_f64().unwrap();
+    let i = &v["interval_us"];
+    assert!(t > 0.0 && v["busbw_gbps"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(
+        i[0].as_f64().unwrap() <= t && t <= i[1].as_f64().unwrap(),
+        "{v}"
+    );
+    assert_eq!(v["extrapolated"], true);
+}
+
+#[test]
+fn predicting_an_op_without_a_model_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("fit.json");
+    let r = fit(&[real_run().to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let p = fit(&[
+        out.to_str().unwrap(),
+        "--predict",
+        "op=reducescatter,world=8,bytes=1M",
+    ]);
+    refused(&p, &["no model for reducescatter ring", "allgather ring"]);
+    let p = fit(&[out.to_str().unwrap(), "--predict", "op=allgather,world=8"]);
+    refused(&p, &["--predict", "bytes"]);
+}
+
+#[test]
+fn broken_results_are_refused_naming_file_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = copy_run(tmp.path());
+    let samples = dir.join("samples.csv");
+    let text = fs::read_to_string(&samples).unwrap();
+    let cut = &text[..text.len() - 3];
+    fs::write(&samples, cut).unwrap();
+    let r = fit(&[
+        dir.to_str().unwrap(),
+        "-o",
+        tmp.path().join("f.json").to_str().unwrap(),
+    ]);
+    refused(&r, &["samples.csv", "incomplete last line"]);
+
+    // A negative time on line 3.
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let cols: Vec<&str> = lines[0].split(',').collect();
+    let t = cols.iter().position(|c| *c == "time_us").unwrap();
+    let mut row: Vec<String> = lines[2].split(',').map(String::from).collect();
+    row[t] = "-4.5".into();
+    lines[2] = row.join(",");
+    fs::write(&samples, lines.join("\n") + "\n").unwrap();
+    let r = fit(&[
+        dir.to_str().unwrap(),
+        "-o",
+        tmp.path().join("f.json").to_str().unwrap(),
+    ]);
+    refused(&r, &["samples.csv", "line 3", "-4.5"]);
+
+    row[t] = "NaN".into();
+    lines[2] = row.join(",");
+    fs::write(&samples, lines.join("\n") + "\n").unwrap();
+    let r = fit(&[
+        dir.to_str().unwrap(),
+        "-o",
+        tmp.path().join("f.json").to_str().unwrap(),
+    ]);
+    refused(&r, &["samples.csv", "line 3"]);
+}
+
+#[test]
+fn empty_foreign_and_mixed_inputs_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = tmp.path().join("f.json");
+    let o = o.to_str().unwrap();
+    let dir = copy_run(tmp.path());
+    fs::write(dir.join("summary.csv"), "").unwrap();
+    refused(
+        &fit(&[dir.to_str().unwrap(), "-o", o]),
+        &["summary.csv", "empty file"],
+    );
+
+    fs::write(dir.join("summary.csv"), "name,value\nx,1\n").unwrap();
+    refused(
+        &fit(&[dir.to_str().unwrap(), "-o", o]),
+        &["summary.csv", "line 1"],
+    );
+
+    let dir = copy_run(&tmp.path().join("b"));
+    let meta = fs::read_to_string(dir.join("meta.json")).unwrap();
+    let other = meta.replace("collbench.meta/v1", "collbench.meta/v9");
+    fs::write(dir.join("meta.json"), other).unwrap();
+    refused(
+        &fit(&[dir.to_str().unwrap(), "-o", o]),
+        &["meta.json", "collbench.meta/v9"],
+    );
+
+    let json = tmp.path().join("foreign.json");
+    fs::write(&json, "{\"schema\": \"something/v1\"}").unwrap();
+    refused(
+        &fit(&[
+            json.to_str().unwrap(),
+            "--predict",
+            "op=allgather,world=2,bytes=1K",
+        ]),
+        &["foreign.json", "something/v1"],
+    );
+    fs::write(&json, "").unwrap();
+    refused(
+        &fit(&[
+            json.to_str().unwrap(),
+            "--predict",
+            "op=allgather,world=2,bytes=1K",
+        ]),
+        &["foreign.json", "empty"],
+    );
+
+    refused(
+        &fit(&[tmp.path().join("nope").to_str().unwrap(), "-o", o]),
+        &["nope", "not a results folder"],
+    );
+    refused(&fit(&[]), &["results folders"]);
+}
+
+#[test]
+fn a_run_with_one_size_is_reported_not_guessed() {
+    let _guard = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    sweep_ok(
+        &[
+            "--op",
+            "allgather",
+            "--ranks",
+            "2",
+            "-b",
+            "4K",
+            "-e",
+            "4K",
+            "--iters",
+            "5",
+        ],
+        &out,
+        LIMIT,
+    );
+    let r = fit(&[
+        out.to_str().unwrap(),
+        "-o",
+        tmp.path().join("f.json").to_str().unwrap(),
+    ]);
+    refused(&r, &["nothing could be fitted", "too few"]);
+}
