@@ -338,3 +338,6 @@ fn world_holdout(
         rel_err_max: h.rel_err_max,
     })
 }
+
+#[cfg(test)]
+mod tests;

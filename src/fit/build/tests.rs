@@ -1,0 +1,156 @@
+//! Every cross-world form recovers the parameters its data were made from: exactly without
+//! noise, within 2% with 2% multiplicative noise and 5% planted outliers.
+
+use super::*;
+
+/// xorshift64*: deterministic noise without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// truth × exp(noise · N(0,1)) (Irwin–Hall normal), × 3 with probability `outliers`.
+    fn sample(&mut self, truth: f64, noise: f64, outliers: f64) -> f64 {
+        let z = (0..12).map(|_| self.uniform()).sum::<f64>() - 6.0;
+        let y = truth * (noise * z).exp();
+        if self.uniform() < outliers {
+            3.0 * y
+        } else {
+            y
+        }
+    }
+}
+
+/// Synthetic curves of `op` for each (world, nodes), 64 B .. 64 MiB, 40 samples per size.
+fn curves(
+    op: Op,
+    algo: Algo,
+    form: Form,
+    truth: &[f64],
+    worlds: &[(usize, usize)],
+    noise: f64,
+    outliers: f64,
+) -> BTreeMap<CurveKey, Curve> {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut out = BTreeMap::new();
+    for &(world, nodes) in worlds {
+        let key = CurveKey {
+            backend: "host".into(),
+            op,
+            algo,
+            dtype: DType::F32,
+            world,
+            nodes,
+            in_place: false,
+        };
+        let mut curve = Curve::new();
+        for i in 0..21 {
+            let bytes = 64usize << i;
+            let x = form.coefficients(op, world, nodes, bytes as f64).unwrap();
+            let t: f64 = x.iter().zip(truth).map(|(c, p)| c * p).sum();
+            let samples = (0..40).map(|_| rng.sample(t, noise, outliers)).collect();
+            curve.insert(bytes, samples);
+        }
+        out.insert(key, curve);
+    }
+    out
+}
+
+fn recovered(
+    op: Op,
+    algo: Algo,
+    truth: &[f64],
+    worlds: &[(usize, usize)],
+    noise: f64,
+    outliers: f64,
+) -> WorldModel {
+    let multi = worlds.iter().any(|w| w.1 > 1);
+    let form = if multi {
+        Form::TwoLevel
+    } else {
+        Form::for_algo(algo)
+    };
+    let c = curves(op, algo, form, truth, worlds, noise, outliers);
+    let mut notes = Vec::new();
+    let models = fit_models(&c, &BuildOptions::default(), &mut notes);
+    assert_eq!(models.len(), 1, "{notes:?}");
+    let m = models.into_iter().next().unwrap();
+    assert_eq!(m.form, form.name());
+    m
+}
+
+fn assert_close(m: &WorldModel, truth: &[f64], tol: f64) {
+    for (p, t) in m.params.iter().zip(truth) {
+        let err = (p.param.value - t).abs() / t;
+        assert!(err <= tol, "{} = {} vs {t}: {err:e}", p.name, p.param.value);
+        assert!(p.param.ci[0] <= p.param.ci[1]);
+    }
+}
+
+const SINGLE: [(usize, usize); 4] = [(2, 1), (3, 1), (4, 1), (8, 1)];
+/// 8 GPUs per node on 1, 2, 4 and 8 nodes, plus 4 ranks on one node.
+const TWO_LEVEL: [(usize, usize); 5] = [(4, 1), (8, 1), (16, 2), (32, 4), (64, 8)];
+
+#[test]
+fn single_level_forms_recover_their_parameters() {
+    // alpha 3 µs per step, beta 0.1 ns/B (10 GB/s).
+    let truth = [3.0, 0.1];
+    for (op, algo) in [
+        (Op::AllGather, Algo::Ring),
+        (Op::ReduceScatter, Algo::Ring),
+        (Op::AllReduce, Algo::Ring),
+        (Op::AllReduce, Algo::Tree),
+        (Op::AllReduce, Algo::RecursiveDoubling),
+        (Op::Broadcast, Algo::Tree),
+    ] {
+        let exact = recovered(op, algo, &truth, &SINGLE, 0.0, 0.0);
+        assert_close(&exact, &truth, 1e-9);
+        assert!((exact.quality.r2 - 1.0).abs() < 1e-9, "{op} {algo}");
+        assert!(exact.holdout.iter().all(|h| h.rel_err_max < 1e-9));
+        let noisy = recovered(op, algo, &truth, &SINGLE, 0.02, 0.05);
+        assert_close(&noisy, &truth, 0.02);
+        assert!(
+            noisy.quality.downweighted > 0,
+            "{op} {algo}: outliers not down-weighted"
+        );
+    }
+}
+
+#[test]
+fn two_level_form_recovers_intra_and_inter_node_parameters() {
+    // NVLink-like intra (1 µs, 0.005 ns/B = 200 GB/s), network-like inter (8 µs, 0.04 ns/B).
+    let truth = [1.0, 0.005, 8.0, 0.04];
+    for op in [Op::AllGather, Op::ReduceScatter, Op::AllReduce] {
+        let exact = recovered(op, Algo::Ring, &truth, &TWO_LEVEL, 0.0, 0.0);
+        assert_close(&exact, &truth, 1e-9);
+        let noisy = recovered(op, Algo::Ring, &truth, &TWO_LEVEL, 0.02, 0.05);
+        assert_close(&noisy, &truth, 0.02);
+        assert_eq!(noisy.nodes, vec![1, 1, 2, 4, 8]);
+        assert_eq!(noisy.holdout.len(), TWO_LEVEL.len());
+    }
+}
+
+#[test]
+fn one_world_size_gives_a_note_not_a_model() {
+    let c = curves(
+        Op::AllGather,
+        Algo::Ring,
+        Form::Ring,
+        &[3.0, 0.1],
+        &[(4, 1)],
+        0.0,
+        0.0,
+    );
+    let mut notes = Vec::new();
+    let models = fit_models(&c, &BuildOptions::default(), &mut notes);
+    assert!(models.is_empty());
+    assert!(
+        notes.iter().any(|n| n.contains("one world size only (4)")),
+        "{notes:?}"
+    );
+}
