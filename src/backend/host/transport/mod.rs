@@ -3,6 +3,7 @@
 //! or reduce it into its buffer) so reductions need no staging buffer of their own.
 
 pub mod shm;
+pub mod tcp;
 
 use crate::collective::{DType, ReduceOp};
 use crate::error::Result;

@@ -1,0 +1,386 @@
+//! Building the mesh: one TCP connection per pair of ranks, opened by the higher rank and checked
+//! by a fixed-size handshake before any data flows (see the parent module's docs).
+
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use super::flow::poll;
+use super::WAKE;
+use crate::error::{Error, Result};
+
+/// Opens every handshake and names its version; a connection that starts otherwise is dropped.
+const MAGIC: [u8; 8] = *b"CLBTCP01";
+
+/// Bytes of a hello (connecting side) or an answer (accepting side): magic, token, rank, ranks.
+pub(super) const HELLO_LEN: usize = 24;
+
+/// How long an accepted connection may take to present its hello.
+const HELLO_LIMIT: Duration = Duration::from_secs(5);
+
+/// Accepted connections still owing their hello; beyond this the oldest is dropped.
+const MAX_PENDING: usize = 64;
+
+/// Pause between attempts to reach a listener that refuses connections (not up yet).
+const RETRY: Duration = Duration::from_millis(20);
+
+/// Requested send and receive buffer of every connection.
+pub(super) const SOCKET_BUFFER: usize = 4 << 20;
+
+/// The handshake message, the same shape in both directions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Hello {
+    pub token: u64,
+    pub rank: u32,
+    pub nranks: u32,
+}
+
+impl Hello {
+    pub(super) fn encode(self) -> [u8; HELLO_LEN] {
+        let mut b = [0u8; HELLO_LEN];
+        b[..8].copy_from_slice(&MAGIC);
+        b[8..16].copy_from_slice(&self.token.to_le_bytes());
+        b[16..20].copy_from_slice(&self.rank.to_le_bytes());
+        b[20..24].copy_from_slice(&self.nranks.to_le_bytes());
+        b
+    }
+
+    /// None when the bytes do not start with the magic.
+    pub(super) fn decode(b: &[u8; HELLO_LEN]) -> Option<Hello> {
+        if b[..8] != MAGIC {
+            return None;
+        }
+        let mut token = [0u8; 8];
+        token.copy_from_slice(&b[8..16]);
+        let mut rank = [0u8; 4];
+        rank.copy_from_slice(&b[16..20]);
+        let mut nranks = [0u8; 4];
+        nranks.copy_from_slice(&b[20..24]);
+        Some(Hello {
+            token: u64::from_le_bytes(token),
+            rank: u32::from_le_bytes(rank),
+            nranks: u32::from_le_bytes(nranks),
+        })
+    }
+}
+
+/// Connects `rank` to every other rank: dials the lower ranks in order, then accepts the higher
+/// ones in whatever order they come. Returns one non-blocking stream per peer (None at `rank`).
+pub(super) fn build(
+    rank: usize,
+    listener: &TcpListener,
+    peers: &[SocketAddr],
+    token: u64,
+    timeout: Duration,
+) -> Result<Vec<Option<TcpStream>>> {
+    let nranks = peers.len();
+    let hello = Hello {
+        token,
+        rank: rank as u32,
+        nranks: nranks as u32,
+    };
+    let deadline = Instant::now() + timeout;
+    // Accepted sockets inherit the listener's buffer sizes.
+    set_buffers(listener.as_raw_fd());
+    let mut streams: Vec<Option<TcpStream>> = (0..nranks).map(|_| None).collect();
+    for (j, &addr) in peers.iter().enumerate().take(rank) {
+        streams[j] = Some(dial(rank, hello, j, addr, deadline, timeout)?);
+    }
+    accept_all(rank, hello, listener, deadline, timeout, &mut streams)?;
+    Ok(streams)
+}
+
+/// The time left before `deadline`, None once it has passed.
+fn left(deadline: Instant) -> Option<Duration> {
+    deadline
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())
+}
+
+/// Opens the connection to lower rank `to`, says hello and checks the answer.
+fn dial(
+    me: usize,
+    hello: Hello,
+    to: usize,
+    addr: SocketAddr,
+    deadline: Instant,
+    timeout: Duration,
+) -> Result<TcpStream> {
+    let fail = |what: String| Error::Rank(format!("rank {me}: rank {to} at {addr}: {what}"));
+    let mut last = String::new();
+    let mut stream = loop {
+        let Some(wait) = left(deadline) else {
+            return Err(fail(format!(
+                "could not connect within {timeout:?} ({last})"
+            )));
+        };
+        match TcpStream::connect_timeout(&addr, wait) {
+            Ok(s) => break s,
+            Err(e) if is_retryable(&e) => {
+                last = e.to_string();
+                std::thread::sleep(RETRY.min(wait));
+            }
+            Err(e) => return Err(fail(format!("could not connect: {e}"))),
+        }
+    };
+    tune(&stream).map_err(|e| fail(format!("could not set socket options: {e}")))?;
+    let mut answer = [0u8; HELLO_LEN];
+    let talk = |s: &mut TcpStream, answer: &mut [u8]| -> io::Result<()> {
+        let wait = left(deadline).ok_or(ErrorKind::TimedOut)?;
+        s.set_write_timeout(Some(wait))?;
+        s.set_read_timeout(Some(wait))?;
+        s.write_all(&hello.encode())?;
+        s.read_exact(answer)
+    };
+    match talk(&mut stream, &mut answer) {
+        Ok(()) => {}
+        Err(e)
+            if e.kind() == ErrorKind::UnexpectedEof || e.kind() == ErrorKind::ConnectionReset =>
+        {
+            return Err(fail(
+                "closed the connection during the handshake (a different job token, or not \
+                 this job's rank there)"
+                    .into(),
+            ))
+        }
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+            return Err(fail(format!("no handshake answer within {timeout:?}")))
+        }
+        Err(e) => return Err(fail(format!("handshake failed: {e}"))),
+    }
+    let want = Hello {
+        rank: to as u32,
+        ..hello
+    };
+    match Hello::decode(&answer) {
+        Some(got) if got == want => {}
+        Some(got) => {
+            return Err(fail(format!(
+                "answered as rank {} of {}{}",
+                got.rank,
+                got.nranks,
+                if got.token == hello.token {
+                    ""
+                } else {
+                    " with another job token"
+                }
+            )))
+        }
+        None => return Err(fail("answered with something that is not collbench".into())),
+    }
+    let ready = |s: &TcpStream| -> io::Result<()> {
+        s.set_read_timeout(None)?;
+        s.set_write_timeout(None)?;
+        s.set_nonblocking(true)
+    };
+    ready(&stream).map_err(|e| fail(format!("could not set socket options: {e}")))?;
+    Ok(stream)
+}
+
+/// Errors after which dialing again may succeed (the peer's listener is not up yet, or the
+/// attempt itself timed out while time is left).
+fn is_retryable(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::ConnectionRefused
+            | ErrorKind::ConnectionReset
+            | ErrorKind::TimedOut
+            | ErrorKind::Interrupted
+    )
+}
+
+/// An accepted connection that has not yet said who it is.
+struct Pending {
+    stream: TcpStream,
+    hello: [u8; HELLO_LEN],
+    got: usize,
+    since: Instant,
+}
+
+/// What one look at a pending connection found.
+enum Step {
+    Wait,
+    Drop,
+    Admit(usize),
+}
+
+/// Accepts the higher ranks. Connections with a wrong hello, a wrong token, a rank that is out
+/// of range, not above `me` or already connected are closed; they never stop the good ones.
+fn accept_all(
+    me: usize,
+    hello: Hello,
+    listener: &TcpListener,
+    deadline: Instant,
+    timeout: Duration,
+    streams: &mut [Option<TcpStream>],
+) -> Result<()> {
+    let nranks = streams.len();
+    let os = |what: &str, e: io::Error| Error::Os {
+        what: format!("rank {me}: {what}"),
+        source: e,
+    };
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| os("listener", e))?;
+    let answer = hello.encode();
+    let mut pending: Vec<Pending> = Vec::new();
+    loop {
+        accept_ready(listener, &mut pending).map_err(|e| os("accept", e))?;
+        let mut i = 0;
+        while i < pending.len() {
+            match step(&mut pending[i], hello, streams) {
+                Step::Wait => i += 1,
+                Step::Drop => drop(pending.swap_remove(i)),
+                Step::Admit(r) => {
+                    let p = pending.swap_remove(i);
+                    // 24 bytes always fit in a fresh connection's send buffer.
+                    if (&p.stream).write(&answer).ok() == Some(HELLO_LEN) {
+                        streams[r] = Some(p.stream);
+                    }
+                }
+            }
+        }
+        pending.retain(|p| p.since.elapsed() < HELLO_LIMIT);
+        while pending.len() > MAX_PENDING {
+            let oldest = (0..pending.len()).min_by_key(|&k| pending[k].since);
+            pending.swap_remove(oldest.unwrap_or(0));
+        }
+        let missing: Vec<usize> = (me + 1..nranks).filter(|&r| streams[r].is_none()).collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let Some(wait) = left(deadline) else {
+            let at = listener.local_addr().map_or("?".into(), |a| a.to_string());
+            return Err(Error::Rank(format!(
+                "rank {me}: timed out after {timeout:?} waiting for rank(s) {missing:?} to \
+                 connect to {at}"
+            )));
+        };
+        let mut fds: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
+            .chain(pending.iter().map(|p| p.stream.as_raw_fd()))
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        poll(&mut fds, wait.min(WAKE))?;
+    }
+}
+
+/// Accepts every connection waiting in the backlog.
+fn accept_ready(listener: &TcpListener, pending: &mut Vec<Pending>) -> io::Result<()> {
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                // A connection whose options cannot be set is as good as closed.
+                if stream.set_nonblocking(true).is_ok() && tune(&stream).is_ok() {
+                    pending.push(Pending {
+                        stream,
+                        hello: [0; HELLO_LEN],
+                        got: 0,
+                        since: Instant::now(),
+                    });
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+            // The connection went away before we took it, or a signal: try the next one.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::ConnectionAborted | ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Reads what has arrived of a pending hello (never more than the hello) and judges it.
+fn step(p: &mut Pending, ours: Hello, streams: &[Option<TcpStream>]) -> Step {
+    match (&p.stream).read(&mut p.hello[p.got..]) {
+        Ok(0) => return Step::Drop,
+        Ok(n) => p.got += n,
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {}
+        Err(_) => return Step::Drop,
+    }
+    if p.got < HELLO_LEN {
+        return Step::Wait;
+    }
+    let me = ours.rank as usize;
+    match Hello::decode(&p.hello) {
+        Some(h)
+            if h.token == ours.token
+                && h.nranks == ours.nranks
+                && (me + 1..streams.len()).contains(&(h.rank as usize))
+                && streams[h.rank as usize].is_none() =>
+        {
+            Step::Admit(h.rank as usize)
+        }
+        _ => Step::Drop,
+    }
+}
+
+/// TCP_NODELAY and large buffers on a connection.
+fn tune(s: &TcpStream) -> io::Result<()> {
+    s.set_nodelay(true)?;
+    set_buffers(s.as_raw_fd());
+    Ok(())
+}
+
+/// Asks for [`SOCKET_BUFFER`] bytes of send and receive buffer, but only where the kernel grants
+/// it in full (`net.core.wmem_max` / `rmem_max`): a size set by hand turns Linux's buffer
+/// autotuning off, so a request clipped to a small limit would do worse than leaving it alone.
+fn set_buffers(fd: RawFd) {
+    static GRANTED: OnceLock<[bool; 2]> = OnceLock::new();
+    let granted = GRANTED.get_or_init(|| {
+        ["/proc/sys/net/core/wmem_max", "/proc/sys/net/core/rmem_max"].map(|limit| {
+            std::fs::read_to_string(limit)
+                .ok()
+                .and_then(|s| s.trim().parse::<usize>().ok())
+                .map_or(true, |max| max >= SOCKET_BUFFER)
+        })
+    });
+    for (opt, &allowed) in [libc::SO_SNDBUF, libc::SO_RCVBUF].iter().zip(granted) {
+        if allowed {
+            let size = SOCKET_BUFFER as libc::c_int;
+            // SAFETY: fd is an open socket; the option value is a live c_int of the given size.
+            // Failure only leaves the default size, so the result is ignored.
+            unsafe {
+                libc::setsockopt(
+                    fd,
+                    libc::SOL_SOCKET,
+                    *opt,
+                    (&size as *const libc::c_int).cast(),
+                    size_of::<libc::c_int>() as libc::socklen_t,
+                );
+            }
+        }
+    }
+}
+
+/// The send and receive buffer sizes the kernel reports for a socket (Linux reports twice the
+/// requested size: half of it is bookkeeping).
+pub(super) fn buffer_sizes(fd: RawFd) -> (usize, usize) {
+    let get = |opt| {
+        let mut v: libc::c_int = 0;
+        let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: v and len are live and sized for the option.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                opt,
+                (&mut v as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        if rc == 0 {
+            v.max(0) as usize
+        } else {
+            0
+        }
+    };
+    (get(libc::SO_SNDBUF), get(libc::SO_RCVBUF))
+}
