@@ -9,7 +9,8 @@ use crate::backend::BackendKind;
 use crate::collective::{Algo, DType, Op, ReduceOp};
 use crate::error::{Error, Result};
 use crate::fit::command::FitRequest;
-use crate::sweep::plan::SweepOptions;
+use crate::fit::export::{ExportFormat, ExportOptions, ExportRequest};
+use crate::sweep::plan::{SweepOptions, TransportKind};
 use crate::sweep::run::SweepRequest;
 use crate::units::{
     format_size, parse_duration, parse_factor, parse_list, parse_size, size_series,
@@ -31,6 +32,8 @@ pub enum Command {
     Sweep(Box<SweepArgs>),
     /// Fit alpha-beta models to results folders (writes fit.json), or predict from a fit.json.
     Fit(FitArgs),
+    /// Project FSDP (+TP/PP) training steps from a fit.json or a bundled network profile.
+    Project(crate::project::args::ProjectArgs),
     /// Internal: one rank process of a local launch.
     #[command(name = "__rank", hide = true)]
     Rank(RankCliArgs),
@@ -93,6 +96,9 @@ pub struct SweepArgs {
     /// Placement of the output: off (out of place), on (in place), both.
     #[arg(long, default_value = "off")]
     pub in_place: String,
+    /// How ranks move data: shm (shared memory) or tcp (one loopback connection per pair).
+    #[arg(long, default_value = "shm")]
+    pub transport: String,
     /// Pin rank processes to cores: core (rank r on the r-th allowed CPU, cyclic) or none.
     #[arg(long, default_value = "core")]
     pub bind: String,
@@ -112,7 +118,9 @@ pub struct SweepArgs {
 #[command(
     after_help = "Examples:\n  collbench fit results/run-a results/run-b -o fit.json\n  \
 collbench fit fit.json --predict op=allgather,algo=ring,world=64,bytes=1G\n  \
-collbench fit fit.json --predict op=allreduce,world=16,nodes=2,bytes=256M --json"
+collbench fit fit.json --predict op=allreduce,world=16,nodes=2,bytes=256M --json\n  \
+collbench fit fit.json --export astra-sim --export-out network.yml\n  \
+collbench fit fit.json --export calculon --npus 1024 --nodes 128"
 )]
 pub struct FitArgs {
     /// Results folders of `collbench sweep` to fit, or one fit.json to predict from.
@@ -127,6 +135,25 @@ pub struct FitArgs {
     /// Print the prediction as one JSON object (time_us, interval_us, busbw_gbps, ...).
     #[arg(long)]
     pub json: bool,
+    /// Write the fitted network for another tool: astra-sim, calculon, nccl-tuner
+    /// (docs/EXPORTS.md).
+    #[arg(long, value_name = "FORMAT", conflicts_with = "predict",
+          value_parser = |s: &str| s.parse::<ExportFormat>().map_err(|e| e.to_string()))]
+    pub export: Option<ExportFormat>,
+    /// Where --export writes [default: stdout].
+    #[arg(long, value_name = "FILE", requires = "export")]
+    pub export_out: Option<PathBuf>,
+    /// --export: the op whose model gives the link numbers [default: the first of allgather,
+    /// reducescatter, allreduce with a ring or two-level model].
+    #[arg(long, value_name = "OP", requires = "export",
+          value_parser = |s: &str| s.parse::<Op>().map_err(|e| e.to_string()))]
+    pub export_op: Option<Op>,
+    /// --export: ranks (NPUs) in all [default: the largest world fitted].
+    #[arg(long, value_name = "N", requires = "export")]
+    pub npus: Option<usize>,
+    /// --export: nodes the ranks span [default: 1, or as fitted for a two-level model].
+    #[arg(long, value_name = "N", requires = "export")]
+    pub nodes: Option<usize>,
 }
 
 impl FitArgs {
@@ -137,6 +164,15 @@ impl FitArgs {
             output: self.output,
             predict: self.predict,
             json: self.json,
+            export: self.export.map(|format| ExportRequest {
+                format,
+                opts: ExportOptions {
+                    op: self.export_op,
+                    npus: self.npus,
+                    nodes: self.nodes,
+                },
+                out: self.export_out,
+            }),
         }
     }
 }
@@ -254,6 +290,7 @@ impl SweepArgs {
             iters: self.iters,
             warmup: self.warmup,
             bind: self.bind.parse::<Bind>()?,
+            transport: self.transport.parse::<TransportKind>()?,
         };
         Ok(SweepRequest {
             opts,

@@ -16,6 +16,7 @@
 //! * [`backend`]: the embedded host backend (shared memory between rank processes).
 //! * [`stats`], [`check`]: pure statistics and exact correctness checks.
 //! * [`report`], [`meta`]: the versioned files of a results folder (docs/FORMATS.md).
+//! * [`project`]: FSDP (+TP/PP) training-step projection from a fit.json or network profile.
 //!
 //! The method (timing protocol, busbw derivation) is in docs/METHODOLOGY.md.
 
@@ -27,6 +28,7 @@ pub mod error;
 pub mod fit;
 pub mod launch;
 pub mod meta;
+pub mod project;
 pub mod report;
 pub mod stats;
 pub mod sweep;

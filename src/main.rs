@@ -18,6 +18,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sweep(args) => sweep(*args),
         Command::Fit(args) => collbench::fit::command::run_fit(&args.into_request()),
+        Command::Project(args) => project(args),
         Command::Rank(args) => rank(args),
     };
     match result {
@@ -75,6 +76,11 @@ fn sweep(args: collbench::cli::SweepArgs) -> Result<u8, Error> {
         return Ok(1);
     }
     Ok(0)
+}
+
+fn project(args: collbench::project::args::ProjectArgs) -> Result<u8, Error> {
+    let req = args.into_request(std::env::args().collect())?;
+    collbench::project::command::run_project(&req)
 }
 
 fn rank(args: collbench::cli::RankCliArgs) -> Result<u8, Error> {

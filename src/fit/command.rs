@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::build::{build, BuildOptions};
+use super::export::{export, ExportRequest};
 use super::input::{read_run, require_points, Run};
 use super::predict::{describe, parse_query, predict};
 use super::schema::FitFile;
@@ -20,6 +21,8 @@ pub struct FitRequest {
     pub predict: Option<String>,
     /// Print the prediction as one JSON object.
     pub json: bool,
+    /// An `--export` of the fit for another tool.
+    pub export: Option<ExportRequest>,
 }
 
 /// Runs the command; the exit code is 0 (errors are `Err`).
@@ -39,7 +42,27 @@ pub fn run_fit(req: &FitRequest) -> Result<u8> {
             println!("{}", describe(&p));
         }
     }
+    if let Some(x) = &req.export {
+        write_export(&fit, x)?;
+    }
     Ok(0)
+}
+
+/// Writes `--export` to its file (status on stderr) or to stdout.
+fn write_export(fit: &FitFile, x: &ExportRequest) -> Result<()> {
+    let text = export(fit, x.format, &x.opts)?;
+    match &x.out {
+        Some(path) => {
+            std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
+            eprintln!(
+                "collbench: {} export written to {}",
+                x.format,
+                path.display()
+            );
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
 }
 
 /// A single input that is a file is read as a fit.json (to predict from it).
@@ -47,7 +70,7 @@ fn existing_fit(inputs: &[PathBuf]) -> Result<Option<FitFile>> {
     match inputs {
         [] => Err(Error::usage(
             "give one or more results folders to fit (e.g. collbench fit results/<run>), or a \
-             fit.json with --predict",
+             fit.json with --predict or --export",
         )),
         [one] if one.is_file() => Ok(Some(FitFile::read(one)?)),
         _ => Ok(None),
@@ -80,7 +103,10 @@ fn fit_runs(req: &FitRequest) -> Result<FitFile> {
     }
     check_writable(&req.output)?;
     fit.write(&req.output)?;
-    if !req.json {
+    if req.export.as_ref().is_some_and(|x| x.out.is_none()) {
+        // stdout carries the export.
+        eprint!("{}", fit_table::render(&fit));
+    } else if !req.json {
         print!("{}", fit_table::render(&fit));
     }
     eprintln!(

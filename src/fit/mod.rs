@@ -5,12 +5,14 @@
 //! [`segments`] finds regime breaks within one curve; [`forms`] defines the algorithm-shaped
 //! models that span world sizes (ring, tree, recursive doubling, two-level); [`build`] runs
 //! them all and assembles a [`schema::FitFile`], the `fit.json` that the projection reads and
-//! nothing else. [`predict`] answers "how long would this call take" from a fit.json.
+//! nothing else. [`predict`] answers "how long would this call take" from a fit.json;
+//! [`export`] writes its network parameters for other tools (ASTRA-sim, Calculon, NCCL's tuner).
 //!
 //! Everything but `input` and the writers is pure: numbers in, numbers out.
 
 pub mod build;
 pub mod command;
+pub mod export;
 pub mod forms;
 pub mod input;
 pub mod predict;

@@ -31,6 +31,43 @@ pub struct SweepOptions {
     /// Pinning of rank processes to cores.
     #[serde(default)]
     pub bind: Bind,
+    /// How ranks move data: shared memory, or TCP over loopback.
+    #[serde(default)]
+    pub transport: TransportKind,
+}
+
+/// The data transport between the ranks of a local launch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    /// Slot rings in the shared segment.
+    #[default]
+    Shm,
+    /// One TCP connection per pair of ranks, over loopback.
+    Tcp,
+}
+
+impl TransportKind {
+    /// The name recorded in meta.json.
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Shm => "shm",
+            TransportKind::Tcp => "tcp",
+        }
+    }
+}
+
+impl std::str::FromStr for TransportKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<TransportKind> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "shm" => Ok(TransportKind::Shm),
+            "tcp" => Ok(TransportKind::Tcp),
+            _ => Err(Error::usage(format!(
+                "--transport '{s}' is not one of shm, tcp"
+            ))),
+        }
+    }
 }
 
 /// One measured point.
@@ -250,6 +287,7 @@ mod tests {
             iters: None,
             warmup: None,
             bind: Bind::Core,
+            transport: TransportKind::Shm,
         }
     }
 

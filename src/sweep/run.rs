@@ -66,7 +66,7 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     let meta = Meta::new(
         req.command_line.clone(),
         "host",
-        "shm",
+        req.opts.transport.name(),
         req.opts.ranks,
         1,
         options,
@@ -141,6 +141,9 @@ fn launch_and_measure(
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
     let layout = Layout::new(req.opts.ranks, max_iters);
     let shared = Shared::create(layout)?;
+    shared
+        .token()
+        .store(crate::launch::store::random_token(), Ordering::SeqCst);
     shared.segment().make_inheritable()?;
     let fd = shared.segment().fd();
     let opts_json = serde_json::to_string(&req.opts).unwrap_or_default();

@@ -162,6 +162,16 @@ impl Shared {
         self.at(3 * LINE + 4)
     }
 
+    /// The launch's random token, which TCP connections between its ranks must present.
+    pub fn token(&self) -> &AtomicU64 {
+        self.at(4 * LINE)
+    }
+
+    /// The loopback TCP port rank `r` listens on (0 until it has published one).
+    pub fn listen_port(&self, r: usize) -> &AtomicU32 {
+        self.at(self.rank_off(r) + LINE + 24)
+    }
+
     fn rank_off(&self, rank: usize) -> usize {
         self.layout.ranks_off() + rank * RANK_STATE_BYTES
     }

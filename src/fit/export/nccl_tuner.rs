@@ -1,0 +1,441 @@
+//! `--export nccl-tuner`: the CSV config of NCCL's example tuner plugin
+//! (github.com/NVIDIA/nccl `ext-tuner/example`, read from `NCCL_TUNER_CONFIG_FILE` or
+//! `./nccl_tuner.conf`), saying for each op and size range which algorithm the fit predicts
+//! fastest.
+//!
+//! One config per line, `collective_type,min_bytes,max_bytes,algorithm,protocol,channels,
+//! nNodes,nRanks,numPipeOps,regBuff` (`loadConfig` in `ext-tuner/example/plugin.c`; the README
+//! and `nccl_tuner.conf` beside it): collective_type one of broadcast, reduce, allgather,
+//! reducescatter, allreduce; min/max_bytes inclusive; algorithm tree, ring, collnet_direct,
+//! collnet_chain, nvls, nvls_tree, pat; protocol ll, ll128, simple; channels −1 keeps NCCL's
+//! choice; nNodes, nRanks, numPipeOps and regBuff −1 match anything. The first matching line
+//! wins and gets cost 0 in NCCL's table for that algorithm and protocol.
+//!
+//! What we write: for each op with a ring or tree curve measured at the target world, or a
+//! cross-world model that reaches it, the algorithm with the smallest predicted time over
+//! 1 B .. 1 TiB, switching where the predictions cross (found to the byte). A curve measured at
+//! exactly the target world and node count is used through its regimes (segments); otherwise
+//! the model. nNodes and nRanks are the target's (the choice depends on them). The fit does not
+//! tell protocols apart and the plugin has no "any" protocol (an unknown name parses as
+//! simple), so protocol is `simple`; channels, numPipeOps and regBuff are −1.
+//!
+//! The plugin reads lines with `fgets` into 256 bytes and treats any line not starting with
+//! `#` as a config, so every line we write is shorter than that and there is no header line.
+
+use super::{describe, missing, provenance, ExportFormat, ExportOptions};
+use crate::collective::{Algo, Op};
+use crate::error::{Error, Result};
+use crate::fit::forms::Form;
+use crate::fit::schema::{CurveFit, FitFile, Line, WorldModel};
+
+/// Algorithms NCCL has, in tie-break order.
+const ALGOS: [Algo; 2] = [Algo::Ring, Algo::Tree];
+
+/// The ops the plugin knows, in the order we write them.
+const OPS: [Op; 5] = [
+    Op::AllReduce,
+    Op::AllGather,
+    Op::ReduceScatter,
+    Op::Broadcast,
+    Op::Reduce,
+];
+
+/// The largest size the search looks at (1 TiB); the winner there holds above.
+const LARGEST: u64 = 1 << 40;
+
+/// The plugin's line buffer.
+pub const MAX_LINE: usize = 256;
+
+/// How one algorithm's time is predicted at the target world.
+enum Predictor<'a> {
+    /// Regimes of a curve measured at the target world.
+    Segments(&'a [Line]),
+    /// A cross-world model.
+    Model(&'a WorldModel, Form),
+}
+
+struct Candidate<'a> {
+    algo: Algo,
+    predictor: Predictor<'a>,
+}
+
+impl Candidate<'_> {
+    fn time_us(&self, op: Op, world: usize, nodes: usize, bytes: u64) -> f64 {
+        let s = bytes as f64;
+        match &self.predictor {
+            Predictor::Segments(lines) => {
+                let l = lines
+                    .iter()
+                    .find(|l| bytes <= l.max_bytes)
+                    .or(lines.last())
+                    .expect("segments are not empty");
+                l.alpha_us.value + l.beta_ns_per_byte.value * s / 1e3
+            }
+            Predictor::Model(m, form) => form
+                .coefficients(op, world, nodes, s)
+                .map(|c| {
+                    c.iter()
+                        .zip(&m.params)
+                        .map(|(c, p)| c * p.param.value)
+                        .sum()
+                })
+                .unwrap_or(f64::INFINITY),
+        }
+    }
+
+    fn source(&self, world: usize, nodes: usize) -> String {
+        match &self.predictor {
+            Predictor::Segments(lines) => format!(
+                "{} segment(s) of the curve measured at {world} ranks on {nodes} node(s)",
+                lines.len()
+            ),
+            Predictor::Model(m, _) => describe(m),
+        }
+    }
+}
+
+/// The CSV text.
+pub fn render(fit: &FitFile, opts: &ExportOptions) -> Result<String> {
+    let (world, nodes, from) = target(fit, opts)?;
+    let mut out = vec![
+        "# NCCL example tuner plugin config (NVIDIA/nccl ext-tuner/example), CSV".to_string(),
+        format!("# {}.", provenance(fit)),
+        "# collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,\
+         numPipeOps,regBuff"
+            .to_string(),
+        format!("# For {world} ranks on {nodes} node(s) ({from}); other sizes match no line."),
+        "# protocol: not fitted; the plugin has no 'any' protocol, so simple. channels -1: \
+         NCCL's choice."
+            .to_string(),
+        "# See collbench docs/EXPORTS.md.".to_string(),
+    ];
+    let mut rows = 0;
+    for op in OPS {
+        let cands: Vec<Candidate> = ALGOS
+            .iter()
+            .filter_map(|&a| candidate(fit, op, a, world, nodes))
+            .collect();
+        if cands.is_empty() {
+            continue;
+        }
+        out.push(format!("# {op}:"));
+        for c in &cands {
+            out.push(clip(format!("#   {}: {}", c.algo, c.source(world, nodes))));
+        }
+        if cands.len() == 1 {
+            out.push(format!(
+                "#   only {} was fitted: nothing to compare it with.",
+                cands[0].algo
+            ));
+        }
+        for (lo, hi, i) in ranges(&cands, op, world, nodes) {
+            out.push(format!(
+                "{op},{lo},{hi},{},simple,-1,{nodes},{world},-1,-1",
+                cands[i].algo
+            ));
+            rows += 1;
+        }
+    }
+    if rows == 0 {
+        return Err(missing(
+            ExportFormat::NcclTuner,
+            &format!("ring or tree curve or model at {world} ranks on {nodes} node(s)"),
+            fit,
+        ));
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    Ok(text)
+}
+
+/// A comment cut to fit the plugin's line buffer.
+fn clip(mut line: String) -> String {
+    if line.len() >= MAX_LINE - 1 {
+        let mut cut = MAX_LINE - 5;
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        line.truncate(cut);
+        line.push_str("...");
+    }
+    line
+}
+
+/// World and nodes to write for: the flags, else the largest ring or tree curve measured.
+fn target(fit: &FitFile, opts: &ExportOptions) -> Result<(usize, usize, String)> {
+    let largest = fit
+        .curves
+        .iter()
+        .filter(|c| ALGOS.contains(&c.key.algo))
+        .map(|c| (c.key.world, c.key.nodes.max(1)))
+        .chain(
+            fit.models
+                .iter()
+                .filter(|m| ALGOS.contains(&m.algo))
+                .flat_map(|m| m.worlds.iter().copied().zip(m.nodes.iter().copied())),
+        )
+        .max();
+    let (world, nodes, from) = match (opts.npus, opts.nodes, largest) {
+        (Some(p), n, _) => (p, n.unwrap_or(1), "from --npus/--nodes".to_string()),
+        (None, Some(n), Some((w, _))) => (w, n, "--nodes; ranks: the largest fitted".into()),
+        (None, None, Some((w, n))) => (w, n, "the largest world fitted".to_string()),
+        (None, _, None) => {
+            return Err(missing(
+                ExportFormat::NcclTuner,
+                "ring or tree curve or model",
+                fit,
+            ))
+        }
+    };
+    if world < 2 || nodes == 0 || world % nodes != 0 {
+        return Err(Error::usage(format!(
+            "--export nccl-tuner: {world} ranks on {nodes} node(s) is not a world to tune \
+             (needs 2 or more ranks, a whole number per node)"
+        )));
+    }
+    Ok((world, nodes, from))
+}
+
+/// How `algo` would run `op` at the target: a curve measured there, else a model that reaches
+/// it (single-level models are fitted on one node; two-level ones span nodes).
+fn candidate(
+    fit: &FitFile,
+    op: Op,
+    algo: Algo,
+    world: usize,
+    nodes: usize,
+) -> Option<Candidate<'_>> {
+    let curve: Option<&CurveFit> = fit
+        .curves
+        .iter()
+        .filter(|c| {
+            let k = &c.key;
+            k.op == op && k.algo == algo && k.world == world && k.nodes.max(1) == nodes
+        })
+        .min_by_key(|c| c.key.in_place);
+    if let Some(c) = curve {
+        let lines = if c.segments.is_empty() {
+            std::slice::from_ref(&c.line)
+        } else {
+            &c.segments[..]
+        };
+        return Some(Candidate {
+            algo,
+            predictor: Predictor::Segments(lines),
+        });
+    }
+    let forms: &[Form] = if nodes == 1 {
+        &[Form::for_algo(algo), Form::TwoLevel]
+    } else {
+        &[Form::TwoLevel]
+    };
+    forms.iter().find_map(|&form| {
+        fit.models
+            .iter()
+            .filter(|m| m.op == op && m.algo == algo && m.form == form.name())
+            .filter(|m| m.params.len() == form.param_names().len())
+            .filter(|_| form.coefficients(op, world, nodes, 1.0).is_some())
+            .min_by_key(|m| m.in_place)
+            .map(|m| Candidate {
+                algo,
+                predictor: Predictor::Model(m, form),
+            })
+    })
+}
+
+/// Inclusive byte ranges and the index of the fastest candidate in each, covering 0 ..= u64::MAX.
+fn ranges(cands: &[Candidate], op: Op, world: usize, nodes: usize) -> Vec<(u64, u64, usize)> {
+    let best = |s: u64| -> usize {
+        let mut pick = 0;
+        let mut t_best = f64::INFINITY;
+        for (i, c) in cands.iter().enumerate() {
+            let t = c.time_us(op, world, nodes, s);
+            if t < t_best {
+                (pick, t_best) = (i, t);
+            }
+        }
+        pick
+    };
+    // Sizes 2^(k/4), then the exact switch point by bisection between neighbours.
+    let mut grid: Vec<u64> = (0..=160)
+        .map(|k| 2f64.powf(k as f64 / 4.0).round() as u64)
+        .collect();
+    grid.dedup();
+    debug_assert_eq!(grid.last(), Some(&LARGEST));
+    let mut out = Vec::new();
+    let (mut lo, mut cur, mut prev) = (0u64, best(1), 1u64);
+    for &s in &grid[1..] {
+        if best(s) != cur {
+            let (mut a, mut z) = (prev, s);
+            while z - a > 1 {
+                let mid = a + (z - a) / 2;
+                if best(mid) == cur {
+                    a = mid;
+                } else {
+                    z = mid;
+                }
+            }
+            out.push((lo, z - 1, cur));
+            (lo, cur) = (z, best(z));
+        }
+        prev = s;
+    }
+    out.push((lo, u64::MAX, cur));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testfit::*;
+    use super::super::{export, ExportFormat, ExportOptions};
+    use super::MAX_LINE;
+    use crate::collective::{Algo, Op};
+    use crate::fit::forms::Form;
+
+    /// The config lines, split into their 10 fields.
+    fn rows(text: &str) -> Vec<Vec<String>> {
+        for l in text.lines() {
+            assert!(l.len() < MAX_LINE - 1, "line too long for the plugin: {l}");
+            assert!(!l.starts_with(' ') && !l.is_empty(), "line: '{l}'");
+        }
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>())
+            .inspect(|f| assert_eq!(f.len(), 10, "{f:?}"))
+            .collect()
+    }
+
+    fn field(r: &[String], i: usize) -> &str {
+        r[i].as_str()
+    }
+
+    /// Ring and tree AllReduce measured on 8 ranks: tree (2 µs + 0.3 ns/B) beats ring (20 µs +
+    /// 0.17 ns/B) below (20 − 2) / (0.3 − 0.17) × 1000 = 138461.5 B.
+    fn ring_and_tree() -> crate::fit::schema::FitFile {
+        let mut f = ring_fit();
+        f.curves = vec![
+            curve(
+                Op::AllReduce,
+                Algo::Ring,
+                8,
+                1,
+                vec![line(8, 1 << 26, 20.0, 0.17)],
+            ),
+            curve(
+                Op::AllReduce,
+                Algo::Tree,
+                8,
+                1,
+                vec![line(8, 4096, 2.0, 0.3), line(4097, 1 << 26, 2.0, 0.3)],
+            ),
+        ];
+        f
+    }
+
+    #[test]
+    fn fastest_algorithm_switches_at_the_exact_crossover() {
+        let text = export(
+            &ring_and_tree(),
+            ExportFormat::NcclTuner,
+            &Default::default(),
+        )
+        .unwrap();
+        let r = rows(&text);
+        let ar: Vec<&Vec<String>> = r.iter().filter(|r| r[0] == "allreduce").collect();
+        assert_eq!(ar.len(), 2, "{text}");
+        assert_eq!(
+            (field(ar[0], 1), field(ar[0], 2), field(ar[0], 3)),
+            ("0", "138461", "tree")
+        );
+        assert_eq!(
+            (field(ar[1], 1), field(ar[1], 2), field(ar[1], 3)),
+            ("138462", "18446744073709551615", "ring")
+        );
+        for row in &r {
+            // protocol, channels, nNodes, nRanks, numPipeOps, regBuff
+            assert_eq!(&row[4..], ["simple", "-1", "1", "8", "-1", "-1"], "{row:?}");
+        }
+        // AllGather and ReduceScatter: ring models only, one row each over every size.
+        for op in ["allgather", "reducescatter"] {
+            let one: Vec<_> = r.iter().filter(|r| r[0] == op).collect();
+            assert_eq!(one.len(), 1, "{text}");
+            assert_eq!((field(one[0], 1), field(one[0], 3)), ("0", "ring"));
+        }
+        assert!(text.contains("only ring was fitted"), "{text}");
+    }
+
+    #[test]
+    fn models_decide_where_no_curve_was_measured() {
+        // At 64 ranks: ring 2·63·7 µs + 2·63/64·S·0.2 ns/B vs tree 2·6·4 µs + S·0.5 ns/B.
+        let mut f = ring_fit();
+        f.models.push(model(
+            Op::AllReduce,
+            Algo::Tree,
+            Form::Tree,
+            &[4.0, 0.5],
+            &[(2, 1), (4, 1), (8, 1)],
+        ));
+        let opts = ExportOptions {
+            npus: Some(64),
+            ..Default::default()
+        };
+        let text = export(&f, ExportFormat::NcclTuner, &opts).unwrap();
+        let r = rows(&text);
+        let ar: Vec<_> = r.iter().filter(|r| r[0] == "allreduce").collect();
+        let ring = |s: f64| 2.0 * 63.0 * 7.0 + 2.0 * 63.0 / 64.0 * s / 1e3 * 0.2;
+        let tree = |s: f64| 12.0 * 4.0 + s / 1e3 * 0.5;
+        let cross: u64 = ar[0][2].parse::<u64>().unwrap() + 1;
+        assert_eq!(
+            (ar.len(), field(ar[0], 3), field(ar[1], 3)),
+            (2, "tree", "ring")
+        );
+        assert!(tree(cross as f64 - 1.0) <= ring(cross as f64 - 1.0));
+        assert!(ring(cross as f64) < tree(cross as f64));
+        assert_eq!(&ar[0][6..8], ["1", "64"]);
+    }
+
+    #[test]
+    fn two_level_models_cover_multi_node_targets() {
+        let r = rows(
+            &export(
+                &two_level_fit(),
+                ExportFormat::NcclTuner,
+                &Default::default(),
+            )
+            .unwrap(),
+        );
+        assert!(!r.is_empty());
+        for row in &r {
+            assert_eq!(
+                (field(row, 3), field(row, 6), field(row, 7)),
+                ("ring", "4", "32")
+            );
+        }
+    }
+
+    #[test]
+    fn a_fit_with_nothing_at_the_target_names_what_is_missing() {
+        let opts = ExportOptions {
+            npus: Some(16),
+            nodes: Some(2),
+            ..Default::default()
+        };
+        let e = export(&ring_fit(), ExportFormat::NcclTuner, &opts)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "--export nccl-tuner: the fit has no ring or tree curve or model at 16 ranks \
+                 on 2 node(s)"
+            ),
+            "{e}"
+        );
+        assert_eq!(e.lines().count(), 1);
+        let empty = fit(vec![], vec![]);
+        let e = export(&empty, ExportFormat::NcclTuner, &Default::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("no ring or tree curve or model"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,207 @@
+//! `collbench project` flags (clap derive), kept beside the module so that src/cli.rs only names
+//! the subcommand, and their parsing into a [`ProjectRequest`].
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::command::ProjectRequest;
+use super::plan::Batch;
+use super::step::StepOptions;
+use crate::error::{Error, Result};
+
+/// `collbench project`.
+#[derive(Args, Debug)]
+#[command(
+    about = "Project FSDP (+TP/PP) training steps from a fit.json or a bundled network profile",
+    after_help = "Examples:\n  \
+collbench project --profile h100-ib400 --model llama2-7b --world-sizes 8,16,...,2048 --tp 1,2,4 --pp 1,2\n  \
+collbench project --profile a100-ib200 --model llama2-70b --tp 4,8 --pp 1,2,4 --reshard --out results/proj\n  \
+collbench project --fit fit.json --hardware h100 --model my-model.toml --global-batch 1024\n\n\
+Profiles: v100-ib100, a100-ib200, h100-ib400 (hardware defaults to the profile's GPU).\n\
+Models: llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, or a TOML file.\n\
+Hardware: v100, a100, h100, h200, or a TOML file. The model is in docs/METHODOLOGY.md (Projection)."
+)]
+pub struct ProjectArgs {
+    /// A fit.json written by `collbench fit` (the network's collective models).
+    #[arg(long, value_name = "FILE")]
+    pub fit: Option<PathBuf>,
+    /// A bundled network profile instead of --fit: v100-ib100, a100-ib200, h100-ib400.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Model: a preset name or a TOML file (fields of docs/FORMATS.md; base = "llama2-7b").
+    #[arg(long, value_name = "NAME|FILE")]
+    pub model: String,
+    /// GPU and node: v100, a100, h100, h200 or a TOML file [default: the profile's GPU].
+    #[arg(long, value_name = "NAME|FILE")]
+    pub hardware: Option<String>,
+    /// World sizes (GPUs); `a,b,...,c` continues the ratio b/a up to c.
+    #[arg(long, value_name = "LIST", default_value = "8,16,...,2048")]
+    pub world_sizes: String,
+    /// Tensor-parallel degrees to try.
+    #[arg(long, value_name = "LIST", default_value = "1")]
+    pub tp: String,
+    /// Pipeline-parallel degrees to try.
+    #[arg(long, value_name = "LIST", default_value = "1")]
+    pub pp: String,
+    /// Sequence length [default: the model's].
+    #[arg(long, value_name = "N")]
+    pub seq_len: Option<usize>,
+    /// Weak scaling (the default): sequences per GPU, i.e. per data-parallel rank of an
+    /// FSDP-only layout; every layout at a world size trains the same global batch [default: 1].
+    #[arg(long, value_name = "N", conflicts_with = "global_batch")]
+    pub local_batch: Option<usize>,
+    /// Strong scaling: the same global batch (sequences) at every world size.
+    #[arg(long, value_name = "N")]
+    pub global_batch: Option<usize>,
+    /// Microbatches per step [default: one per sequence when pp > 1, else 1].
+    #[arg(long, value_name = "N")]
+    pub microbatches: Option<usize>,
+    /// Re-shard parameters after forward (AllGather them again in backward).
+    #[arg(long)]
+    pub reshard: bool,
+    /// Hybrid sharding: shard within a node, replicate across nodes (AllReduce of shards).
+    #[arg(long)]
+    pub hybrid: bool,
+    /// Fraction of peak FLOP/s that compute kernels reach.
+    #[arg(long, value_name = "F", default_value = "0.5")]
+    pub compute_efficiency: f64,
+    /// How much slower compute runs while communication overlaps it (0.19 = 19%).
+    #[arg(long, value_name = "F", default_value = "0.19")]
+    pub overlap_slowdown: f64,
+    /// Write projection.csv and projection.json into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+impl ProjectArgs {
+    /// Parses every value into a typed request; the first bad value is the error.
+    pub fn into_request(self, command_line: Vec<String>) -> Result<ProjectRequest> {
+        let batch = match (self.local_batch, self.global_batch) {
+            (_, Some(0)) | (Some(0), _) => {
+                return Err(Error::usage(
+                    "--local-batch/--global-batch must be at least 1",
+                ))
+            }
+            (_, Some(global)) => Batch::Strong { global },
+            (local, None) => Batch::Weak {
+                local: local.unwrap_or(1),
+            },
+        };
+        if self.seq_len == Some(0) || self.microbatches == Some(0) {
+            return Err(Error::usage(
+                "--seq-len and --microbatches must be at least 1",
+            ));
+        }
+        Ok(ProjectRequest {
+            fit: self.fit,
+            profile: self.profile,
+            model: self.model,
+            hardware: self.hardware,
+            worlds: parse_worlds(&self.world_sizes)?,
+            tps: counts("--tp", &self.tp)?,
+            pps: counts("--pp", &self.pp)?,
+            seq_len: self.seq_len,
+            batch,
+            microbatches: self.microbatches,
+            opts: StepOptions {
+                reshard: self.reshard,
+                hybrid: self.hybrid,
+                compute_efficiency: self.compute_efficiency,
+                overlap_slowdown: self.overlap_slowdown,
+            },
+            out: self.out,
+            command_line,
+        })
+    }
+}
+
+/// A comma list of positive whole numbers.
+fn counts(flag: &str, s: &str) -> Result<Vec<usize>> {
+    crate::units::parse_list_with(s, |item| positive(flag, item)).map_err(|e| match e {
+        Error::Usage(m) if !m.starts_with(flag) => Error::Usage(format!("{flag}: {m}")),
+        other => other,
+    })
+}
+
+fn positive(flag: &str, item: &str) -> Result<usize> {
+    match item.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(Error::usage(format!(
+            "{flag}: '{item}' is not a positive whole number"
+        ))),
+    }
+}
+
+/// World sizes: a comma list where `a,b,...,c` continues the ratio b/a (8,16,...,2048 doubles);
+/// sorted, duplicates dropped.
+pub fn parse_worlds(s: &str) -> Result<Vec<usize>> {
+    const FLAG: &str = "--world-sizes";
+    let items: Vec<&str> = s.split(',').map(str::trim).collect();
+    let mut out: Vec<usize> = Vec::new();
+    let mut i = 0;
+    while i < items.len() {
+        if items[i] != "..." {
+            out.push(positive(FLAG, items[i])?);
+            i += 1;
+            continue;
+        }
+        let end = items.get(i + 1).ok_or_else(|| dots(s))?;
+        let end = positive(FLAG, end)?;
+        let [.., a, b] = out[..] else {
+            return Err(dots(s));
+        };
+        if b <= a || b % a != 0 {
+            return Err(dots(s));
+        }
+        let mut next = b * (b / a);
+        while next < end {
+            out.push(next);
+            next *= b / a;
+        }
+        out.push(end);
+        i += 2;
+    }
+    out.sort_unstable();
+    out.dedup();
+    if out.is_empty() {
+        return Err(Error::usage("--world-sizes: empty list"));
+    }
+    Ok(out)
+}
+
+fn dots(s: &str) -> Error {
+    Error::usage(format!(
+        "--world-sizes '{s}': '...' needs two sizes with a whole ratio before it and an end \
+         after it, e.g. 8,16,...,2048"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn world_lists_expand() {
+        assert_eq!(
+            parse_worlds("8,16,...,2048").unwrap(),
+            vec![8, 16, 32, 64, 128, 256, 512, 1024, 2048]
+        );
+        assert_eq!(parse_worlds("64, 8,16").unwrap(), vec![8, 16, 64]);
+        assert_eq!(parse_worlds("8,32,...,100").unwrap(), vec![8, 32, 100]);
+        assert!(parse_worlds("8,...,64")
+            .unwrap_err()
+            .to_string()
+            .contains("'...'"));
+        assert!(parse_worlds("8,12,...,64").is_err());
+        assert!(parse_worlds("8,x").unwrap_err().to_string().contains("'x'"));
+        assert!(parse_worlds("0").is_err());
+    }
+
+    #[test]
+    fn degree_lists_name_the_flag() {
+        assert_eq!(counts("--tp", "1,2,4").unwrap(), vec![1, 2, 4]);
+        let e = counts("--tp", "1,two").unwrap_err().to_string();
+        assert_eq!(e, "--tp: 'two' is not a positive whole number");
+    }
+}

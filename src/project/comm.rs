@@ -1,0 +1,262 @@
+//! Collective times from a fit.json (or a bundled profile): which model serves which op, group
+//! size and level, and its evaluation.
+//!
+//! A group spanning nodes uses the fit's two-level model of the op (evaluated with the group's
+//! nodes and ranks per node); only when the fit has none does a single-level model stand in,
+//! with a note. A group inside one node uses a single-level model fitted within one node, else
+//! the two-level model with one node (its intra-node terms), else any single-level model, with a
+//! note. AllGather and ReduceScatter use ring models; AllReduce ring, then tree, then recursive
+//! doubling. bf16 models are preferred, then f16, then any dtype (noted). A point-to-point
+//! transfer of B bytes is the AllGather model at p = 2 with S = 2B: one step of latency plus B
+//! bytes at the link's per-byte cost (within a node, or between two nodes).
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+
+use super::layout::Group;
+use crate::collective::{Algo, DType, Op};
+use crate::error::{Error, Result};
+use crate::fit::forms::Form;
+use crate::fit::schema::{FitFile, WorldModel};
+
+/// The network as the fit describes it.
+pub struct Network<'a> {
+    fit: &'a FitFile,
+    notes: RefCell<BTreeSet<String>>,
+}
+
+impl<'a> Network<'a> {
+    pub fn new(fit: &'a FitFile) -> Network<'a> {
+        Network {
+            fit,
+            notes: RefCell::new(BTreeSet::new()),
+        }
+    }
+
+    /// What the lookups had to say (substitute models, dtypes), sorted and deduplicated.
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.borrow().iter().cloned().collect()
+    }
+
+    /// Seconds for `op` over `group` with nccl-tests size `bytes` (0 for a group of one).
+    pub fn time_s(&self, op: Op, group: Group, bytes: f64) -> Result<f64> {
+        if group.ranks <= 1 || bytes <= 0.0 {
+            return Ok(0.0);
+        }
+        let (model, form) = self.choose(op, group)?;
+        let x = form
+            .coefficients(op, group.ranks, group.nodes, bytes)
+            .ok_or_else(|| {
+                Error::usage(format!(
+                    "model {} {} {} cannot describe {} ranks on {} nodes",
+                    model.op, model.algo, model.form, group.ranks, group.nodes
+                ))
+            })?;
+        if x.len() != model.params.len() {
+            return Err(Error::usage(format!(
+                "model {} {} {}: {} parameters, its form has {}",
+                model.op,
+                model.algo,
+                model.form,
+                model.params.len(),
+                x.len()
+            )));
+        }
+        let us: f64 = x
+            .iter()
+            .zip(&model.params)
+            .map(|(c, p)| c * p.param.value)
+            .sum();
+        Ok(us.max(0.0) * 1e-6)
+    }
+
+    /// Seconds to send `bytes` from one rank to another (`pair`: 2 ranks on 1 or 2 nodes).
+    pub fn p2p_s(&self, pair: Group, bytes: f64) -> Result<f64> {
+        self.time_s(Op::AllGather, pair, 2.0 * bytes)
+    }
+
+    fn choose(&self, op: Op, group: Group) -> Result<(&'a WorldModel, Form)> {
+        let algos: &[Algo] = match op {
+            Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling],
+            _ => &[Algo::Ring],
+        };
+        let inter = group.nodes > 1;
+        for &algo in algos {
+            if let Some(found) = self.choose_algo(op, algo, inter) {
+                return Ok(found);
+            }
+        }
+        Err(self.missing(op, algos[0], inter))
+    }
+
+    fn choose_algo(&self, op: Op, algo: Algo, inter: bool) -> Option<(&'a WorldModel, Form)> {
+        let two = self.best(op, algo, |m| m.form == Form::TwoLevel.name());
+        let single_form = Form::for_algo(algo);
+        let single = self.best(op, algo, |m| m.form == single_form.name());
+        let level = if inter {
+            "across nodes"
+        } else {
+            "within one node"
+        };
+        let picked = if inter {
+            two.or_else(|| {
+                single.inspect(|m| {
+                    self.note(format!(
+                        "{op} {algo}: the fit has no two-level model, so its single-level {} \
+                         model (fitted on worlds {:?}) is used across nodes",
+                        m.form, m.worlds
+                    ))
+                })
+            })
+        } else {
+            let intra_only = single.filter(|m| m.nodes.iter().all(|&n| n <= 1));
+            intra_only.or(two).or_else(|| {
+                single.inspect(|m| {
+                    self.note(format!(
+                        "{op} {algo}: the single-level {} model, fitted on {:?} nodes, is used \
+                         {level}",
+                        m.form, m.nodes
+                    ))
+                })
+            })
+        }?;
+        if !matches!(picked.dtype, DType::BF16 | DType::F16) {
+            self.note(format!(
+                "{op} {algo}: the fit's model is for {}, used for bf16 buffers of the same size",
+                picked.dtype
+            ));
+        }
+        Some((picked, Form::from_name(&picked.form)?))
+    }
+
+    /// The best model of `op` and `algo` passing `keep`: bf16, f16, then others; out of place
+    /// before in place.
+    fn best(
+        &self,
+        op: Op,
+        algo: Algo,
+        keep: impl Fn(&WorldModel) -> bool,
+    ) -> Option<&'a WorldModel> {
+        let rank = |d: DType| match d {
+            DType::BF16 => 0,
+            DType::F16 => 1,
+            _ => 2,
+        };
+        self.fit
+            .models
+            .iter()
+            .filter(|m| m.op == op && m.algo == algo && keep(m))
+            .filter(|m| Form::from_name(&m.form).is_some())
+            .min_by_key(|m| (rank(m.dtype), m.in_place))
+    }
+
+    fn missing(&self, op: Op, algo: Algo, inter: bool) -> Error {
+        let level = if inter { "inter-node" } else { "intra-node" };
+        let have: Vec<String> = self
+            .fit
+            .models
+            .iter()
+            .map(|m| format!("({}, {}, {})", m.op, m.algo, m.form))
+            .collect();
+        Error::usage(format!(
+            "the fit has no model for ({op}, {algo}, {level}); it has: {}",
+            if have.is_empty() {
+                "none (a cross-world model needs two or more world sizes of the op; see the \
+                 fit's notes)"
+                    .to_string()
+            } else {
+                have.join(", ")
+            }
+        ))
+    }
+
+    fn note(&self, msg: String) {
+        self.notes.borrow_mut().insert(msg);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::specs::profile;
+
+    #[test]
+    fn two_level_profile_evaluates_by_hand() {
+        let fit = profile("h100-ib400").unwrap();
+        let net = Network::new(&fit);
+        // 32 ranks on 4 nodes, 1 MB AllGather: 7·3.4 + 7/8·1000·(1/360) µs intra,
+        // 3·37.8 + 3/4·1000/8·(1/45) µs inter.
+        let t = net
+            .time_s(
+                Op::AllGather,
+                Group {
+                    ranks: 32,
+                    nodes: 4,
+                },
+                1e6,
+            )
+            .unwrap();
+        let want = 7.0 * 3.4 + 875.0 / 360.0 + 3.0 * 37.8 + 93.75 / 45.0;
+        assert!((t * 1e6 - want).abs() < 1e-9, "{} vs {want}", t * 1e6);
+        // Within a node the inter-node terms vanish; a group of one costs nothing.
+        let intra = net
+            .time_s(Op::AllReduce, Group { ranks: 2, nodes: 1 }, 1e6)
+            .unwrap();
+        assert!((intra * 1e6 - 2.0 * (3.4 + 500.0 / 360.0)).abs() < 1e-9);
+        assert_eq!(
+            net.time_s(Op::AllGather, Group { ranks: 1, nodes: 1 }, 1e6)
+                .unwrap(),
+            0.0
+        );
+        // Point to point between nodes: one inter-node step plus B bytes at the NIC's cost.
+        let p2p = net.p2p_s(Group { ranks: 2, nodes: 2 }, 1e6).unwrap();
+        assert!((p2p * 1e6 - (37.8 + 1000.0 / 45.0)).abs() < 1e-9);
+        assert!(net.notes().is_empty());
+    }
+
+    #[test]
+    fn a_missing_model_names_op_algo_and_level() {
+        let mut fit = profile("h100-ib400").unwrap();
+        fit.models.retain(|m| m.op != Op::ReduceScatter);
+        let net = Network::new(&fit);
+        let e = net
+            .time_s(
+                Op::ReduceScatter,
+                Group {
+                    ranks: 16,
+                    nodes: 2,
+                },
+                1e6,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("(reducescatter, ring, inter-node)"), "{e}");
+    }
+
+    #[test]
+    fn single_level_models_stand_in_with_a_note() {
+        let mut fit = profile("h100-ib400").unwrap();
+        for m in &mut fit.models {
+            m.form = "ring".into();
+            m.params.truncate(2);
+            m.nodes = vec![1];
+        }
+        let net = Network::new(&fit);
+        let t = net
+            .time_s(
+                Op::AllGather,
+                Group {
+                    ranks: 16,
+                    nodes: 2,
+                },
+                1e6,
+            )
+            .unwrap();
+        assert!((t * 1e6 - (15.0 * 3.4 + 15.0 / 16.0 * 1000.0 / 360.0)).abs() < 1e-9);
+        assert!(
+            net.notes()[0].contains("no two-level model"),
+            "{:?}",
+            net.notes()
+        );
+    }
+}

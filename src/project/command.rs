@@ -1,0 +1,111 @@
+//! The `collbench project` command: the I/O edge around the pure projection. Reads the fit (or
+//! a bundled profile) and the specs, runs the projection, prints the table and notes, and writes
+//! projection.csv and projection.json with `--out`.
+
+use std::path::{Path, PathBuf};
+
+use super::output;
+use super::plan::{project, Batch, Request};
+use super::specs;
+use super::step::StepOptions;
+use crate::error::{Error, Result};
+use crate::fit::schema::FitFile;
+
+/// What `collbench project` was asked to do, parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProjectRequest {
+    pub fit: Option<PathBuf>,
+    pub profile: Option<String>,
+    pub model: String,
+    pub hardware: Option<String>,
+    pub worlds: Vec<usize>,
+    pub tps: Vec<usize>,
+    pub pps: Vec<usize>,
+    pub seq_len: Option<usize>,
+    pub batch: Batch,
+    pub microbatches: Option<usize>,
+    pub opts: StepOptions,
+    pub out: Option<PathBuf>,
+    pub command_line: Vec<String>,
+}
+
+/// Runs the command; exit code 0 (errors are `Err`).
+pub fn run_project(req: &ProjectRequest) -> Result<u8> {
+    let (fit, network) = network(req)?;
+    let model = specs::model(&req.model)?;
+    let hardware =
+        match (&req.hardware, &req.profile) {
+            (Some(h), _) => specs::hardware(h)?,
+            (None, Some(p)) => specs::profile_hardware(p)
+                .ok_or_else(|| Error::usage(format!("give --hardware for profile {p}")))?,
+            (None, None) => return Err(Error::usage(
+                "--hardware is required with --fit (a preset: v100, a100, h100, h200, or a TOML \
+                 file)",
+            )),
+        };
+    if let Some(out) = &req.out {
+        check_out(out)?;
+    }
+    let request = Request {
+        seq: req.seq_len.unwrap_or(model.seq_len),
+        model,
+        hardware,
+        worlds: req.worlds.clone(),
+        tps: req.tps.clone(),
+        pps: req.pps.clone(),
+        batch: req.batch,
+        microbatches: req.microbatches,
+        opts: req.opts,
+    };
+    let projection = project(&request, &fit)?;
+    print!("{}", output::table(&request, &projection, &network));
+    for note in &projection.notes {
+        eprintln!("collbench: note: {note}");
+    }
+    if let Some(out) = &req.out {
+        std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+        write(
+            &out.join("projection.csv"),
+            output::csv(&request, &projection),
+        )?;
+        let json = output::json(&request, &projection, &network, &fit, &req.command_line);
+        let mut text = serde_json::to_string_pretty(&json)
+            .map_err(|e| Error::usage(format!("cannot encode projection.json: {e}")))?;
+        text.push('\n');
+        write(&out.join("projection.json"), text)?;
+        eprintln!(
+            "collbench: {} rows written to {}",
+            projection.rows.len(),
+            out.join("projection.csv").display()
+        );
+    }
+    Ok(0)
+}
+
+/// The fit to read and a name for it.
+fn network(req: &ProjectRequest) -> Result<(FitFile, String)> {
+    match (&req.fit, &req.profile) {
+        (Some(_), Some(_)) => Err(Error::usage("give --fit or --profile, not both")),
+        (Some(path), None) => Ok((FitFile::read(path)?, format!("fit {}", path.display()))),
+        (None, Some(name)) => Ok((specs::profile(name)?, format!("profile {}", name.trim()))),
+        (None, None) => Err(Error::usage(format!(
+            "give --fit fit.json or --profile NAME (bundled: {})",
+            specs::profile_names().join(", ")
+        ))),
+    }
+}
+
+/// `--out` must be a folder or not exist yet, under an existing parent.
+fn check_out(out: &Path) -> Result<()> {
+    if out.exists() && !out.is_dir() {
+        return Err(Error::usage(format!(
+            "--out {}: exists and is not a folder",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+fn write(path: &Path, text: String) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}

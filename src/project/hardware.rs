@@ -1,0 +1,192 @@
+//! Hardware specifications: one GPU and the node it sits in.
+//!
+//! The projection uses `peak_tflops` (compute time and MFU), `hbm_gb` (memory check),
+//! `gpus_per_node` (placement of groups on nodes) and `idle_w`/`max_w` (power). The link fields
+//! (`nvlink_gbps`, `node_network_gbps`, `hbm_tbps`) describe the machine for the reader and
+//! projection.json; collective times come only from the fit or network profile.
+//!
+//! Sources: NVIDIA's datasheets for each GPU and the DGX-1, DGX A100 and DGX H100 system
+//! whitepapers/datasheets, as collected in Table 1 of the paper
+//! (../shared/reference/paper-hardware-scaling-trends.txt). Idle power is a citable public
+//! observation where one was found (noted per preset) and otherwise a stated assumption; every
+//! number can be overridden with `--hardware file.toml` (`base = "h100"` plus the fields to change).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// One GPU type and its node.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HardwareSpec {
+    pub name: String,
+    /// Peak dense tensor-core throughput in the training precision (BF16; FP16 on V100), TFLOP/s.
+    pub peak_tflops: f64,
+    /// HBM capacity, GB (10⁹ bytes, as marketed; the physical GiB are ~7% more, a margin that
+    /// stands in for the CUDA context, NCCL buffers and allocator fragmentation).
+    pub hbm_gb: f64,
+    /// HBM bandwidth, TB/s.
+    pub hbm_tbps: f64,
+    /// NVLink bandwidth per GPU, GB/s, both directions added (as NVIDIA quotes it).
+    pub nvlink_gbps: f64,
+    /// GPUs per node (one NVLink domain).
+    pub gpus_per_node: usize,
+    /// Inter-node (InfiniBand) bandwidth per node, GB/s, as in the paper's Table 1.
+    pub node_network_gbps: f64,
+    /// Power of a GPU that holds a training process but is not computing (waiting on
+    /// communication or in a pipeline bubble), W.
+    pub idle_w: f64,
+    /// Power while computing: the board power limit (TDP), W.
+    pub max_w: f64,
+}
+
+/// The bundled GPUs.
+pub fn presets() -> Vec<HardwareSpec> {
+    vec![
+        HardwareSpec {
+            name: "v100".into(),
+            // V100 SXM2 datasheet: 125 TFLOPS tensor (FP16; Volta has no BF16); paper Table 1.
+            peak_tflops: 125.0,
+            // V100 SXM2 32GB datasheet: 32 GB HBM2, 900 GB/s.
+            hbm_gb: 32.0,
+            hbm_tbps: 0.9,
+            // DGX-1 (V100) whitepaper: NVLink 2.0, 6 links × 25 GB/s × 2 directions = 300 GB/s.
+            nvlink_gbps: 300.0,
+            gpus_per_node: 8,
+            // Paper Table 1: 100 GB/s per node (the DGX-1 whitepaper lists 4 × 100 Gb/s EDR).
+            node_network_gbps: 100.0,
+            // Observed: Tesla V100-SXM2 32GB, P0, 0% utilisation, 20 GB allocated: 53 W
+            // (nvidia-smi in github.com/zai-org/GLM-130B issue #32).
+            idle_w: 53.0,
+            // V100 SXM2 datasheet: 300 W.
+            max_w: 300.0,
+        },
+        HardwareSpec {
+            name: "a100".into(),
+            // A100 datasheet: 312 TFLOPS BF16 dense (624 with sparsity); paper Table 1.
+            peak_tflops: 312.0,
+            // A100 80GB SXM datasheet: 80 GB HBM2e, 2,039 GB/s (paper Table 1: 2 TB/s).
+            hbm_gb: 80.0,
+            hbm_tbps: 2.039,
+            // DGX A100 whitepaper: third-generation NVLink, 600 GB/s per GPU.
+            nvlink_gbps: 600.0,
+            gpus_per_node: 8,
+            // DGX A100: 8 × 200 Gb/s HDR InfiniBand = 200 GB/s per node; paper Table 1.
+            node_network_gbps: 200.0,
+            // Assumption: ~50 W read for an A100-SXM4 with nothing running
+            // (github.com/NVIDIA/dcgm-exporter issue #464) plus the 26-50 W step that holding a
+            // CUDA context adds on HBM GPUs (Vadari 2026, arXiv:2605.23918).
+            idle_w: 90.0,
+            // A100 SXM datasheet: 400 W.
+            max_w: 400.0,
+        },
+        HardwareSpec {
+            name: "h100".into(),
+            // H100 SXM5 datasheet: 1,979 TFLOPS BF16 with sparsity = 989 dense; paper: 990.
+            peak_tflops: 989.0,
+            // H100 SXM5 datasheet: 80 GB HBM3, 3.35 TB/s.
+            hbm_gb: 80.0,
+            hbm_tbps: 3.35,
+            // DGX H100: fourth-generation NVLink, 900 GB/s per GPU.
+            nvlink_gbps: 900.0,
+            gpus_per_node: 8,
+            // DGX H100: 8 × 400 Gb/s NDR InfiniBand (ConnectX-7) = 400 GB/s per node; Table 1.
+            node_network_gbps: 400.0,
+            // Observed: H100 80GB HBM3, P0, 0-4% utilisation, 72.8 GB allocated: 140-145 W
+            // (nvidia-smi in github.com/wilicc/gpu-burn issue #114).
+            idle_w: 140.0,
+            // H100 SXM5 datasheet: up to 700 W.
+            max_w: 700.0,
+        },
+        HardwareSpec {
+            name: "h200".into(),
+            // H200 SXM datasheet: 1,979 TFLOPS BF16 with sparsity = 989 dense (as H100).
+            peak_tflops: 989.0,
+            // H200 SXM datasheet: 141 GB HBM3e, 4.8 TB/s.
+            hbm_gb: 141.0,
+            hbm_tbps: 4.8,
+            // H200 SXM datasheet: NVLink 900 GB/s.
+            nvlink_gbps: 900.0,
+            gpus_per_node: 8,
+            // DGX H200: 8 × 400 Gb/s ConnectX-7 = 400 GB/s per node.
+            node_network_gbps: 400.0,
+            // Assumption: as H100 (same Hopper die and board power limit).
+            idle_w: 140.0,
+            // H200 SXM datasheet: up to 700 W.
+            max_w: 700.0,
+        },
+    ]
+}
+
+impl HardwareSpec {
+    /// Checks every number is usable.
+    pub fn validate(&self) -> Result<()> {
+        let positive = [
+            ("peak_tflops", self.peak_tflops),
+            ("hbm_gb", self.hbm_gb),
+            ("max_w", self.max_w),
+        ];
+        for (k, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(bad(
+                    &self.name,
+                    format!("{k} must be a positive number, not {v}"),
+                ));
+            }
+        }
+        if self.gpus_per_node == 0 {
+            return Err(bad(&self.name, "gpus_per_node must be positive".into()));
+        }
+        if !(self.idle_w >= 0.0 && self.idle_w <= self.max_w) {
+            return Err(bad(
+                &self.name,
+                format!(
+                    "idle_w {} must lie between 0 and max_w {}",
+                    self.idle_w, self.max_w
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Peak FLOP/s.
+    pub fn peak_flops(&self) -> f64 {
+        self.peak_tflops * 1e12
+    }
+
+    /// HBM capacity in bytes.
+    pub fn hbm_bytes(&self) -> f64 {
+        self.hbm_gb * 1e9
+    }
+}
+
+fn bad(name: &str, msg: String) -> Error {
+    Error::usage(format!("hardware {name}: {msg}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_are_valid_and_follow_the_papers_table() {
+        let all = presets();
+        for h in &all {
+            h.validate().unwrap();
+        }
+        let table: Vec<(&str, f64, f64, f64)> = all
+            .iter()
+            .map(|h| {
+                (
+                    h.name.as_str(),
+                    h.peak_tflops,
+                    h.nvlink_gbps,
+                    h.node_network_gbps,
+                )
+            })
+            .collect();
+        assert_eq!(table[0], ("v100", 125.0, 300.0, 100.0));
+        assert_eq!(table[1], ("a100", 312.0, 600.0, 200.0));
+        assert_eq!(table[2], ("h100", 989.0, 900.0, 400.0));
+    }
+}

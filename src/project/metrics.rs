@@ -1,0 +1,91 @@
+//! From a step time to what a user compares: throughput, MFU, exposed communication, power
+//! and energy efficiency.
+//!
+//! - tokens/s = global batch × sequence length / step time; per GPU, divided by the world.
+//! - MFU (PaLM's model FLOPs utilisation) = model FLOPs per token × tokens/s / (world × peak).
+//! - Power: a GPU draws `max_w` while computing (including compute slowed by overlapped
+//!   communication) and `idle_w` otherwise (exposed communication, pipeline bubble), so the
+//!   average is `idle + (max − idle) · busy` with `busy = (compute + slowdown) / step`.
+//!   Communication kernels draw more than an idle GPU but far less than GEMMs; counting them as
+//!   idle is a stated simplification. tokens/J = tokens/s per GPU / W per GPU.
+
+use serde::Serialize;
+
+use super::hardware::HardwareSpec;
+use super::step::StepTime;
+
+/// The projected numbers of one layout at one world size.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Metrics {
+    pub step_time_s: f64,
+    pub compute_s: f64,
+    pub overlap_slowdown_s: f64,
+    pub exposed_comm_s: f64,
+    pub overlapped_comm_s: f64,
+    pub bubble_s: f64,
+    pub tokens_per_s: f64,
+    pub tokens_per_s_per_gpu: f64,
+    pub mfu: f64,
+    pub exposed_comm_frac: f64,
+    pub busy_frac: f64,
+    pub power_w_per_gpu: f64,
+    pub tokens_per_joule: f64,
+}
+
+/// Metrics of a step that processes `tokens` tokens on `world` GPUs, at `flops_per_token`.
+pub fn metrics(
+    t: &StepTime,
+    hw: &HardwareSpec,
+    world: usize,
+    tokens: f64,
+    flops_per_token: f64,
+) -> Metrics {
+    let step = t.step_time_s();
+    let tokens_per_s = tokens / step;
+    let per_gpu = tokens_per_s / world as f64;
+    let busy = ((t.compute_s + t.overlap_slowdown_s) / step).clamp(0.0, 1.0);
+    let power = hw.idle_w + (hw.max_w - hw.idle_w) * busy;
+    Metrics {
+        step_time_s: step,
+        compute_s: t.compute_s,
+        overlap_slowdown_s: t.overlap_slowdown_s,
+        exposed_comm_s: t.exposed_comm_s,
+        overlapped_comm_s: t.overlapped_comm_s,
+        bubble_s: t.bubble_s,
+        tokens_per_s,
+        tokens_per_s_per_gpu: per_gpu,
+        mfu: flops_per_token * per_gpu / hw.peak_flops(),
+        exposed_comm_frac: t.exposed_comm_s / step,
+        busy_frac: busy,
+        power_w_per_gpu: power,
+        tokens_per_joule: per_gpu / power,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::project::hardware::presets;
+
+    #[test]
+    fn by_hand() {
+        let h100 = presets().into_iter().nth(2).unwrap();
+        // 6 s compute, 2 s slowdown, 1 s exposed, 1 s bubble: step 10 s, busy 0.8.
+        let t = StepTime {
+            compute_s: 6.0,
+            overlap_slowdown_s: 2.0,
+            exposed_comm_s: 1.0,
+            overlapped_comm_s: 3.0,
+            bubble_s: 1.0,
+        };
+        // 8 GPUs, 80,000 tokens per step at 1e12 FLOP per token.
+        let m = metrics(&t, &h100, 8, 80_000.0, 1e12);
+        assert_eq!(m.tokens_per_s, 8000.0);
+        assert_eq!(m.tokens_per_s_per_gpu, 1000.0);
+        assert!((m.mfu - 1e15 / 989e12).abs() < 1e-12);
+        assert_eq!(m.exposed_comm_frac, 0.1);
+        // 140 + 560 · 0.8 = 588 W; 1000 / 588 tokens per joule.
+        assert!((m.power_w_per_gpu - 588.0).abs() < 1e-9);
+        assert!((m.tokens_per_joule - 1000.0 / 588.0).abs() < 1e-12);
+    }
+}

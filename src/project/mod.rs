@@ -1,0 +1,46 @@
+//! `collbench project`: what a training step of a Llama-style model would take under FSDP
+//! (optionally with tensor and pipeline parallelism) on a cluster whose collectives a fit.json
+//! (or a bundled network profile in the same schema) describes.
+//!
+//! # The model, in one page (details in docs/METHODOLOGY.md, "Projection")
+//!
+//! - **Work.** Model FLOPs per token `6N + 12·L·h·s` (PaLM appendix B; N = parameters that take
+//!   part in a matmul, [`model`]). Compute time is FLOPs at `compute_efficiency` × peak
+//!   ([`hardware`]), split per FSDP unit: one per transformer layer, plus embedding and head
+//!   ([`stage`]).
+//! - **Layout.** `world = tp × pp × dp`, TP innermost, then DP, PP outermost, on nodes of
+//!   `gpus_per_node` ([`layout`]). Each collective's group size and node count follow.
+//! - **Communication.** Collective times come from the fit's models: the two-level model for a
+//!   group across nodes, the intra-node model inside one ([`comm`]). FSDP all-gathers each
+//!   unit's parameters in forward (prefetching the next unit behind the current one's compute,
+//!   no re-shard by default) and reduce-scatters its gradients in backward; the first
+//!   AllGather and last ReduceScatter are exposed, and overlapped compute runs slower by
+//!   `overlap_slowdown` ([`step`]). TP adds two blocking AllReduces of activations per layer in
+//!   each direction; PP adds point-to-point transfers and the bubble `(pp−1)/(m+pp−1)`.
+//! - **Memory.** Sharded AdamW states, gathered parameters, gradient buffers and activations
+//!   (Korthikanti et al. 2022) against HBM; layouts that do not fit are reported, not projected
+//!   ([`memory`]).
+//! - **Output.** Step time split, tokens/s total and per GPU, MFU, exposed-communication
+//!   fraction, power from busy/idle fractions, tokens per joule, marginal throughput per added
+//!   GPU, best layout per world size ([`metrics`], [`plan`], [`output`]).
+//!
+//! Everything but [`specs`] (reading TOML and profiles) and [`command`] (printing, writing) is
+//! pure and unit tested with hand-computed numbers. Not here yet: replaying the projected
+//! schedule on the host backend (`--replay` of issue 5).
+
+pub mod args;
+pub mod comm;
+pub mod command;
+pub mod hardware;
+pub mod layout;
+pub mod memory;
+pub mod metrics;
+pub mod model;
+pub mod output;
+pub mod plan;
+pub mod specs;
+pub mod stage;
+pub mod step;
+
+#[cfg(test)]
+mod profile_tests;

@@ -1,0 +1,294 @@
+//! The projection over world sizes and layouts: checks the request, sizes each layout's batch,
+//! checks memory, times the step, and marks the best layout per world size. Pure: specs and a
+//! fit in, rows and notes out.
+
+use serde::Serialize;
+
+use super::comm::Network;
+use super::hardware::HardwareSpec;
+use super::layout::{check_world, Layout};
+use super::memory::{memory, Memory, MemoryInput};
+use super::metrics::{metrics, Metrics};
+use super::model::ModelSpec;
+use super::stage::stages;
+use super::step::{step_time, StepBatch, StepOptions};
+use crate::error::{Error, Result};
+use crate::fit::schema::FitFile;
+
+/// How the global batch follows the world size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "scaling", rename_all = "lowercase")]
+pub enum Batch {
+    /// Weak scaling: `local` sequences per GPU (per data-parallel rank of an FSDP-only layout),
+    /// so the global batch is `local × world` for every layout at a world size; a DP rank of
+    /// `tp·pp` GPUs takes `local·tp·pp` sequences.
+    Weak { local: usize },
+    /// Strong scaling: the same global batch at every world size, `global / dp` per DP rank.
+    Strong { global: usize },
+}
+
+/// Everything a projection depends on.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Request {
+    pub model: ModelSpec,
+    pub hardware: HardwareSpec,
+    pub worlds: Vec<usize>,
+    pub tps: Vec<usize>,
+    pub pps: Vec<usize>,
+    pub seq: usize,
+    pub batch: Batch,
+    /// Microbatches per step [default: one per sequence with pp > 1, else 1].
+    pub microbatches: Option<usize>,
+    #[serde(flatten)]
+    pub opts: StepOptions,
+}
+
+/// One (world, layout) of the projection.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Row {
+    pub world: usize,
+    pub nodes: usize,
+    pub tp: usize,
+    pub pp: usize,
+    pub dp: usize,
+    pub global_batch: usize,
+    pub microbatches: usize,
+    pub microbatch_size: usize,
+    pub fits_memory: bool,
+    pub memory_gb: f64,
+    /// None when the layout does not fit in memory.
+    pub metrics: Option<Metrics>,
+    /// The highest total throughput at this world size.
+    pub best: bool,
+    /// (tokens/s − tokens/s of the same layout at the previous world size) / added GPUs.
+    pub marginal_tokens_per_s_per_gpu: Option<f64>,
+    /// The same between the best layouts of this and the previous world size (best rows only).
+    pub marginal_best_tokens_per_s_per_gpu: Option<f64>,
+}
+
+/// Rows in world, tp, pp order, and what the projection had to say.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Projection {
+    pub rows: Vec<Row>,
+    pub notes: Vec<String>,
+}
+
+/// Runs the projection; impossible requests are usage errors naming the value.
+pub fn project(req: &Request, fit: &FitFile) -> Result<Projection> {
+    check_request(req)?;
+    let net = Network::new(fit);
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    for &world in &req.worlds {
+        let before = rows.len();
+        let mut why = Vec::new();
+        for &tp in &req.tps {
+            for &pp in &req.pps {
+                match plan_row(req, world, tp, pp, &net)? {
+                    Ok(row) => rows.push(row),
+                    Err(reason) => why.push(format!("tp {tp} pp {pp}: {reason}")),
+                }
+            }
+        }
+        if rows.len() == before {
+            return Err(Error::usage(format!(
+                "world {world}: no layout can run ({})",
+                why.join("; ")
+            )));
+        }
+        notes.extend(
+            why.into_iter()
+                .map(|w| format!("world {world}, {w}; skipped")),
+        );
+    }
+    mark_best(&mut rows);
+    marginals(&mut rows);
+    notes.extend(net.notes());
+    Ok(Projection { rows, notes })
+}
+
+fn check_request(req: &Request) -> Result<()> {
+    let m = &req.model;
+    for &world in &req.worlds {
+        check_world(world, req.hardware.gpus_per_node)?;
+    }
+    for &tp in &req.tps {
+        if tp == 0 || m.heads % tp != 0 {
+            return Err(Error::usage(format!(
+                "--tp {tp}: the {} heads of {} are not divisible by tp",
+                m.heads, m.name
+            )));
+        }
+    }
+    for &pp in &req.pps {
+        stages(m, pp, req.seq).map_err(|e| Error::usage(format!("--pp {pp}: {e}")))?;
+    }
+    let e = req.opts.compute_efficiency;
+    if !(e > 0.0 && e <= 1.0) {
+        return Err(Error::usage(format!(
+            "--compute-efficiency {e}: give a fraction of peak in (0, 1]"
+        )));
+    }
+    let s = req.opts.overlap_slowdown;
+    if !(s >= 0.0 && s.is_finite()) {
+        return Err(Error::usage(format!(
+            "--overlap-slowdown {s}: give a fraction >= 0 (0.19 = 19% slower)"
+        )));
+    }
+    Ok(())
+}
+
+/// The batch of one layout: (global batch, microbatches, sequences per microbatch), or why not.
+fn layout_batch(req: &Request, l: &Layout) -> Result<(usize, usize, usize), String> {
+    let (global, per_dp) = match req.batch {
+        Batch::Weak { local } => (local * l.world, local * l.tp * l.pp),
+        Batch::Strong { global } => {
+            if global % l.dp != 0 {
+                return Err(format!(
+                    "global batch {global} is not divisible by dp {}",
+                    l.dp
+                ));
+            }
+            (global, global / l.dp)
+        }
+    };
+    let m = req
+        .microbatches
+        .unwrap_or(if l.pp > 1 { per_dp } else { 1 });
+    if m == 0 || per_dp % m != 0 {
+        return Err(format!(
+            "{per_dp} sequences per data-parallel rank do not split into {m} microbatches"
+        ));
+    }
+    Ok((global, m, per_dp / m))
+}
+
+/// One row, or the reason the layout cannot run (an error only for a fit lacking a model).
+fn plan_row(
+    req: &Request,
+    world: usize,
+    tp: usize,
+    pp: usize,
+    net: &Network,
+) -> Result<Result<Row, String>> {
+    let hw = &req.hardware;
+    let layout = match Layout::new(world, tp, pp, hw.gpus_per_node) {
+        Ok(l) => l,
+        Err(e) => return Ok(Err(e)),
+    };
+    let (global, m, mb) = match layout_batch(req, &layout) {
+        Ok(b) => b,
+        Err(e) => return Ok(Err(e)),
+    };
+    let st = stages(&req.model, pp, req.seq).map_err(Error::usage)?;
+    let mem = memory(&req.model, &layout, &st, &mem_input(req, &layout, m, mb));
+    let fits = mem.total() <= hw.hbm_bytes();
+    let batch = StepBatch {
+        seq: req.seq,
+        microbatch: mb,
+        microbatches: m,
+    };
+    let metrics = if fits {
+        let t = step_time(
+            &req.model,
+            hw.peak_flops(),
+            &layout,
+            &st,
+            &batch,
+            &req.opts,
+            net,
+        )
+        .map_err(|e| Error::usage(format!("world {world} tp {tp} pp {pp}: {e}")))?;
+        let tokens = (global * req.seq) as f64;
+        Some(metrics(
+            &t,
+            hw,
+            world,
+            tokens,
+            req.model.flops_per_token(req.seq),
+        ))
+    } else {
+        None
+    };
+    Ok(Ok(Row {
+        world,
+        nodes: layout.nodes(),
+        tp,
+        pp,
+        dp: layout.dp,
+        global_batch: global,
+        microbatches: m,
+        microbatch_size: mb,
+        fits_memory: fits,
+        memory_gb: mem_gb(&mem),
+        metrics,
+        best: false,
+        marginal_tokens_per_s_per_gpu: None,
+        marginal_best_tokens_per_s_per_gpu: None,
+    }))
+}
+
+fn mem_input(req: &Request, layout: &Layout, m: usize, mb: usize) -> MemoryInput {
+    let shard_ranks = match (req.opts.hybrid, layout.hybrid_groups()) {
+        (true, Some((shard, _))) => shard.ranks,
+        _ => layout.dp,
+    };
+    MemoryInput {
+        seq: req.seq,
+        microbatch: mb,
+        microbatches: m,
+        reshard: req.opts.reshard,
+        shard_ranks,
+    }
+}
+
+fn mem_gb(m: &Memory) -> f64 {
+    m.total() / 1e9
+}
+
+fn tps(r: &Row) -> Option<f64> {
+    r.metrics.map(|m| m.tokens_per_s)
+}
+
+fn mark_best(rows: &mut [Row]) {
+    let mut worlds: Vec<usize> = rows.iter().map(|r| r.world).collect();
+    worlds.dedup();
+    for w in worlds {
+        let best = rows
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.world == w)
+            .filter_map(|(i, r)| tps(r).map(|t| (i, t)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((i, _)) = best {
+            rows[i].best = true;
+        }
+    }
+}
+
+fn marginals(rows: &mut [Row]) {
+    for i in 0..rows.len() {
+        let (w, tp, pp) = (rows[i].world, rows[i].tp, rows[i].pp);
+        let Some(now) = tps(&rows[i]) else { continue };
+        let earlier = |same: &dyn Fn(&Row) -> bool| {
+            rows[..i]
+                .iter()
+                .rev()
+                .filter(|r| r.world < w && same(r))
+                .find_map(|r| tps(r).map(|t| (t - now, r.world)))
+                .map(|(d, pw)| -d / (w - pw) as f64)
+        };
+        let same_layout = earlier(&|r: &Row| r.tp == tp && r.pp == pp);
+        let best = if rows[i].best {
+            earlier(&|r: &Row| r.best)
+        } else {
+            None
+        };
+        rows[i].marginal_tokens_per_s_per_gpu = same_layout;
+        rows[i].marginal_best_tokens_per_s_per_gpu = best;
+    }
+}
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;

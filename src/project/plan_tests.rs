@@ -1,0 +1,149 @@
+//! The projection end to end on the bundled profiles: the directions the paper reports, and
+//! refusals of impossible requests.
+
+use super::*;
+use crate::project::{hardware, model, specs};
+
+const WORLDS: [usize; 9] = [8, 16, 32, 64, 128, 256, 512, 1024, 2048];
+
+fn request(model: &str, gpu: &str, tps: &[usize], pps: &[usize]) -> Request {
+    Request {
+        model: model::presets()
+            .into_iter()
+            .find(|m| m.name == model)
+            .unwrap(),
+        hardware: hardware::presets()
+            .into_iter()
+            .find(|h| h.name == gpu)
+            .unwrap(),
+        worlds: WORLDS.to_vec(),
+        tps: tps.to_vec(),
+        pps: pps.to_vec(),
+        seq: 4096,
+        batch: Batch::Weak { local: 1 },
+        microbatches: None,
+        opts: StepOptions {
+            reshard: false,
+            hybrid: false,
+            compute_efficiency: 0.5,
+            overlap_slowdown: 0.19,
+        },
+    }
+}
+
+fn run(req: &Request, profile: &str) -> Projection {
+    project(req, &specs::profile(profile).unwrap()).unwrap()
+}
+
+fn fsdp(p: &Projection, world: usize) -> Metrics {
+    let r = p
+        .rows
+        .iter()
+        .find(|r| r.world == world && r.tp == 1 && r.pp == 1);
+    r.unwrap().metrics.expect("FSDP-only fits")
+}
+
+#[test]
+fn fsdp_alone_loses_per_gpu_throughput_mfu_and_energy_efficiency_with_scale() {
+    let p = run(&request("llama2-7b", "h100", &[1], &[1]), "h100-ib400");
+    let m: Vec<Metrics> = WORLDS.iter().map(|&w| fsdp(&p, w)).collect();
+    for (w, pair) in WORLDS.windows(2).zip(m.windows(2)) {
+        let (a, b) = (&pair[0], &pair[1]);
+        assert!(
+            b.tokens_per_s_per_gpu < a.tokens_per_s_per_gpu,
+            "{w:?}: {a:?} {b:?}"
+        );
+        assert!(b.mfu < a.mfu, "{w:?}");
+        assert!(b.tokens_per_joule < a.tokens_per_joule, "{w:?}");
+    }
+    // Diminishing returns: total throughput still grows, but far from linearly.
+    let (first, last) = (&m[0], &m[8]);
+    assert!(last.tokens_per_s > first.tokens_per_s);
+    assert!(last.tokens_per_s_per_gpu < 0.8 * first.tokens_per_s_per_gpu);
+}
+
+#[test]
+fn at_2048_gpus_small_model_parallelism_beats_fsdp_alone() {
+    let p = run(
+        &request("llama2-7b", "h100", &[1, 2, 4], &[1, 2, 4]),
+        "h100-ib400",
+    );
+    let alone = fsdp(&p, 2048).tokens_per_s;
+    let better: Vec<(usize, usize)> = p
+        .rows
+        .iter()
+        .filter(|r| r.world == 2048 && (r.tp > 1 || r.pp > 1))
+        .filter(|r| r.metrics.is_some_and(|m| m.tokens_per_s > alone))
+        .map(|r| (r.tp, r.pp))
+        .collect();
+    assert!(!better.is_empty(), "{:#?}", p.rows);
+    // ... while on one node FSDP alone is best.
+    let best8 = p.rows.iter().find(|r| r.world == 8 && r.best).unwrap();
+    assert_eq!((best8.tp, best8.pp), (1, 1));
+}
+
+#[test]
+fn exposed_communication_at_2048_is_larger_on_h100_than_a100() {
+    let h = run(&request("llama2-7b", "h100", &[1], &[1]), "h100-ib400");
+    let a = run(&request("llama2-7b", "a100", &[1], &[1]), "a100-ib200");
+    let (h, a) = (fsdp(&h, 2048), fsdp(&a, 2048));
+    assert!(h.exposed_comm_frac > a.exposed_comm_frac, "{h:?} {a:?}");
+}
+
+#[test]
+fn layouts_that_do_not_fit_are_reported_not_projected() {
+    let mut req = request("llama2-70b", "h100", &[1, 4], &[1]);
+    req.worlds = vec![64];
+    let p = run(&req, "h100-ib400");
+    let alone = p.rows.iter().find(|r| r.tp == 1).unwrap();
+    assert!(!alone.fits_memory && alone.metrics.is_none() && !alone.best);
+    assert!(alone.memory_gb > 80.0);
+}
+
+#[test]
+fn best_and_marginal_columns() {
+    let mut req = request("llama2-7b", "h100", &[1], &[1]);
+    req.worlds = vec![8, 16];
+    let p = run(&req, "h100-ib400");
+    assert!(p.rows.iter().all(|r| r.best));
+    let (a, b) = (fsdp(&p, 8), fsdp(&p, 16));
+    let want = (b.tokens_per_s - a.tokens_per_s) / 8.0;
+    assert_eq!(p.rows[1].marginal_tokens_per_s_per_gpu, Some(want));
+    assert_eq!(p.rows[1].marginal_best_tokens_per_s_per_gpu, Some(want));
+    assert_eq!(p.rows[0].marginal_tokens_per_s_per_gpu, None);
+}
+
+#[test]
+fn impossible_requests_are_explained() {
+    let fit = specs::profile("h100-ib400").unwrap();
+    let msg = |req: &Request| project(req, &fit).unwrap_err().to_string();
+    let mut req = request("llama2-7b", "h100", &[3], &[1]);
+    assert!(msg(&req).contains("32 heads of llama2-7b are not divisible by tp"));
+    req.tps = vec![1];
+    req.pps = vec![3];
+    assert!(msg(&req).contains("32 layers of llama2-7b do not divide into pp = 3"));
+    req.pps = vec![1];
+    req.worlds = vec![12];
+    assert!(msg(&req).contains("world 12 is not a whole number of 8-GPU nodes"));
+    req.worlds = vec![4];
+    req.tps = vec![8];
+    assert!(msg(&req)
+        .contains("world 4: no layout can run (tp 8 pp 1: tp·pp = 8 does not divide world 4)"));
+    // A combination that fails at one world but not at others is skipped with a note.
+    req.worlds = vec![4, 8];
+    req.tps = vec![1, 8];
+    let p = project(&req, &fit).unwrap();
+    assert_eq!(p.rows.len(), 3);
+    assert!(p.notes[0].contains("world 4, tp 8 pp 1"), "{:?}", p.notes);
+}
+
+#[test]
+fn strong_scaling_keeps_the_global_batch() {
+    let mut req = request("llama2-7b", "h100", &[1, 2], &[1]);
+    req.worlds = vec![8, 16];
+    req.batch = Batch::Strong { global: 16 };
+    let p = run(&req, "h100-ib400");
+    assert!(p.rows.iter().all(|r| r.global_batch == 16));
+    let r = p.rows.iter().find(|r| r.world == 16 && r.tp == 2).unwrap();
+    assert_eq!((r.dp, r.microbatch_size), (8, 2));
+}

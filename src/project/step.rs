@@ -1,0 +1,284 @@
+//! The time of one training step on one pipeline stage, split into compute, slowdown of
+//! overlapped compute, exposed and overlapped communication, and pipeline bubble.
+//!
+//! Per microbatch, the stage runs its units forward, then backward. FSDP communication runs on
+//! its own stream, one collective at a time, and hides behind compute:
+//!
+//! - forward: the AllGather of unit 1 is exposed; while unit i computes, unit i+1 is gathered
+//!   (prefetch). Parameters stay gathered until backward (no re-shard), so only the first
+//!   microbatch gathers, and backward gathers nothing;
+//! - backward, in reverse: while unit i computes, the gradients of unit i+1 are reduce-scattered
+//!   (with hybrid sharding followed by an AllReduce of the shard across nodes); the last
+//!   ReduceScatter (unit 1) is exposed. Gradients accumulate locally and are reduced in the last
+//!   microbatch's backward only;
+//! - with `reshard`, every microbatch gathers in forward and again in backward (prefetching the
+//!   previous unit), and reduces its gradients.
+//!
+//! A window of compute `c` with communication `x` beside it: compute runs `1 + σ` times slower
+//! while overlapped (σ = `overlap_slowdown`). If `x ≥ c·(1+σ)` the window lasts `x`, `x − c·(1+σ)`
+//! of it exposed; otherwise it lasts `c + x·σ/(1+σ)` with nothing exposed. FSDP communication
+//! hides only behind compute, not behind tensor parallelism's AllReduces, which block (two per
+//! layer forward, two backward, of the microbatch's activations `2·b·s·h` bytes, over the TP
+//! group). Pipeline stages pass activations forward and gradients backward point to point each
+//! microbatch (`2·b·s·h` bytes each way, exposed). The bubble is `(pp − 1)` microbatch times
+//! (`(pp−1)/(m+pp−1)` of the pipeline). The optimizer step is not counted.
+
+use serde::Serialize;
+
+use super::comm::Network;
+use super::layout::Layout;
+use super::model::ModelSpec;
+use super::stage::{Stage, UnitKind};
+use crate::collective::Op;
+use crate::error::Result;
+
+/// The step model's knobs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct StepOptions {
+    /// Re-shard parameters after forward (AllGather again in backward).
+    pub reshard: bool,
+    /// Shard within a node, replicate across nodes.
+    pub hybrid: bool,
+    /// Fraction of peak FLOP/s the compute kernels reach.
+    pub compute_efficiency: f64,
+    /// Compute slowdown while communication overlaps it (0.19 = 19% slower).
+    pub overlap_slowdown: f64,
+}
+
+/// One stage's batch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepBatch {
+    pub seq: usize,
+    /// Sequences per microbatch.
+    pub microbatch: usize,
+    pub microbatches: usize,
+}
+
+/// Seconds of one step, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepTime {
+    pub compute_s: f64,
+    pub overlap_slowdown_s: f64,
+    pub exposed_comm_s: f64,
+    pub overlapped_comm_s: f64,
+    pub bubble_s: f64,
+}
+
+impl StepTime {
+    pub fn step_time_s(&self) -> f64 {
+        self.compute_s + self.overlap_slowdown_s + self.exposed_comm_s + self.bubble_s
+    }
+}
+
+/// Per-microbatch seconds of one unit.
+#[derive(Clone, Copy, Debug, Default)]
+struct UnitCost {
+    fwd: f64,
+    bwd: f64,
+    tp_fwd: f64,
+    tp_bwd: f64,
+    gather: f64,
+    reduce: f64,
+}
+
+/// The step time of the slowest stage.
+pub fn step_time(
+    model: &ModelSpec,
+    peak_flops: f64,
+    layout: &Layout,
+    stages: &[Stage],
+    batch: &StepBatch,
+    opts: &StepOptions,
+    net: &Network,
+) -> Result<StepTime> {
+    let mut worst = StepTime::default();
+    for stage in stages {
+        let costs = unit_costs(model, peak_flops, layout, stage, batch, opts, net)?;
+        let p2p = if layout.pp > 1 {
+            let bytes = 2.0 * (batch.microbatch * batch.seq * model.hidden) as f64;
+            2.0 * net.p2p_s(layout.pp_pair(), bytes)?
+        } else {
+            0.0
+        };
+        let t = stage_time(&costs, batch.microbatches, layout.pp, p2p, opts);
+        if t.step_time_s() > worst.step_time_s() {
+            worst = t;
+        }
+    }
+    Ok(worst)
+}
+
+fn unit_costs(
+    model: &ModelSpec,
+    peak_flops: f64,
+    layout: &Layout,
+    stage: &Stage,
+    batch: &StepBatch,
+    opts: &StepOptions,
+    net: &Network,
+) -> Result<Vec<UnitCost>> {
+    let tp = layout.tp as f64;
+    let tokens = (batch.microbatch * batch.seq) as f64;
+    let rate = peak_flops * opts.compute_efficiency;
+    let act_bytes = 2.0 * tokens * model.hidden as f64;
+    let tp_ar = 2.0 * net.time_s(Op::AllReduce, layout.tp_group(), act_bytes)?;
+    let hybrid = if opts.hybrid {
+        layout.hybrid_groups()
+    } else {
+        None
+    };
+    stage
+        .units
+        .iter()
+        .map(|u| {
+            let fwd = u.fwd_flops_per_token * tokens / tp / rate;
+            let bytes = 2.0 * u.params as f64 / tp;
+            let (gather, reduce) = match hybrid {
+                Some((shard, replicas)) => (
+                    net.time_s(Op::AllGather, shard, bytes)?,
+                    net.time_s(Op::ReduceScatter, shard, bytes)?
+                        + net.time_s(Op::AllReduce, replicas, bytes / shard.ranks as f64)?,
+                ),
+                None => (
+                    net.time_s(Op::AllGather, layout.dp_group(), bytes)?,
+                    net.time_s(Op::ReduceScatter, layout.dp_group(), bytes)?,
+                ),
+            };
+            let tp_cost = if u.kind == UnitKind::Layer {
+                tp_ar
+            } else {
+                0.0
+            };
+            Ok(UnitCost {
+                fwd,
+                bwd: 2.0 * fwd,
+                tp_fwd: tp_cost,
+                tp_bwd: tp_cost,
+                gather,
+                reduce,
+            })
+        })
+        .collect()
+}
+
+/// Running sums of a stage's timeline.
+#[derive(Clone, Copy, Debug, Default)]
+struct Acc {
+    compute: f64,
+    slowdown: f64,
+    exposed: f64,
+    hidden: f64,
+}
+
+impl Acc {
+    /// Compute `c` with communication `x` beside it.
+    fn window(&mut self, c: f64, x: f64, sigma: f64) {
+        self.compute += c;
+        let stretched = c * (1.0 + sigma);
+        if x >= stretched {
+            self.slowdown += sigma * c;
+            self.exposed += x - stretched;
+            self.hidden += stretched;
+        } else {
+            self.slowdown += x * sigma / (1.0 + sigma);
+            self.hidden += x;
+        }
+    }
+
+    /// Communication with nothing to hide behind.
+    fn blocking(&mut self, x: f64) {
+        self.exposed += x;
+    }
+}
+
+/// Which FSDP collectives one microbatch runs.
+#[derive(Clone, Copy, Debug)]
+struct Passes {
+    gather_fwd: bool,
+    gather_bwd: bool,
+    reduce: bool,
+}
+
+fn passes(mb: usize, microbatches: usize, reshard: bool) -> Passes {
+    Passes {
+        gather_fwd: reshard || mb == 0,
+        gather_bwd: reshard,
+        reduce: reshard || mb + 1 == microbatches,
+    }
+}
+
+fn forward(acc: &mut Acc, units: &[UnitCost], p: Passes, sigma: f64) {
+    if p.gather_fwd {
+        acc.blocking(units[0].gather);
+    }
+    for (i, u) in units.iter().enumerate() {
+        let next = match units.get(i + 1) {
+            Some(n) if p.gather_fwd => n.gather,
+            _ => 0.0,
+        };
+        acc.window(u.fwd, next, sigma);
+        acc.blocking(u.tp_fwd);
+    }
+}
+
+fn backward(acc: &mut Acc, units: &[UnitCost], p: Passes, sigma: f64) {
+    let k = units.len();
+    if p.gather_bwd {
+        acc.blocking(units[k - 1].gather);
+    }
+    for i in (0..k).rev() {
+        let reduce = if p.reduce && i + 1 < k {
+            units[i + 1].reduce
+        } else {
+            0.0
+        };
+        let gather = if p.gather_bwd && i > 0 {
+            units[i - 1].gather
+        } else {
+            0.0
+        };
+        acc.window(units[i].bwd, reduce + gather, sigma);
+        acc.blocking(units[i].tp_bwd);
+    }
+    if p.reduce {
+        acc.blocking(units[0].reduce);
+    }
+}
+
+/// One stage's step: every microbatch forward and backward, the point-to-point transfers
+/// (`p2p` seconds per microbatch) and the bubble.
+fn stage_time(
+    units: &[UnitCost],
+    microbatches: usize,
+    pp: usize,
+    p2p: f64,
+    opts: &StepOptions,
+) -> StepTime {
+    let sigma = opts.overlap_slowdown;
+    let mut acc = Acc::default();
+    if units.is_empty() {
+        return StepTime::default();
+    }
+    for mb in 0..microbatches {
+        let p = passes(mb, microbatches, opts.reshard);
+        forward(&mut acc, units, p, sigma);
+        backward(&mut acc, units, p, sigma);
+        acc.blocking(p2p);
+    }
+    let per_mb: f64 = units
+        .iter()
+        .map(|u| u.fwd + u.bwd + u.tp_fwd + u.tp_bwd)
+        .sum::<f64>()
+        + p2p;
+    StepTime {
+        compute_s: acc.compute,
+        overlap_slowdown_s: acc.slowdown,
+        exposed_comm_s: acc.exposed,
+        overlapped_comm_s: acc.hidden,
+        bubble_s: (pp - 1) as f64 * per_mb,
+    }
+}
+
+#[cfg(test)]
+#[path = "step_tests.rs"]
+mod tests;
