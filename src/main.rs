@@ -97,8 +97,7 @@ fn rank(args: collbench::cli::RankCliArgs) -> Result<u8, Error> {
         fd: args.fd,
         layout,
     };
-    rank_main(rank_args, &opts).map_err(|e| Error::Rank(format!("rank {}: {e}", args.rank)))?;
-    Ok(0)
+    rank_main(rank_args, &opts).map_err(|e| Error::Rank(format!("rank {}: {e}", args.rank)))
 }
 
 #[cfg(test)]

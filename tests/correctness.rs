@@ -60,6 +60,11 @@ fn expected_points(ops: &str, world: usize) -> Vec<Key> {
 
 /// Runs one launch of `ops` with reduction `redop` at `ranks` ranks and checks every point.
 fn check_launch(ops: &str, redop: &str, ranks: usize) {
+    check_launch_over(ops, redop, ranks, "shm");
+}
+
+/// [`check_launch`] with the ranks moving data over `transport` (shm or tcp).
+fn check_launch_over(ops: &str, redop: &str, ranks: usize, transport: &str) {
     let _serial = common::serial();
     let (_tmp, out) = tempdir();
     let (b, e, f) = (
@@ -73,10 +78,11 @@ fn check_launch(ops: &str, redop: &str, ranks: usize) {
     let args = [
         "--op", ops, "--algo", "ring,tree", "--dtype", &dtypes, "--redop", redop,
         "--in-place", "both", "--ranks", &ranks_text, "-b", &b, "-e", &e, "-f", &f,
-        "--iters", "2", "--warmup", "1", "--timeout", "30s",
+        "--iters", "2", "--warmup", "1", "--timeout", "30s", "--transport", transport,
     ];
     sweep_ok(&args, &out, LIMIT);
     let rows = summary(&out);
+    assert_eq!(common::meta(&out).transport, transport);
 
     let bad: Vec<String> = rows
         .iter()
@@ -166,4 +172,14 @@ fn expected_points_follow_nccl_tests_rounding() {
         [32, 240, 1712, 12000, 84032, 588_240],
         "{f16_sizes:?}"
     );
+}
+
+#[test]
+fn every_op_algo_dtype_placement_over_tcp_at_2_ranks() {
+    check_launch_over(OPS, "sum", 2, "tcp");
+}
+
+#[test]
+fn every_op_algo_dtype_placement_over_tcp_at_3_ranks() {
+    check_launch_over(OPS, "sum", 3, "tcp");
 }

@@ -175,6 +175,34 @@ fn a_killed_rank_ends_the_run_and_is_named() {
 }
 
 #[test]
+fn a_killed_rank_over_tcp_ends_the_run_and_is_named() {
+    let _serial = common::serial();
+    let mut args = LONG.to_vec();
+    args.extend(["--transport", "tcp"]);
+    let mut l = Launch::start(&args, false);
+    let launcher = l.pid();
+    let (rows, ranks) = l.wait_running(2, 3);
+    let victim = &ranks[1];
+    signal(victim.pid, libc::SIGKILL);
+    let t0 = Instant::now();
+    let r = l.finish(t0, Duration::from_secs(20));
+    assert_eq!(r.code(), 2, "{r:?}");
+    assert!(r.elapsed < Duration::from_secs(5), "took {:?}", r.elapsed);
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    // Its peers see the connection close; the blame still goes to the rank that died.
+    assert!(
+        lines[0].contains(&format!("rank 1 (pid {})", victim.pid)),
+        "{}",
+        lines[0]
+    );
+    assert!(!r.stderr.contains("panicked"));
+    assert!(ranks_of(launcher).is_empty());
+    l.assert_clean();
+    l.assert_kept(rows, RunStatus::Failed, "rank 1");
+}
+
+#[test]
 fn a_stopped_rank_is_blamed_after_the_timeout() {
     let _serial = common::serial();
     let mut args = LONG.to_vec();

@@ -2,20 +2,23 @@
 //! every rank at a barrier, measure if it belongs to the point's group, publish its samples in
 //! the shared segment, and let rank 0 tell the launcher the point is ready.
 
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::rc::Rc;
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::backend::host::affinity;
 use crate::backend::host::algo::{barrier, Buffers, Group};
 use crate::backend::host::layout::{Layout, Shared};
 use crate::backend::host::transport::shm::ShmTransport;
+use crate::backend::host::transport::tcp::TcpTransport;
 use crate::backend::host::transport::Transport;
 use crate::backend::host::wait::{futex_wake_all, Sleeper, WaitPolicy};
 use crate::backend::host::{self};
 use crate::check::{count_wrong, fill_input};
 use crate::collective::Op;
 use crate::error::{Error, Result};
-use crate::sweep::plan::{Point, SweepOptions};
+use crate::sweep::plan::{Point, SweepOptions, TransportKind};
 
 /// Where a rank process finds its segment and who it is.
 #[derive(Clone, Copy, Debug)]
@@ -57,10 +60,22 @@ impl RankBuffers {
     }
 }
 
-/// Runs the rank's whole sweep.
-pub fn rank_main(args: RankArgs, opts: &SweepOptions) -> Result<()> {
-    let shared = Shared::attach(args.fd, args.layout)?;
+/// Runs the rank's whole sweep and returns its exit code: 0, or 2 after leaving its error in
+/// the segment for the launcher, which reports one line for the whole launch (a failing rank's
+/// peers fail too, and the launcher picks the cause). Only a segment that cannot be attached is
+/// an `Err`, printed by the caller.
+pub fn rank_main(args: RankArgs, opts: &SweepOptions) -> Result<u8> {
+    let shared = Rc::new(Shared::attach(args.fd, args.layout)?);
+    match run_rank(args, opts, &shared) {
+        Ok(()) => Ok(0),
+        Err(e) => {
+            shared.set_error(args.rank, &e.to_string());
+            Ok(2)
+        }
+    }
+}
 
+fn run_rank(args: RankArgs, opts: &SweepOptions, shared: &Rc<Shared>) -> Result<()> {
     let cpus = affinity::allowed_cpus();
     if let Some(cpu) = affinity::cpu_for_rank(opts.bind, args.rank, &cpus) {
         if let Err(e) = affinity::bind_to(cpu) {
@@ -71,22 +86,74 @@ pub fn rank_main(args: RankArgs, opts: &SweepOptions) -> Result<()> {
         }
     }
     let cores = cpus.len().max(1);
-    let policy = WaitPolicy::for_load(args.layout.nranks, cores);
-    let mut t = ShmTransport::new(shared, args.rank, policy);
-    let all = Group::first(args.layout.nranks, args.rank)
-        .ok_or_else(|| Error::usage(format!("rank {} outside the launch", args.rank)))?;
+    match opts.transport {
+        TransportKind::Shm => {
+            let policy = WaitPolicy::for_load(args.layout.nranks, cores);
+            let mut t = ShmTransport::new(shared.clone(), args.rank, policy);
+            sweep_points(&mut t, shared, opts)
+        }
+        TransportKind::Tcp => {
+            let mut t = tcp_mesh(shared, args.rank)?;
+            sweep_points(&mut t, shared, opts)
+        }
+    }
+}
+
+/// How long ranks wait for each other to publish their listener and connect.
+const MESH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Connects this rank to every other over loopback TCP: listen on an ephemeral port, publish
+/// it in the segment, wait for every rank's port, then build the mesh with the launch's token.
+fn tcp_mesh(shared: &Shared, rank: usize) -> Result<TcpTransport> {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .map_err(|e| Error::Rank(format!("rank {rank}: cannot listen on loopback: {e}")))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| Error::Rank(format!("rank {rank}: listener address: {e}")))?
+        .port();
+    shared
+        .listen_port(rank)
+        .store(port as u32, Ordering::SeqCst);
+    let n = shared.layout.nranks;
+    let deadline = Instant::now() + MESH_TIMEOUT;
+    let mut peers = Vec::with_capacity(n);
+    for r in 0..n {
+        let port = loop {
+            let p = shared.listen_port(r).load(Ordering::SeqCst);
+            if p != 0 {
+                break p as u16;
+            }
+            if shared.abort_flag().load(Ordering::Relaxed) != 0 || Instant::now() > deadline {
+                return Err(Error::Rank(format!(
+                    "rank {rank}: rank {r} never published its TCP port"
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        peers.push(SocketAddr::from((Ipv4Addr::LOCALHOST, port)));
+    }
+    let token = shared.token().load(Ordering::SeqCst);
+    TcpTransport::connect(rank, n, listener, &peers, token, MESH_TIMEOUT)
+}
+
+/// Every point of the plan, in order: meet all ranks, measure if in the point's group, meet
+/// again, and (rank 0) tell the launcher the samples are ready.
+fn sweep_points<T: Transport>(t: &mut T, ctl: &Shared, opts: &SweepOptions) -> Result<()> {
+    let rank = t.rank();
+    let all = Group::first(t.nranks(), rank)
+        .ok_or_else(|| Error::usage(format!("rank {rank} outside the launch")))?;
     let mut bufs = RankBuffers::default();
     for (k, point) in opts.plan().points.iter().enumerate() {
-        if args.rank == 0 {
-            wait_consumed(&t, k as u32)?;
+        if rank == 0 {
+            wait_consumed(ctl, k as u32)?;
         }
-        barrier(&mut t, &all)?;
-        if let Some(g) = Group::first(point.world, args.rank) {
-            measure(&mut t, &g, point, &mut bufs)?;
+        barrier(t, &all)?;
+        if let Some(g) = Group::first(point.world, rank) {
+            measure(t, ctl, &g, point, &mut bufs)?;
         }
-        barrier(&mut t, &all)?;
-        if args.rank == 0 {
-            let published = t.shared().points_published();
+        barrier(t, &all)?;
+        if rank == 0 {
+            let published = ctl.points_published();
             published.store(k as u32 + 1, Ordering::SeqCst);
             futex_wake_all(published);
         }
@@ -95,8 +162,7 @@ pub fn rank_main(args: RankArgs, opts: &SweepOptions) -> Result<()> {
 }
 
 /// Rank 0 waits until the launcher has read the previous point's samples.
-fn wait_consumed(t: &ShmTransport, k: u32) -> Result<()> {
-    let sh = t.shared();
+fn wait_consumed(sh: &Shared, k: u32) -> Result<()> {
     let sleeper = Sleeper {
         doorbell: sh.doorbell(0),
         sleeping: sh.sleeping(0),
@@ -114,15 +180,24 @@ fn wait_consumed(t: &ShmTransport, k: u32) -> Result<()> {
 }
 
 /// Warm-up, timed iterations, then the correctness check of one point.
-fn measure(t: &mut ShmTransport, g: &Group, p: &Point, bufs: &mut RankBuffers) -> Result<()> {
+fn measure<T: Transport>(
+    t: &mut T,
+    ctl: &Shared,
+    g: &Group,
+    p: &Point,
+    bufs: &mut RankBuffers,
+) -> Result<()> {
+    // The launcher's watchdog reads progress from the segment, whatever moves the data.
+    let me = t.rank();
+    let progress = || ctl.progress(me).fetch_add(1, Ordering::Relaxed);
     fill(p, g, bufs);
     for _ in 0..p.warmup {
         barrier(t, g)?;
         call(t, g, p, bufs)?;
-        t.mark_progress();
+        progress();
     }
-    let samples = t.shared().samples_ptr(t.rank());
-    for i in 0..p.iters.min(t.shared().layout.max_iters) {
+    let samples = ctl.samples_ptr(t.rank());
+    for i in 0..p.iters.min(ctl.layout.max_iters) {
         barrier(t, g)?;
         let start = Instant::now();
         call(t, g, p, bufs)?;
@@ -130,17 +205,17 @@ fn measure(t: &mut ShmTransport, g: &Group, p: &Point, bufs: &mut RankBuffers) -
         // SAFETY: this rank's own sample area, max_iters long; the launcher reads it only after
         // the point is published.
         unsafe { samples.add(i).write(us) };
-        t.mark_progress();
+        progress();
     }
     fill(p, g, bufs);
     barrier(t, g)?;
     call(t, g, p, bufs)?;
     let wrong = check(p, g, bufs);
-    t.shared().wrong(t.rank()).store(wrong, Ordering::Relaxed);
+    ctl.wrong(t.rank()).store(wrong, Ordering::Relaxed);
     Ok(())
 }
 
-fn call(t: &mut ShmTransport, g: &Group, p: &Point, bufs: &mut RankBuffers) -> Result<()> {
+fn call<T: Transport>(t: &mut T, g: &Group, p: &Point, bufs: &mut RankBuffers) -> Result<()> {
     let mut scratch = std::mem::take(&mut bufs.scratch);
     let (input, output) = bufs.views(p);
     let b = if p.in_place {

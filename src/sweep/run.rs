@@ -239,7 +239,8 @@ impl Supervisor<'_> {
         if INTERRUPTED.load(Ordering::SeqCst) {
             return Err(Error::Interrupted(format!("stopped during {during}")));
         }
-        if let Some((r, exit)) = self.ranks.poll_exited() {
+        if let Some(first) = self.ranks.poll_exited() {
+            let (r, exit) = self.cause(first);
             // Ctrl-C or SIGTERM sent to the whole process group reaches the ranks too, and one
             // of them may be seen dead before the launcher's own handler has run.
             if let RankExit::Signal(sig @ (libc::SIGINT | libc::SIGTERM)) = exit {
@@ -253,9 +254,10 @@ impl Supervisor<'_> {
                 return Ok(());
             }
             return Err(Error::Rank(format!(
-                "rank {r} (pid {}) ended with {} during {during}; the other ranks were stopped",
+                "rank {r} (pid {}) ended with {} during {during}{}; the other ranks were stopped",
                 self.pid_text(r),
-                exit.describe()
+                exit.describe(),
+                self.rank_error(r)
             )));
         }
         if dog.expired(self.shared) {
@@ -313,6 +315,34 @@ impl Supervisor<'_> {
         })
     }
 
+    /// The rank whose exit is the cause, given the first exit seen. A rank that dies takes its
+    /// peers down within milliseconds (over TCP they see the connection close), and any of them
+    /// may be reaped first; so exits are gathered for a moment and a death by signal is blamed
+    /// before an exit with an error code.
+    fn cause(&mut self, first: (usize, RankExit)) -> (usize, RankExit) {
+        if first.1 == RankExit::Code(0) {
+            return first;
+        }
+        let mut seen = vec![first];
+        let until = Instant::now() + Duration::from_millis(200);
+        while Instant::now() < until && !self.ranks.all_exited() {
+            match self.ranks.poll_exited() {
+                Some(e) => seen.push(e),
+                None => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        let by_signal = seen.iter().find(|(_, e)| matches!(e, RankExit::Signal(_)));
+        by_signal.copied().unwrap_or(first)
+    }
+
+    /// ": <message>" when rank `r` left an error message in the segment, else "".
+    fn rank_error(&self, r: usize) -> String {
+        match self.shared.error(r) {
+            Some(msg) => format!(": {}", msg.trim_start_matches(&format!("rank {r}: "))),
+            None => String::new(),
+        }
+    }
+
     /// After the last point every rank must exit cleanly within the timeout.
     fn wait_exit(&mut self) -> Result<()> {
         let start = Instant::now();
@@ -320,9 +350,10 @@ impl Supervisor<'_> {
             if let Some((r, exit)) = self.ranks.poll_exited() {
                 if exit != RankExit::Code(0) {
                     return Err(Error::Rank(format!(
-                        "rank {r} (pid {}) ended with {} after the last point",
+                        "rank {r} (pid {}) ended with {} after the last point{}",
                         self.pid_text(r),
-                        exit.describe()
+                        exit.describe(),
+                        self.rank_error(r)
                     )));
                 }
                 continue;

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! [control: 4 KiB] [rank states: n × 128 B] [channel heads: n² × 128 B] [slots: n² × K × slot]
-//! [sample area: n × max_iters × f64]
+//! [sample area: n × max_iters × f64] [error messages: n × 512 B]
 //! ```
 //! A channel carries bytes one way between an ordered pair of ranks through a ring of K slots:
 //! the sender fills slot `head % K` and advances `head`; the receiver consumes slot `tail % K` and
@@ -19,6 +19,8 @@ const PAGE: usize = 4096;
 const CONTROL_BYTES: usize = PAGE;
 const RANK_STATE_BYTES: usize = 2 * LINE;
 const CHANNEL_HEAD_BYTES: usize = 2 * LINE;
+/// Room for the error message a failing rank leaves for the launcher.
+const ERROR_BYTES: usize = 512;
 const MAGIC: u64 = 0x636f_6c6c_6265_6e31; // "collben1"
 
 /// Sizes that fix the layout; the launcher computes them and every rank derives the same.
@@ -65,9 +67,13 @@ impl Layout {
         self.slots_off() + self.nranks * self.nranks * self.channel_bytes()
     }
 
+    fn errors_off(&self) -> usize {
+        self.samples_off() + self.nranks * self.max_iters * 8
+    }
+
     /// Total bytes of the segment.
     pub fn total_bytes(&self) -> usize {
-        let end = self.samples_off() + self.nranks * self.max_iters * 8;
+        let end = self.errors_off() + self.nranks * ERROR_BYTES;
         end.div_ceil(PAGE) * PAGE
     }
 
@@ -232,5 +238,31 @@ impl Shared {
         let off = self.layout.samples_off() + r * self.layout.max_iters * 8;
         // SAFETY: inside the mapping; 8-aligned since samples_off is page aligned.
         unsafe { self.seg.base().add(off) as *mut f64 }
+    }
+
+    /// Leaves rank `r`'s error message for the launcher (cut to fit, at a character boundary).
+    /// Written once, by the rank itself, just before it exits.
+    pub fn set_error(&self, r: usize, msg: &str) {
+        let mut end = msg.len().min(ERROR_BYTES - 1);
+        while !msg.is_char_boundary(end) {
+            end -= 1;
+        }
+        let off = self.layout.errors_off() + r * ERROR_BYTES;
+        // SAFETY: inside the mapping; only rank r writes its area, and the launcher reads it
+        // after rank r has exited (process exit orders the writes before the wait).
+        unsafe {
+            let dst = self.seg.base().add(off);
+            std::ptr::copy_nonoverlapping(msg.as_ptr(), dst, end);
+            dst.add(end).write(0);
+        }
+    }
+
+    /// The error message rank `r` left, if any (launcher side, after the rank exited).
+    pub fn error(&self, r: usize) -> Option<String> {
+        let off = self.layout.errors_off() + r * ERROR_BYTES;
+        // SAFETY: inside the mapping; see set_error for the ordering.
+        let area = unsafe { std::slice::from_raw_parts(self.seg.base().add(off), ERROR_BYTES) };
+        let len = area.iter().position(|&b| b == 0).unwrap_or(0);
+        (len > 0).then(|| String::from_utf8_lossy(&area[..len]).into_owned())
     }
 }

@@ -2,6 +2,7 @@
 //! Chunks are copied in by the sender and copied or reduced out by the receiver while they are
 //! still in cache, which streams large messages at close to memory bandwidth.
 
+use std::rc::Rc;
 use std::sync::atomic::Ordering;
 
 use super::{Combine, Incoming, Outgoing, Transport};
@@ -12,7 +13,7 @@ use crate::error::{Error, Result};
 
 /// The shared-memory transport of one rank.
 pub struct ShmTransport {
-    shared: Shared,
+    shared: Rc<Shared>,
     rank: usize,
     policy: WaitPolicy,
     /// Chunks this rank has published to each peer (its copy of the channel head).
@@ -38,7 +39,7 @@ impl Cursor {
 
 impl ShmTransport {
     /// The transport of `rank` over a mapped segment.
-    pub fn new(shared: Shared, rank: usize, policy: WaitPolicy) -> ShmTransport {
+    pub fn new(shared: Rc<Shared>, rank: usize, policy: WaitPolicy) -> ShmTransport {
         let n = shared.layout.nranks;
         ShmTransport {
             shared,
