@@ -12,6 +12,7 @@ use crate::fit::command::FitRequest;
 use crate::fit::export::{ExportFormat, ExportOptions, ExportRequest};
 use crate::sweep::plan::{SweepOptions, TransportKind};
 use crate::sweep::run::SweepRequest;
+use crate::sweep::topology::WorldSpec;
 use crate::units::{
     format_size, parse_duration, parse_factor, parse_list, parse_size, size_series,
 };
@@ -249,13 +250,14 @@ impl SweepArgs {
                 "--ranks {ranks} is not between 1 and {MAX_LOCAL_RANKS}"
             )));
         }
-        let world_sizes = match &self.world_sizes {
-            Some(w) => crate::units::parse_list_with(w, |s| {
-                s.parse::<usize>().map_err(|_| {
-                    Error::usage(format!("--world-sizes: '{s}' is not a whole number"))
-                })
-            })?,
-            None => vec![ranks],
+        let world_specs = match &self.world_sizes {
+            Some(w) => crate::units::parse_list_with(w, |s| s.parse::<WorldSpec>())?,
+            None => Vec::new(),
+        };
+        let world_sizes = if world_specs.is_empty() {
+            vec![ranks]
+        } else {
+            world_specs.iter().map(WorldSpec::world).collect()
         };
         let begin = flag("-b", parse_size(&self.min_bytes))?;
         let end = flag("-e", parse_size(&self.max_bytes))?;
@@ -291,12 +293,15 @@ impl SweepArgs {
             warmup: self.warmup,
             bind: self.bind.parse::<Bind>()?,
             transport: self.transport.parse::<TransportKind>()?,
+            shapes: Vec::new(),
         };
         Ok(SweepRequest {
             opts,
             backend: self.backend.parse::<BackendKind>()?,
             timeout: flag("--timeout", parse_duration(&self.timeout))?,
             out: self.out,
+            ranks_given: self.ranks.is_some(),
+            world_specs,
             progress: !self.no_progress,
             command_line,
         })

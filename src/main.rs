@@ -7,6 +7,7 @@ use clap::Parser;
 use collbench::cli::{Cli, Command};
 use collbench::error::Error;
 use collbench::launch::local::OPTIONS_ENV;
+use collbench::sweep::distributed::run_distributed;
 use collbench::sweep::rank::{rank_main, RankArgs};
 use collbench::sweep::run::run_sweep;
 
@@ -62,7 +63,14 @@ fn one_line(text: &str) -> String {
 
 fn sweep(args: collbench::cli::SweepArgs) -> Result<u8, Error> {
     let req = args.into_request(std::env::args().collect())?;
-    let outcome = run_sweep(&req)?;
+    // Started once per rank by mpirun, srun or torchrun: join the others; only rank 0 reports.
+    let outcome = match collbench::launch::env::detect_process()? {
+        Some(boot) if boot.world > 1 => match run_distributed(&req, &boot)? {
+            Some(outcome) => outcome,
+            None => return Ok(0),
+        },
+        _ => run_sweep(&req)?,
+    };
     eprintln!(
         "collbench: {} points written to {}",
         outcome.points,

@@ -142,6 +142,12 @@ pub struct Meta {
     pub ranks: usize,
     /// Hosts the ranks span.
     pub nodes: usize,
+    /// Host name of every node, in node order (node 0 holds rank 0).
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    /// Node index of every rank, in rank order (an index into `hosts`).
+    #[serde(default)]
+    pub rank_nodes: Vec<usize>,
     /// The resolved sweep options, as the caller gave them.
     pub options: serde_json::Value,
     /// Start time, RFC 3339 UTC.
@@ -168,11 +174,14 @@ impl Meta {
         nodes: usize,
         options: serde_json::Value,
     ) -> Meta {
+        let host = HostInfo::detect();
         Meta {
             schema: META_SCHEMA.to_string(),
             collbench_version: env!("CARGO_PKG_VERSION").to_string(),
             command_line,
-            host: HostInfo::detect(),
+            hosts: vec![host.hostname.clone()],
+            rank_nodes: vec![0; ranks],
+            host,
             backend: backend.to_string(),
             transport: transport.to_string(),
             ranks,

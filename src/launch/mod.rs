@@ -2,6 +2,7 @@
 //! spans hosts (mpirun, srun, torchrun-style variables) tells each rank; `store` is the TCP
 //! rendezvous through which such ranks find each other.
 
+pub mod cluster;
 pub mod env;
 pub mod hostlist;
 pub mod local;

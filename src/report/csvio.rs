@@ -109,6 +109,7 @@ pub(crate) struct Row<'a> {
     fields: Vec<&'a str>,
     columns: &'a [&'a str],
     index: &'a [usize],
+    header: &'a [&'a str],
 }
 
 impl Row<'_> {
@@ -126,6 +127,24 @@ impl Row<'_> {
         match at.and_then(|i| self.fields.get(self.index[i])) {
             Some(field) => Ok(field),
             None => Err(self.error(format!("no column '{column}'"))),
+        }
+    }
+
+    /// A column added after the file's schema first appeared, parsed with `FromStr`; `default`
+    /// where the file predates it.
+    pub(crate) fn parse_or<T>(&self, column: &str, default: T) -> Result<T>
+    where
+        T: FromStr,
+        T::Err: Display,
+    {
+        match self.header.iter().position(|c| *c == column) {
+            Some(i) => {
+                let field = self.fields.get(i).copied().unwrap_or_default();
+                field
+                    .parse()
+                    .map_err(|e| self.error(format!("column {column}: cannot read '{field}': {e}")))
+            }
+            None => Ok(default),
         }
     }
 
@@ -194,6 +213,7 @@ pub(crate) fn read_rows<T>(
             fields,
             columns,
             index: &index,
+            header: &header,
         };
         out.push(parse(&row)?);
     }

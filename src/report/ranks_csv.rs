@@ -14,7 +14,25 @@ pub const RANKS_SCHEMA: &str = "collbench.ranks/v1";
 pub const RANKS_FILE: &str = "ranks.csv";
 
 /// The columns of ranks.csv, in order.
-pub const RANKS_COLUMNS: [&str; 12] = [
+pub const RANKS_COLUMNS: [&str; 14] = [
+    "point",
+    "op",
+    "algo",
+    "dtype",
+    "world",
+    "bytes",
+    "in_place",
+    "rank",
+    "time_us_median",
+    "time_us_mean",
+    "time_us_max",
+    "wrong",
+    "global_rank",
+    "node",
+];
+
+/// The columns every ranks.csv has; `global_rank` and `node` were added later.
+const REQUIRED: [&str; 12] = [
     "point",
     "op",
     "algo",
@@ -58,6 +76,8 @@ impl RanksWriter {
                 csvio::float(r.time_us_mean),
                 csvio::float(r.time_us_max),
                 r.wrong.to_string(),
+                r.global_rank.to_string(),
+                r.node.to_string(),
             ]);
             push_row(&mut lines, &fields);
         }
@@ -73,13 +93,16 @@ impl RanksWriter {
 /// Reads ranks.csv back as (point index, rank summary) pairs in file order. Errors name the
 /// file and line.
 pub fn read_ranks(path: &Path) -> Result<Vec<(usize, RankSummary)>> {
-    csvio::read_rows(path, WHAT, &RANKS_COLUMNS, parse_rank)
+    csvio::read_rows(path, WHAT, &REQUIRED, parse_rank)
 }
 
 /// One row as a rank summary.
 fn parse_rank(row: &Row) -> Result<(usize, RankSummary)> {
+    let group_rank = row.parse("rank")?;
     let rank = RankSummary {
-        rank: row.parse("rank")?,
+        rank: group_rank,
+        global_rank: row.parse_or("global_rank", group_rank)?,
+        node: row.parse_or("node", 0)?,
         time_us_median: row.float("time_us_median")?,
         time_us_mean: row.float("time_us_mean")?,
         time_us_max: row.float("time_us_max")?,
@@ -98,6 +121,8 @@ mod tests {
         (0..3)
             .map(|rank| RankSummary {
                 rank,
+                global_rank: rank + 4,
+                node: rank / 2,
                 time_us_median: 0.1 * rank as f64 + 1e-9,
                 time_us_mean: 1.0 / 3.0,
                 time_us_max: 1e6 + 0.5,

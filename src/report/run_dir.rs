@@ -205,6 +205,8 @@ mod tests {
         };
         let rank = RankSummary {
             rank: 1,
+            global_rank: 1,
+            node: 0,
             time_us_median: 2.0,
             time_us_mean: 2.0,
             time_us_max: 2.0,

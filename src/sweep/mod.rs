@@ -2,9 +2,11 @@
 //! and the records each point produces.
 
 pub mod console;
+pub mod distributed;
 pub mod plan;
 pub mod rank;
 pub mod record;
 pub mod run;
 pub mod summarize;
+pub mod topology;
 pub mod watchdog;

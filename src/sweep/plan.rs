@@ -7,6 +7,7 @@ use crate::backend::host::affinity::Bind;
 use crate::backend::Call;
 use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
 use crate::error::{Error, Result};
+use crate::sweep::topology::WorldShape;
 use crate::units::format_size;
 
 /// Everything that decides what a sweep measures.
@@ -34,6 +35,10 @@ pub struct SweepOptions {
     /// How ranks move data: shared memory, or TCP over loopback.
     #[serde(default)]
     pub transport: TransportKind,
+    /// Group shapes of a multi-host launch; when empty every world size is a group of the
+    /// first ranks on one host.
+    #[serde(default)]
+    pub shapes: Vec<WorldShape>,
 }
 
 /// The data transport between the ranks of a local launch.
@@ -75,6 +80,8 @@ impl std::str::FromStr for TransportKind {
 pub struct Point {
     pub call: Call,
     pub world: usize,
+    /// Hosts the group spans (`world / nodes` ranks on each).
+    pub nodes: usize,
     pub in_place: bool,
     /// The size asked for; `call.shape.bytes` is what is measured.
     pub requested: usize,
@@ -144,6 +151,20 @@ impl SweepOptions {
         parts.join("; ")
     }
 
+    /// The groups measured: `shapes` when set, else each world size on one host.
+    pub fn world_shapes(&self) -> Vec<WorldShape> {
+        if !self.shapes.is_empty() {
+            return self.shapes.clone();
+        }
+        self.world_sizes
+            .iter()
+            .map(|&p| WorldShape {
+                nodes: 1,
+                per_node: p,
+            })
+            .collect()
+    }
+
     /// Expands the options into points, in the order they are measured: world, op, algo, dtype,
     /// placement, then size (so one curve is measured in one go).
     pub fn plan(&self) -> Plan {
@@ -151,12 +172,12 @@ impl SweepOptions {
             points: Vec::new(),
             notes: Vec::new(),
         };
-        for &world in &self.world_sizes {
+        for shape in self.world_shapes() {
             for &op in &self.ops {
                 for &algo in self.algos.iter().filter(|a| op.host_algos().contains(a)) {
                     for &dtype in &self.dtypes {
                         for &in_place in &self.in_place {
-                            self.plan_curve(&mut plan, world, op, algo, dtype, in_place);
+                            self.plan_curve(&mut plan, shape, op, algo, dtype, in_place);
                         }
                     }
                 }
@@ -175,12 +196,13 @@ impl SweepOptions {
     fn plan_curve(
         &self,
         plan: &mut Plan,
-        world: usize,
+        group: WorldShape,
         op: Op,
         algo: Algo,
         dtype: DType,
         in_place: bool,
     ) {
+        let world = group.world();
         let mut last = None;
         for &requested in &self.sizes {
             let shape = Shape::new(op, dtype, requested, world);
@@ -217,6 +239,7 @@ impl SweepOptions {
             plan.points.push(Point {
                 call,
                 world,
+                nodes: group.nodes,
                 in_place,
                 requested,
                 iters,
@@ -288,6 +311,7 @@ mod tests {
             warmup: None,
             bind: Bind::Core,
             transport: TransportKind::Shm,
+            shapes: Vec::new(),
         }
     }
 
@@ -362,6 +386,7 @@ mod tests {
             Point {
                 call,
                 world: 4,
+                nodes: 1,
                 in_place,
                 requested: 64 << 20,
                 iters: 1,

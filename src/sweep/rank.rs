@@ -30,7 +30,7 @@ pub struct RankArgs {
 
 /// 8-byte aligned buffers, grown once to the largest point so timed loops never allocate.
 #[derive(Default)]
-struct RankBuffers {
+pub(crate) struct RankBuffers {
     input: Vec<u64>,
     output: Vec<u64>,
     scratch: Vec<u8>,
@@ -149,7 +149,11 @@ fn sweep_points<T: Transport>(t: &mut T, ctl: &Shared, opts: &SweepOptions) -> R
         }
         barrier(t, &all)?;
         if let Some(g) = Group::first(point.world, rank) {
-            measure(t, ctl, &g, point, &mut bufs)?;
+            let progress = || {
+                ctl.progress(rank).fetch_add(1, Ordering::Relaxed);
+            };
+            let (times, wrong) = measure(t, &g, point, &mut bufs, &progress)?;
+            publish(ctl, rank, &times, wrong);
         }
         barrier(t, &all)?;
         if rank == 0 {
@@ -179,40 +183,46 @@ fn wait_consumed(sh: &Shared, k: u32) -> Result<()> {
         .map_err(|_| Error::Rank("rank 0: run aborted by the launcher".into()))
 }
 
-/// Warm-up, timed iterations, then the correctness check of one point.
-fn measure<T: Transport>(
+/// Puts this rank's samples and wrong count where the launcher reads them.
+fn publish(ctl: &Shared, rank: usize, times: &[f64], wrong: u64) {
+    let samples = ctl.samples_ptr(rank);
+    for (i, &us) in times.iter().take(ctl.layout.max_iters).enumerate() {
+        // SAFETY: this rank's own sample area, max_iters long; the launcher reads it only after
+        // the point is published.
+        unsafe { samples.add(i).write(us) };
+    }
+    ctl.wrong(rank).store(wrong, Ordering::Relaxed);
+}
+
+/// Warm-up, timed iterations, then the correctness check of one point: this rank's time of
+/// every timed iteration in microseconds, and the wrong elements in its output. `progress` is
+/// called after every iteration (the watchdog's heartbeat).
+pub(crate) fn measure<T: Transport>(
     t: &mut T,
-    ctl: &Shared,
     g: &Group,
     p: &Point,
     bufs: &mut RankBuffers,
-) -> Result<()> {
-    // The launcher's watchdog reads progress from the segment, whatever moves the data.
-    let me = t.rank();
-    let progress = || ctl.progress(me).fetch_add(1, Ordering::Relaxed);
+    progress: &dyn Fn(),
+) -> Result<(Vec<f64>, u64)> {
     fill(p, g, bufs);
     for _ in 0..p.warmup {
         barrier(t, g)?;
         call(t, g, p, bufs)?;
         progress();
     }
-    let samples = ctl.samples_ptr(t.rank());
-    for i in 0..p.iters.min(ctl.layout.max_iters) {
+    // Allocated before timing so the timed loop never allocates.
+    let mut times = Vec::with_capacity(p.iters);
+    for _ in 0..p.iters {
         barrier(t, g)?;
         let start = Instant::now();
         call(t, g, p, bufs)?;
-        let us = start.elapsed().as_nanos() as f64 / 1e3;
-        // SAFETY: this rank's own sample area, max_iters long; the launcher reads it only after
-        // the point is published.
-        unsafe { samples.add(i).write(us) };
+        times.push(start.elapsed().as_nanos() as f64 / 1e3);
         progress();
     }
     fill(p, g, bufs);
     barrier(t, g)?;
     call(t, g, p, bufs)?;
-    let wrong = check(p, g, bufs);
-    ctl.wrong(t.rank()).store(wrong, Ordering::Relaxed);
-    Ok(())
+    Ok((times, check(p, g, bufs)))
 }
 
 fn call<T: Transport>(t: &mut T, g: &Group, p: &Point, bufs: &mut RankBuffers) -> Result<()> {

@@ -23,6 +23,25 @@ pub struct PointKey {
     pub in_place: bool,
 }
 
+impl PointKey {
+    /// The key of a planned point measured on `backend`.
+    pub fn of(p: &crate::sweep::plan::Point, backend: &str) -> PointKey {
+        let c = &p.call;
+        PointKey {
+            backend: backend.into(),
+            op: c.op,
+            algo: c.algo,
+            dtype: c.dtype,
+            redop: c.redop,
+            world: p.world,
+            nodes: p.nodes,
+            bytes: c.shape.bytes,
+            count: c.shape.count,
+            in_place: p.in_place,
+        }
+    }
+}
+
 /// A measured point: key, timing summary of the per-iteration samples (each sample is the slowest
 /// rank's time of that iteration), bandwidths derived from the median, and the correctness check.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -70,7 +89,14 @@ pub struct IterSample {
 /// One rank's own view of a point (a row of ranks.csv), for skew and slow-rank analysis.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankSummary {
+    /// Index within the group.
     pub rank: usize,
+    /// Rank in the launch (equal to `rank` for a group of the first ranks).
+    #[serde(default)]
+    pub global_rank: usize,
+    /// The node (index into meta.json's `hosts`) the rank ran on.
+    #[serde(default)]
+    pub node: usize,
     pub time_us_median: f64,
     pub time_us_mean: f64,
     pub time_us_max: f64,

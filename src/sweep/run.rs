@@ -18,6 +18,7 @@ use crate::sweep::console::Console;
 use crate::sweep::plan::{Plan, Point, SweepOptions};
 use crate::sweep::record::{IterSample, PointKey, PointRecord, RankSummary};
 use crate::sweep::summarize::summarize;
+use crate::sweep::topology::WorldSpec;
 use crate::sweep::watchdog::{blame, Watchdog};
 use crate::units::format_size;
 
@@ -27,6 +28,10 @@ pub struct SweepRequest {
     pub backend: BackendKind,
     pub timeout: Duration,
     pub out: Option<PathBuf>,
+    /// Whether `--ranks` was given (a multi-host launch takes its world from the launcher).
+    pub ranks_given: bool,
+    /// `--world-sizes` as given (empty: the default).
+    pub world_specs: Vec<WorldSpec>,
     pub progress: bool,
     pub command_line: Vec<String>,
 }
@@ -50,6 +55,17 @@ fn install_interrupt_handler() {
 /// Runs a whole sweep on the host backend.
 pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     req.backend.availability().map_err(Error::Usage)?;
+    if let Some(WorldSpec::Shape(s)) = req
+        .world_specs
+        .iter()
+        .find(|w| matches!(w, WorldSpec::Shape(s) if s.nodes > 1))
+    {
+        return Err(Error::usage(format!(
+            "--world-sizes {s} spans {} nodes, but this launch is one host; start collbench on \
+             every host with mpirun, srun or torchrun (see the README), or give plain sizes",
+            s.nodes
+        )));
+    }
     req.opts.validate()?;
     let plan = req.opts.plan();
     if plan.points.is_empty() {
@@ -73,16 +89,7 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     );
     let mut out = RunDir::create(&dir, &meta)?;
     install_interrupt_handler();
-    let console = Console::new(plan.points.len(), req.progress);
-    // The plan repeats a note for every curve it applies to (each algorithm and placement).
-    let mut shown: Vec<&str> = Vec::new();
-    for note in &plan.notes {
-        if !shown.contains(&note.as_str()) {
-            shown.push(note);
-            console.note(note);
-        }
-    }
-    console.header();
+    let console = open_console(&plan, req.progress);
     let result = launch_and_measure(req, &plan, &mut out, &console);
     console.finish();
     let (status, error) = match &result {
@@ -100,6 +107,21 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
         points: out.points(),
         wrong_points,
     })
+}
+
+/// The console of a sweep, with the plan's notes shown once and the table's header printed.
+pub(crate) fn open_console(plan: &Plan, progress: bool) -> Console {
+    let console = Console::new(plan.points.len(), progress);
+    // The plan repeats a note for every curve it applies to (each algorithm and placement).
+    let mut shown: Vec<&str> = Vec::new();
+    for note in &plan.notes {
+        if !shown.contains(&note.as_str()) {
+            shown.push(note);
+            console.note(note);
+        }
+    }
+    console.header();
+    console
 }
 
 /// Refuses sizes whose buffers would not fit in available memory, before anything is allocated.
@@ -294,19 +316,7 @@ impl Supervisor<'_> {
         let wrong: Vec<u64> = (0..p.world)
             .map(|r| self.shared.wrong(r).load(Ordering::Relaxed))
             .collect();
-        let c = &p.call;
-        let key = PointKey {
-            backend: "host".into(),
-            op: c.op,
-            algo: c.algo,
-            dtype: c.dtype,
-            redop: c.redop,
-            world: p.world,
-            nodes: 1,
-            bytes: c.shape.bytes,
-            count: c.shape.count,
-            in_place: p.in_place,
-        };
+        let key = PointKey::of(p, "host");
         summarize(key, p.warmup, &rank_times, &wrong).ok_or_else(|| {
             Error::Rank(format!(
                 "invalid samples from the ranks for {}",

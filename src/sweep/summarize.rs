@@ -99,6 +99,8 @@ fn rank_summaries(rank_times: &[Vec<f64>], wrong: &[u64]) -> Option<Vec<RankSumm
             let s = Summary::of(times)?;
             Some(RankSummary {
                 rank,
+                global_rank: rank,
+                node: 0,
                 time_us_median: s.median,
                 time_us_mean: s.mean,
                 time_us_max: s.max,
@@ -187,6 +189,8 @@ mod tests {
         // Rank 0 sorted 9 10 12 20; rank 1 sorted 8 9.5 11 14.
         let r0 = RankSummary {
             rank: 0,
+            global_rank: 0,
+            node: 0,
             time_us_median: 11.0,
             time_us_mean: 12.75,
             time_us_max: 20.0,
@@ -194,6 +198,8 @@ mod tests {
         };
         let r1 = RankSummary {
             rank: 1,
+            global_rank: 1,
+            node: 0,
             time_us_median: 10.25,
             time_us_mean: 10.625,
             time_us_max: 14.0,

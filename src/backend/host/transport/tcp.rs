@@ -58,6 +58,7 @@
 #[cfg(test)]
 mod fault_tests;
 mod flow;
+mod idle;
 mod mesh;
 #[cfg(test)]
 mod tests;

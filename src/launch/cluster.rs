@@ -1,0 +1,212 @@
+//! Joining a launch that spans hosts: rank 0 serves the rendezvous store, every rank checks
+//! that all were started with the same sweep, publishes its host name and the address of its
+//! data listener, and connects to every other rank over TCP with the job's token.
+//!
+//! Where a rank listens: `COLLBENCH_LISTEN_ADDR` (an IP address of this host) if set, else the
+//! address of the interface this host uses to reach the store (found by the kernel's routing,
+//! with a connected UDP socket that sends nothing). The listener binds that address only.
+//! Which ranks share a node: equal host names, or equal `COLLBENCH_NODE_NAME` where set (for
+//! hosts that report the same name, and for several "nodes" on one machine in tests).
+
+use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::backend::host::transport::tcp::TcpTransport;
+use crate::error::{Error, Result};
+use crate::launch::env::{Bootstrap, STORE_ADDR_ENV, TOKEN_ENV};
+use crate::launch::store::{StoreClient, StoreServer};
+use crate::sweep::topology::Topology;
+
+/// The IP address a rank's data listener binds and advertises.
+pub const LISTEN_ADDR_ENV: &str = "COLLBENCH_LISTEN_ADDR";
+/// Overrides the host name that decides which ranks share a node.
+pub const NODE_NAME_ENV: &str = "COLLBENCH_NODE_NAME";
+
+/// A joined launch.
+pub struct Cluster {
+    pub rank: usize,
+    pub transport: TcpTransport,
+    pub topology: Topology,
+    pub store: StoreClient,
+    /// Rank 0 serves the store until the end of the run.
+    server: Option<StoreServer>,
+}
+
+impl Cluster {
+    /// Every rank says goodbye at one last barrier; rank 0 stops its store after that.
+    pub fn finish(mut self) -> Result<()> {
+        let res = self.store.barrier("collbench-end");
+        let closed = self.store.close();
+        drop(self.server.take());
+        res.and(closed)
+    }
+}
+
+/// Joins the launch described by `boot`. `fingerprint` identifies the sweep (every rank must
+/// give the same); `timeout` bounds the rendezvous and every later stall; `abort` stops waits.
+pub fn join(
+    boot: &Bootstrap,
+    fingerprint: &str,
+    timeout: Duration,
+    abort: Arc<AtomicBool>,
+) -> Result<Cluster> {
+    let token = boot.token.clone().ok_or_else(|| missing_token(boot))?;
+    let store_addr = boot.store_addr().ok_or_else(|| {
+        Error::usage(format!(
+            "{}: no address for rank 0's store; set MASTER_ADDR and MASTER_PORT, or {STORE_ADDR_ENV}=host:port",
+            boot.launcher.name()
+        ))
+    })?;
+    let server = match (boot.rank, boot.store_bind_addr()) {
+        (0, Some(bind)) => Some(StoreServer::bind(&bind, &token, boot.world, timeout)?),
+        _ => None,
+    };
+    let mut store = StoreClient::connect(&store_addr, &token, boot.rank, timeout)?;
+    check_same_sweep(&mut store, fingerprint)?;
+    let listener = listen(boot)?;
+    let me = listener
+        .local_addr()
+        .map_err(|e| Error::Rank(format!("rank {}: listener address: {e}", boot.rank)))?;
+    let entry = format!("{}\n{me}", node_name());
+    let entries = store.all_gather("collbench-endpoints", entry.as_bytes())?;
+    let (hosts, peers) = parse_endpoints(&entries)?;
+    let transport = TcpTransport::connect(
+        boot.rank,
+        boot.world,
+        listener,
+        &peers,
+        fold_token(&token),
+        timeout,
+    )?
+    .with_abort(abort);
+    Ok(Cluster {
+        rank: boot.rank,
+        transport,
+        topology: Topology::from_hosts(&hosts),
+        store,
+        server,
+    })
+}
+
+fn missing_token(boot: &Bootstrap) -> Error {
+    let pass = match boot.launcher {
+        crate::launch::env::Launcher::OpenMpi => {
+            format!(" and pass it with `mpirun -x {TOKEN_ENV}`")
+        }
+        _ => String::new(),
+    };
+    Error::usage(format!(
+        "started by {} but {TOKEN_ENV} is not set: every rank needs the job's secret, e.g. \
+         `export {TOKEN_ENV}=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \\n')` before launching{pass}",
+        boot.launcher.name()
+    ))
+}
+
+/// Fails, naming the first rank whose sweep differs from rank 0's.
+fn check_same_sweep(store: &mut StoreClient, fingerprint: &str) -> Result<()> {
+    let all = store.all_gather("collbench-sweep", fingerprint.as_bytes())?;
+    match all.iter().position(|f| f != &all[0]) {
+        Some(r) => Err(Error::usage(format!(
+            "rank {r} was started with other sweep options than rank 0; start every rank with the same command line"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// This rank's data listener, on the address other hosts reach it at.
+fn listen(boot: &Bootstrap) -> Result<TcpListener> {
+    let ip = match std::env::var(LISTEN_ADDR_ENV) {
+        Ok(v) => v.trim().parse::<IpAddr>().map_err(|_| {
+            Error::usage(format!(
+                "{LISTEN_ADDR_ENV}='{v}' is not an IP address such as 10.0.0.5; unset it to use the interface toward the store"
+            ))
+        })?,
+        Err(_) => route_to_store(boot)?,
+    };
+    TcpListener::bind((ip, 0)).map_err(|e| {
+        Error::Rank(format!(
+            "rank {}: cannot listen on {ip}: {e}; set {LISTEN_ADDR_ENV} to an address of this host",
+            boot.rank
+        ))
+    })
+}
+
+/// The local address of the interface the kernel would use to reach the store.
+fn route_to_store(boot: &Bootstrap) -> Result<IpAddr> {
+    let (host, port) = boot
+        .master
+        .clone()
+        .unwrap_or_else(|| ("127.0.0.1".into(), 1));
+    let fail = |e: std::io::Error| {
+        Error::Rank(format!(
+            "rank {}: no route toward the store at {host}:{port} to pick this host's address ({e}); set {LISTEN_ADDR_ENV}",
+            boot.rank
+        ))
+    };
+    let v6 = host.parse::<std::net::Ipv6Addr>().is_ok();
+    let sock = UdpSocket::bind(if v6 { "[::]:0" } else { "0.0.0.0:0" }).map_err(fail)?;
+    sock.connect((host.as_str(), port)).map_err(fail)?;
+    Ok(sock.local_addr().map_err(fail)?.ip())
+}
+
+/// The name that decides which ranks share a node.
+fn node_name() -> String {
+    match std::env::var(NODE_NAME_ENV) {
+        Ok(v) if !v.trim().is_empty() => v.trim().to_string(),
+        _ => crate::meta::HostInfo::detect().hostname,
+    }
+}
+
+/// Every rank's (host name, listener address), from the gathered `host\naddr` entries.
+fn parse_endpoints(entries: &[Vec<u8>]) -> Result<(Vec<String>, Vec<SocketAddr>)> {
+    let mut hosts = Vec::with_capacity(entries.len());
+    let mut peers = Vec::with_capacity(entries.len());
+    for (r, e) in entries.iter().enumerate() {
+        let text = String::from_utf8_lossy(e);
+        let parsed = text
+            .split_once('\n')
+            .and_then(|(h, a)| Some((h.to_string(), a.parse::<SocketAddr>().ok()?)));
+        let (h, a) = parsed.ok_or_else(|| {
+            Error::Rank(format!("rank {r} published a malformed endpoint '{text}'"))
+        })?;
+        hosts.push(h);
+        peers.push(a);
+    }
+    Ok((hosts, peers))
+}
+
+/// The mesh handshake carries 64 bits of the token: all its bytes folded together.
+fn fold_token(token: &[u8]) -> u64 {
+    token.chunks(8).fold(0u64, |acc, c| {
+        let mut word = [0u8; 8];
+        word[..c.len()].copy_from_slice(c);
+        acc.rotate_left(17) ^ u64::from_be_bytes(word)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_parse_or_name_the_rank() {
+        let ok = vec![b"a\n10.0.0.1:4000".to_vec(), b"b\n[::1]:5".to_vec()];
+        let (h, p) = parse_endpoints(&ok).unwrap();
+        assert_eq!(h, vec!["a", "b"]);
+        assert_eq!(p[1], "[::1]:5".parse::<SocketAddr>().unwrap());
+        let bad = vec![ok[0].clone(), b"nohost".to_vec()];
+        let e = parse_endpoints(&bad).unwrap_err().to_string();
+        assert!(e.contains("rank 1"), "{e}");
+    }
+
+    #[test]
+    fn token_folding_uses_every_byte() {
+        let a = fold_token(&[1; 16]);
+        let mut other = [1u8; 16];
+        other[15] = 2;
+        assert_ne!(a, fold_token(&other));
+        assert_ne!(fold_token(&[0, 0, 0, 0, 0, 0, 0, 1]), 0);
+    }
+}

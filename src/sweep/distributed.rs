@@ -1,0 +1,227 @@
+//! A sweep across hosts, when collbench was started once per rank by mpirun, srun or torchrun:
+//! the ranks join through rank 0's store, connect over TCP, and walk the same plan. Rank 0
+//! coordinates: before each point it tells every rank to start (so the previous point is on
+//! disk first), measures as a member of every group, gathers the members' per-iteration times
+//! and wrong counts, and writes and prints the point exactly as a local launch does.
+//!
+//! A rank that fails exits, which closes its connections: ranks waiting on it fail at once,
+//! naming it and its address; a rank that stalls is named by the transport's timeout.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::backend::host::algo::Group;
+use crate::backend::host::transport::tcp::TcpTransport;
+use crate::backend::host::transport::{Combine, Transport};
+use crate::error::{Error, Result};
+use crate::launch::cluster::{self, Cluster};
+use crate::launch::env::Bootstrap;
+use crate::meta::{Meta, RunStatus};
+use crate::report::run_dir::{default_run_id, RunDir};
+use crate::sweep::console::Console;
+use crate::sweep::plan::{Plan, Point, SweepOptions, TransportKind};
+use crate::sweep::rank::{measure, RankBuffers};
+use crate::sweep::record::PointKey;
+use crate::sweep::run::{open_console, Outcome, SweepRequest};
+use crate::sweep::summarize::summarize;
+use crate::sweep::topology::{Topology, WorldShape};
+
+/// Runs this rank's part of a multi-host sweep. Rank 0 returns the outcome; the others `None`.
+pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Outcome>> {
+    req.backend.availability().map_err(Error::Usage)?;
+    if req.ranks_given && req.opts.ranks != boot.world {
+        return Err(Error::usage(format!(
+            "--ranks {} but {} started {} ranks; drop --ranks when a launcher starts collbench",
+            req.opts.ranks,
+            boot.launcher.name(),
+            boot.world
+        )));
+    }
+    let mut opts = req.opts.clone();
+    opts.ranks = boot.world;
+    opts.transport = TransportKind::Tcp;
+    let fingerprint = format!(
+        "{}|{:?}",
+        serde_json::to_string(&opts).unwrap_or_default(),
+        req.world_specs
+    );
+    let abort = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&abort);
+    // An error means a handler is already installed (a second sweep in one process): keep it.
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    let mut cluster = cluster::join(boot, &fingerprint, req.timeout, Arc::clone(&abort))?;
+    opts.shapes = cluster.topology.resolve(&req.world_specs)?;
+    opts.world_sizes = opts.shapes.iter().map(WorldShape::world).collect();
+    opts.validate()?;
+    let plan = opts.plan();
+    if plan.points.is_empty() {
+        return Err(Error::usage("nothing to measure: no point in the plan"));
+    }
+    let result = if cluster.rank == 0 {
+        lead(req, &opts, &plan, &mut cluster, &abort).map(Some)
+    } else {
+        follow(req, &plan, &mut cluster, &abort).map(|()| None)
+    };
+    let finished = cluster.finish();
+    let outcome = result?;
+    finished?;
+    Ok(outcome)
+}
+
+/// The members of `point`'s group and this rank's place in it, if it is one.
+fn group_of(topo: &Topology, point: &Point, rank: usize) -> Option<Group> {
+    let shape = WorldShape {
+        nodes: point.nodes,
+        per_node: point.world / point.nodes.max(1),
+    };
+    let members = topo.members(shape);
+    let me = members.iter().position(|&r| r == rank)?;
+    Some(Group { members, me })
+}
+
+/// How long a rank may wait for the start of the point after `prev`: every iteration of `prev`
+/// may take up to the stall timeout before a member notices.
+fn start_limit(prev: Option<&Point>, timeout: Duration) -> Duration {
+    let iterations = prev.map_or(0, |p| p.warmup + p.iters + 1) as u32;
+    timeout.saturating_mul(iterations.saturating_add(2))
+}
+
+/// A rank other than 0: wait for each point's start, measure if a member, send the results.
+fn follow(req: &SweepRequest, plan: &Plan, c: &mut Cluster, abort: &AtomicBool) -> Result<()> {
+    let mut bufs = RankBuffers::default();
+    let t = &mut c.transport;
+    let mut prev = None;
+    for (k, point) in plan.points.iter().enumerate() {
+        let started = wait_start(t, k, start_limit(prev, req.timeout));
+        started.map_err(|e| interrupted(e, abort))?;
+        if let Some(g) = group_of(&c.topology, point, c.rank) {
+            let (times, wrong) =
+                measure(t, &g, point, &mut bufs, &|| {}).map_err(|e| interrupted(e, abort))?;
+            let mut payload: Vec<u64> = vec![wrong];
+            payload.extend(times.iter().map(|t| t.to_bits().to_le()));
+            payload[0] = payload[0].to_le();
+            t.send(0, bytemuck::cast_slice(&payload))?;
+        }
+        prev = Some(point);
+    }
+    Ok(())
+}
+
+/// Receives rank 0's start message for point `k`.
+fn wait_start(t: &mut TcpTransport, k: usize, limit: Duration) -> Result<()> {
+    t.wait_message(0, limit)?;
+    let mut word = [0u8; 8];
+    t.recv(0, &mut word, Combine::Copy)?;
+    let got = u64::from_le_bytes(word);
+    if got != k as u64 {
+        return Err(Error::Rank(format!(
+            "rank {}: rank 0 started point {got} where point {k} was due",
+            t.rank()
+        )));
+    }
+    Ok(())
+}
+
+/// Rank 0: the results folder, the console, and every point.
+fn lead(
+    req: &SweepRequest,
+    opts: &SweepOptions,
+    plan: &Plan,
+    c: &mut Cluster,
+    abort: &AtomicBool,
+) -> Result<Outcome> {
+    let dir = req.out.clone().unwrap_or_else(|| {
+        std::path::PathBuf::from("results").join(default_run_id(&opts.ops, req.backend.name()))
+    });
+    let mut meta = Meta::new(
+        req.command_line.clone(),
+        "host",
+        "tcp",
+        opts.ranks,
+        c.topology.nodes(),
+        serde_json::to_value(opts).unwrap_or_default(),
+    );
+    meta.hosts = c.topology.hosts.clone();
+    meta.rank_nodes = c.topology.node_of.clone();
+    let mut out = RunDir::create(&dir, &meta)?;
+    let console = open_console(plan, req.progress);
+    let result = lead_points(plan, c, &mut out, &console).map_err(|e| interrupted(e, abort));
+    console.finish();
+    let (status, error) = match &result {
+        Ok(_) => (RunStatus::Complete, None),
+        Err(e @ Error::Interrupted(_)) => (RunStatus::Interrupted, Some(e.to_string())),
+        Err(e) => (RunStatus::Failed, Some(e.to_string())),
+    };
+    out.finish(status, error)?;
+    let wrong_points = result?;
+    Ok(Outcome {
+        dir,
+        points: out.points(),
+        wrong_points,
+    })
+}
+
+/// Rank 0's loop: start, measure, gather, write, print. Returns the points with wrong results.
+fn lead_points(plan: &Plan, c: &mut Cluster, out: &mut RunDir, console: &Console) -> Result<usize> {
+    let mut bufs = RankBuffers::default();
+    let mut wrong_points = 0;
+    let t = &mut c.transport;
+    for (k, point) in plan.points.iter().enumerate() {
+        console.running(&point.describe());
+        for r in 1..t.nranks() {
+            t.send(r, &(k as u64).to_le_bytes())?;
+        }
+        let g = group_of(&c.topology, point, 0)
+            .ok_or_else(|| Error::Rank("rank 0 is missing from a group".into()))?;
+        let (times, wrong) = measure(t, &g, point, &mut bufs, &|| {})?;
+        let (rank_times, wrongs) = gather(t, &g, point, times, wrong)?;
+        let key = PointKey::of(point, "host");
+        let (rec, samples, mut per_rank) = summarize(key, point.warmup, &rank_times, &wrongs)
+            .ok_or_else(|| {
+                Error::Rank(format!(
+                    "invalid samples from the ranks for {}",
+                    point.describe()
+                ))
+            })?;
+        for (s, &global) in per_rank.iter_mut().zip(&g.members) {
+            s.global_rank = global;
+            s.node = c.topology.node_of[global];
+        }
+        out.append_point(&rec, &samples, &per_rank)?;
+        console.point(&rec);
+        wrong_points += usize::from(rec.wrong > 0);
+    }
+    Ok(wrong_points)
+}
+
+/// Rank 0 receives every other member's wrong count and times, in group order.
+fn gather(
+    t: &mut TcpTransport,
+    g: &Group,
+    point: &Point,
+    times: Vec<f64>,
+    wrong: u64,
+) -> Result<(Vec<Vec<f64>>, Vec<u64>)> {
+    let mut rank_times = vec![times];
+    let mut wrongs = vec![wrong];
+    let mut payload = vec![0u64; 1 + point.iters];
+    for &r in &g.members[1..] {
+        t.recv(r, bytemuck::cast_slice_mut(&mut payload), Combine::Copy)?;
+        wrongs.push(u64::from_le(payload[0]));
+        let times = payload[1..]
+            .iter()
+            .map(|&b| f64::from_bits(u64::from_le(b)));
+        rank_times.push(times.collect());
+    }
+    Ok((rank_times, wrongs))
+}
+
+/// A transport error caused by Ctrl-C becomes an interruption.
+fn interrupted(e: Error, abort: &AtomicBool) -> Error {
+    if abort.load(Ordering::SeqCst) {
+        Error::Interrupted(format!("stopped by a signal ({e})"))
+    } else {
+        e
+    }
+}
