@@ -35,12 +35,38 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Every rank says goodbye at one last barrier; rank 0 stops its store after that.
+    /// After a clean run: every rank meets at one last barrier, says goodbye, and rank 0 stops
+    /// its store. After a failure, dropping the cluster says goodbye without waiting for anyone.
     pub fn finish(mut self) -> Result<()> {
         let res = self.store.barrier("collbench-end");
         let closed = self.store.close();
         drop(self.server.take());
         res.and(closed)
+    }
+
+    /// Rank 0, after a failure: the ranks that died (closed the store connection without a
+    /// goodbye), waiting up to `grace` for the store to notice, as "rank 2 (host b)".
+    pub fn dead_ranks(&self, grace: Duration) -> Vec<String> {
+        let Some(server) = &self.server else {
+            return Vec::new();
+        };
+        let until = std::time::Instant::now() + grace;
+        let mut lost = server.lost_ranks();
+        while lost.is_empty() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+            lost = server.lost_ranks();
+        }
+        lost.into_iter().map(|r| self.describe_rank(r)).collect()
+    }
+
+    /// "rank 2 (host b)".
+    pub fn describe_rank(&self, r: usize) -> String {
+        let host = self
+            .topology
+            .node_of
+            .get(r)
+            .map(|&n| self.topology.hosts[n].as_str());
+        format!("rank {r} (host {})", host.unwrap_or("?"))
     }
 }
 

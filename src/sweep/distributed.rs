@@ -63,10 +63,10 @@ pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Ou
     } else {
         follow(req, &plan, &mut cluster, &abort).map(|()| None)
     };
-    let finished = cluster.finish();
-    let outcome = result?;
-    finished?;
-    Ok(outcome)
+    match result {
+        Ok(outcome) => cluster.finish().map(|()| outcome),
+        Err(e) => Err(e),
+    }
 }
 
 /// The members of `point`'s group and this rank's place in it, if it is one.
@@ -146,7 +146,9 @@ fn lead(
     meta.rank_nodes = c.topology.node_of.clone();
     let mut out = RunDir::create(&dir, &meta)?;
     let console = open_console(plan, req.progress);
-    let result = lead_points(plan, c, &mut out, &console).map_err(|e| interrupted(e, abort));
+    let result = lead_points(plan, c, &mut out, &console)
+        .map_err(|e| interrupted(e, abort))
+        .map_err(|e| name_the_dead(e, c));
     console.finish();
     let (status, error) = match &result {
         Ok(_) => (RunStatus::Complete, None),
@@ -174,8 +176,12 @@ fn lead_points(plan: &Plan, c: &mut Cluster, out: &mut RunDir, console: &Console
         }
         let g = group_of(&c.topology, point, 0)
             .ok_or_else(|| Error::Rank("rank 0 is missing from a group".into()))?;
-        let (times, wrong) = measure(t, &g, point, &mut bufs, &|| {})?;
-        let (rank_times, wrongs) = gather(t, &g, point, times, wrong)?;
+        let during = |e: Error| match e {
+            Error::Rank(m) => Error::Rank(format!("{m} during {}", point.describe())),
+            e => e,
+        };
+        let (times, wrong) = measure(t, &g, point, &mut bufs, &|| {}).map_err(during)?;
+        let (rank_times, wrongs) = gather(t, &g, point, times, wrong).map_err(during)?;
         let key = PointKey::of(point, "host");
         let (rec, samples, mut per_rank) = summarize(key, point.warmup, &rank_times, &wrongs)
             .ok_or_else(|| {
@@ -215,6 +221,20 @@ fn gather(
         rank_times.push(times.collect());
     }
     Ok((rank_times, wrongs))
+}
+
+/// Puts the ranks that died in front of rank 0's own view of a failure: a death makes the
+/// neighbours fail too, and rank 0 may have seen a neighbour's exit first.
+fn name_the_dead(e: Error, c: &Cluster) -> Error {
+    let Error::Rank(msg) = e else { return e };
+    let dead = c.dead_ranks(Duration::from_millis(500));
+    if dead.is_empty() {
+        return Error::Rank(msg);
+    }
+    Error::Rank(format!(
+        "{} died (closed its connections without a goodbye); {msg}",
+        dead.join(", ")
+    ))
 }
 
 /// A transport error caused by Ctrl-C becomes an interruption.

@@ -137,18 +137,23 @@ impl Topology {
     }
 
     /// What a launch measures when `--world-sizes` is not given: one whole node, one rank on
-    /// every node, and everything (fewer when they coincide).
+    /// every node, and everything (fewer when they coincide; a group of one only when the launch
+    /// is one rank).
     pub fn default_shapes(&self) -> Vec<WorldShape> {
         let (n, r) = (self.nodes(), self.min_per_node());
+        let all = WorldShape {
+            nodes: n,
+            per_node: r,
+        };
         let mut shapes = Vec::new();
-        for s in [(1, r), (n, 1), (n, r)] {
-            let shape = WorldShape {
-                nodes: s.0,
-                per_node: s.1,
-            };
-            if !shapes.contains(&shape) {
+        for (nodes, per_node) in [(1, r), (n, 1), (n, r)] {
+            let shape = WorldShape { nodes, per_node };
+            if shape.world() > 1 && !shapes.contains(&shape) {
                 shapes.push(shape);
             }
+        }
+        if shapes.is_empty() {
+            shapes.push(all);
         }
         shapes
     }
@@ -270,5 +275,8 @@ mod tests {
             vec![shape(1, 3), shape(2, 1), shape(2, 3)]
         );
         assert_eq!(Topology::single("h", 4).default_shapes(), vec![shape(1, 4)]);
+        assert_eq!(Topology::single("h", 1).default_shapes(), vec![shape(1, 1)]);
+        let one_each = Topology::from_hosts(&["a".into(), "b".into()]);
+        assert_eq!(one_each.default_shapes(), vec![shape(2, 1)]);
     }
 }

@@ -55,12 +55,29 @@ impl Run {
 /// A `collbench` command with `args`, stdin closed and output captured.
 pub fn command(args: &[&str]) -> Command {
     let mut cmd = Command::new(exe());
+    // A test runner started by a cluster launcher must not turn every sweep into one rank of
+    // a multi-host launch.
+    for var in LAUNCHER_VARS {
+        cmd.env_remove(var);
+    }
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd
 }
+
+/// The variables by which collbench recognises mpirun, srun and torchrun.
+pub const LAUNCHER_VARS: [&str; 8] = [
+    "OMPI_COMM_WORLD_RANK",
+    "OMPI_COMM_WORLD_SIZE",
+    "SLURM_PROCID",
+    "SLURM_STEP_ID",
+    "TORCHELASTIC_RUN_ID",
+    "RANK",
+    "WORLD_SIZE",
+    "COLLBENCH_STORE_ADDR",
+];
 
 /// Reads a pipe to its end on a thread.
 fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {

@@ -179,6 +179,15 @@ impl StoreServer {
     pub fn world(&self) -> usize {
         self.shared.world
     }
+
+    /// The ranks whose connection closed without a goodbye: processes that died (a rank that
+    /// fails cleanly says goodbye first).
+    pub fn lost_ranks(&self) -> Vec<usize> {
+        let st = self.shared.lock();
+        (0..st.presence.len())
+            .filter(|&r| matches!(st.presence[r], Presence::Lost(_)))
+            .collect()
+    }
 }
 
 impl Drop for StoreServer {
