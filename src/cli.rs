@@ -106,6 +106,10 @@ pub struct SweepArgs {
     /// A rank that makes no progress for this long ends the run (e.g. 60s, 2m).
     #[arg(long, default_value = "60s")]
     pub timeout: String,
+    /// Measure every pair of nodes (one rank on each, one pair at a time) instead of
+    /// --world-sizes, and name the links well below the median pair. Needs a multi-host launch.
+    #[arg(long)]
+    pub pairs: bool,
     /// Results folder [default: results/<date>-<time>-<ops>-<backend>].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -294,6 +298,7 @@ impl SweepArgs {
             bind: self.bind.parse::<Bind>()?,
             transport: self.transport.parse::<TransportKind>()?,
             shapes: Vec::new(),
+            pairs: Vec::new(),
         };
         Ok(SweepRequest {
             opts,
@@ -301,6 +306,7 @@ impl SweepArgs {
             timeout: flag("--timeout", parse_duration(&self.timeout))?,
             out: self.out,
             ranks_given: self.ranks.is_some(),
+            pairs: self.pairs,
             world_specs,
             progress: !self.no_progress,
             command_line,

@@ -238,3 +238,92 @@ fn a_node_shape_needs_a_multi_host_launch() {
         run.stderr
     );
 }
+
+#[test]
+fn pairs_measure_every_node_pair_and_report_the_links() {
+    let _guard = common::serial();
+    let (_tmp, out) = common::tempdir();
+    let args = sweep_args(
+        &out,
+        &[
+            "--pairs",
+            "--op",
+            "allreduce",
+            "-b",
+            "1K",
+            "-e",
+            "32K",
+            "-f",
+            "32",
+            "--iters",
+            "5",
+        ],
+    );
+    let port = free_port();
+    let ranks = (0..3)
+        .map(|r| torchrun_rank(r, 3, port, ["a", "b", "c"][r], &args))
+        .collect();
+    let runs = finish_all(ranks, Duration::from_secs(60));
+    for (r, run) in runs.iter().enumerate() {
+        assert_eq!(run.code(), 0, "rank {r}: {}", run.stderr);
+    }
+    let pairs = collbench::report::pairs_csv::read_pairs(&out.join("pairs.csv")).unwrap();
+    let seen: Vec<(String, String)> = pairs
+        .iter()
+        .map(|p| (p.host_a.clone(), p.host_b.clone()))
+        .collect();
+    let want = |a: &str, b: &str| (a.to_string(), b.to_string());
+    assert_eq!(
+        seen,
+        vec![
+            want("a", "b"),
+            want("a", "b"),
+            want("a", "c"),
+            want("a", "c"),
+            want("b", "c"),
+            want("b", "c")
+        ]
+    );
+    assert_eq!(
+        pairs.iter().map(|p| p.point).collect::<Vec<_>>(),
+        (0..6).collect::<Vec<_>>()
+    );
+    let rows = summary(&out);
+    assert!(rows
+        .iter()
+        .all(|p| (p.key.world, p.key.nodes, p.wrong) == (2, 2, 0)));
+    assert_eq!(meta(&out).files["pairs.csv"], "collbench.pairs/v1");
+    let report = runs[0].stdout.lines().filter(|l| l.contains("link"));
+    assert_eq!(
+        report.count(),
+        runs[0].stdout.matches("# note: ").count(),
+        "{}",
+        runs[0].stdout
+    );
+    assert!(runs[0].stdout.contains("# note: "), "{}", runs[0].stdout);
+}
+
+#[test]
+fn pairs_need_two_nodes() {
+    let _guard = common::serial();
+    let (_tmp, out) = common::tempdir();
+    let run = common::run(
+        &sweep_args(&out, &["--pairs", "--ranks", "2"]),
+        Duration::from_secs(20),
+    );
+    assert_eq!(run.code(), 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--pairs measures between nodes"),
+        "{}",
+        run.stderr
+    );
+    let port = free_port();
+    let args = sweep_args(&out, &["--pairs"]);
+    let ranks = (0..2)
+        .map(|r| torchrun_rank(r, 2, port, "same", &args))
+        .collect();
+    for run in finish_all(ranks, Duration::from_secs(30)) {
+        assert_eq!(run.code(), 2, "{}", run.stderr);
+        assert!(run.stderr.contains("at least two nodes"), "{}", run.stderr);
+    }
+}

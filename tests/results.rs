@@ -248,11 +248,12 @@ fn the_table_has_one_row_per_point() {
             k.op.to_string(),
             k.algo.to_string(),
             k.world.to_string(),
+            k.nodes.to_string(),
             place.to_string(),
         ];
-        assert_eq!(cells.len(), 13, "{line}");
-        assert_eq!(cells[..8], want, "{line}");
-        assert_eq!(cells[12], "0", "{line}");
+        assert_eq!(cells.len(), 14, "{line}");
+        assert_eq!(cells[..9], want, "{line}");
+        assert_eq!(cells[13], "0", "{line}");
     }
     let notes: Vec<&str> = run
         .stdout

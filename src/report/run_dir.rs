@@ -5,6 +5,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::pairs_csv::{PairRow, PairsWriter, PAIRS_FILE, PAIRS_SCHEMA};
 use super::ranks_csv::{RanksWriter, RANKS_FILE, RANKS_SCHEMA};
 use super::samples_csv::{SamplesWriter, SAMPLES_FILE, SAMPLES_SCHEMA};
 use super::summary_csv::{SummaryWriter, SUMMARY_FILE, SUMMARY_SCHEMA};
@@ -22,6 +23,7 @@ pub struct RunDir {
     summary: SummaryWriter,
     samples: SamplesWriter,
     ranks: RanksWriter,
+    pairs: Option<PairsWriter>,
     points: usize,
 }
 
@@ -43,8 +45,38 @@ impl RunDir {
             summary,
             samples,
             ranks,
+            pairs: None,
             points: 0,
         })
+    }
+
+    /// Adds pairs.csv (a `--pairs` run) and lists it in meta.json.
+    pub fn add_pairs(&mut self) -> Result<()> {
+        self.pairs = Some(PairsWriter::create(&self.path)?);
+        let files = &mut self.meta.files;
+        files.insert(PAIRS_FILE.into(), PAIRS_SCHEMA.into());
+        self.meta.write(&self.path)
+    }
+
+    /// [`append_point`](Self::append_point) for a point of a `--pairs` run: its pair row first
+    /// (`pair.point` is set here), so a summary row always has its pair on disk.
+    pub fn append_pair_point(
+        &mut self,
+        rec: &PointRecord,
+        samples: &[IterSample],
+        ranks: &[RankSummary],
+        pair: &PairRow,
+    ) -> Result<()> {
+        let point = self.points;
+        let writer = self
+            .pairs
+            .as_mut()
+            .ok_or_else(|| Error::usage("pairs.csv was not created for this run"))?;
+        writer.append(&PairRow {
+            point,
+            ..pair.clone()
+        })?;
+        self.append_point(rec, samples, ranks)
     }
 
     /// Appends one finished point to all three CSV files. summary.csv is written last, so a

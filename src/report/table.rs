@@ -4,7 +4,7 @@
 use crate::sweep::record::PointRecord;
 
 /// Title, unit and width of each column, in order.
-const COLUMNS: [(&str, &str, usize); 13] = [
+const COLUMNS: [(&str, &str, usize); 14] = [
     ("size", "(B)", 12),
     ("count", "(elements)", 12),
     ("type", "", 6),
@@ -12,6 +12,7 @@ const COLUMNS: [(&str, &str, usize); 13] = [
     ("op", "", 14),
     ("algo", "", 18),
     ("world", "", 6),
+    ("nodes", "", 5),
     ("place", "", 6),
     ("time", "(us)", 11),
     ("p95", "(us)", 11),
@@ -56,6 +57,7 @@ pub fn row(rec: &PointRecord) -> String {
         k.op.to_string(),
         k.algo.to_string(),
         k.world.to_string(),
+        k.nodes.to_string(),
         if k.in_place { "in" } else { "out" }.to_string(),
         format!("{:.2}", rec.time_us_median),
         format!("{:.2}", rec.time_us_p95),
@@ -108,11 +110,12 @@ mod tests {
             "reducescatter",
             "ring",
             "3",
+            "1",
             "in",
             "0.29",
         ];
-        assert_eq!(&cells[..9], want);
-        assert_eq!(cells[9], "0.33");
+        assert_eq!(&cells[..10], want);
+        assert_eq!(cells[10], "0.33");
         rec.key.op = Op::AllGather;
         rec.key.in_place = false;
         let r = row(&rec);

@@ -18,8 +18,10 @@ use crate::error::{Error, Result};
 use crate::launch::cluster::{self, Cluster};
 use crate::launch::env::Bootstrap;
 use crate::meta::{Meta, RunStatus};
+use crate::report::pairs_csv::PairRow;
 use crate::report::run_dir::{default_run_id, RunDir};
 use crate::sweep::console::Console;
+use crate::sweep::links;
 use crate::sweep::plan::{Plan, Point, SweepOptions, TransportKind};
 use crate::sweep::rank::{measure, RankBuffers};
 use crate::sweep::record::PointKey;
@@ -50,9 +52,19 @@ pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Ou
     let flag = Arc::clone(&abort);
     // An error means a handler is already installed (a second sweep in one process): keep it.
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    if req.pairs && !req.world_specs.is_empty() {
+        return Err(Error::usage(
+            "--pairs measures one rank on each of two nodes; drop --world-sizes",
+        ));
+    }
     let mut cluster = cluster::join(boot, &fingerprint, req.timeout, Arc::clone(&abort))?;
-    opts.shapes = cluster.topology.resolve(&req.world_specs)?;
-    opts.world_sizes = opts.shapes.iter().map(WorldShape::world).collect();
+    if req.pairs {
+        opts.pairs = node_pairs(&cluster.topology)?;
+        opts.world_sizes = vec![2];
+    } else {
+        opts.shapes = cluster.topology.resolve(&req.world_specs)?;
+        opts.world_sizes = opts.shapes.iter().map(WorldShape::world).collect();
+    }
     opts.validate()?;
     let plan = opts.plan();
     if plan.points.is_empty() {
@@ -69,13 +81,36 @@ pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Ou
     }
 }
 
+/// Every pair of nodes, in order.
+fn node_pairs(topo: &Topology) -> Result<Vec<(usize, usize)>> {
+    let n = topo.nodes();
+    if n < 2 {
+        return Err(Error::usage(format!(
+            "--pairs needs ranks on at least two nodes; all {} ranks are on {}",
+            topo.ranks(),
+            topo.hosts[0]
+        )));
+    }
+    Ok((0..n)
+        .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        .collect())
+}
+
+/// The ranks of `point`'s group, in group order.
+fn members_of(topo: &Topology, point: &Point) -> Vec<usize> {
+    match point.pair {
+        // One rank on each node: every node holds a rank (nodes come from the ranks' hosts).
+        Some((a, b)) => [a, b].iter().map(|&n| topo.ranks_on(n)[0]).collect(),
+        None => topo.members(WorldShape {
+            nodes: point.nodes,
+            per_node: point.world / point.nodes.max(1),
+        }),
+    }
+}
+
 /// The members of `point`'s group and this rank's place in it, if it is one.
 fn group_of(topo: &Topology, point: &Point, rank: usize) -> Option<Group> {
-    let shape = WorldShape {
-        nodes: point.nodes,
-        per_node: point.world / point.nodes.max(1),
-    };
-    let members = topo.members(shape);
+    let members = members_of(topo, point);
     let me = members.iter().position(|&r| r == rank)?;
     Some(Group { members, me })
 }
@@ -145,8 +180,11 @@ fn lead(
     meta.hosts = c.topology.hosts.clone();
     meta.rank_nodes = c.topology.node_of.clone();
     let mut out = RunDir::create(&dir, &meta)?;
+    if !opts.pairs.is_empty() {
+        out.add_pairs()?;
+    }
     let console = open_console(plan, req.progress);
-    let result = lead_points(plan, c, &mut out, &console)
+    let result = lead_points(plan, c, &mut out, &console, req.timeout)
         .map_err(|e| interrupted(e, abort))
         .map_err(|e| name_the_dead(e, c));
     console.finish();
@@ -165,23 +203,24 @@ fn lead(
 }
 
 /// Rank 0's loop: start, measure, gather, write, print. Returns the points with wrong results.
-fn lead_points(plan: &Plan, c: &mut Cluster, out: &mut RunDir, console: &Console) -> Result<usize> {
+fn lead_points(
+    plan: &Plan,
+    c: &mut Cluster,
+    out: &mut RunDir,
+    console: &Console,
+    timeout: Duration,
+) -> Result<usize> {
     let mut bufs = RankBuffers::default();
     let mut wrong_points = 0;
-    let t = &mut c.transport;
+    let mut pairs = Vec::new();
     for (k, point) in plan.points.iter().enumerate() {
         console.running(&point.describe());
-        for r in 1..t.nranks() {
-            t.send(r, &(k as u64).to_le_bytes())?;
-        }
-        let g = group_of(&c.topology, point, 0)
-            .ok_or_else(|| Error::Rank("rank 0 is missing from a group".into()))?;
         let during = |e: Error| match e {
             Error::Rank(m) => Error::Rank(format!("{m} during {}", point.describe())),
             e => e,
         };
-        let (times, wrong) = measure(t, &g, point, &mut bufs, &|| {}).map_err(during)?;
-        let (rank_times, wrongs) = gather(t, &g, point, times, wrong).map_err(during)?;
+        let (members, rank_times, wrongs) =
+            run_point(c, k, point, &mut bufs, timeout).map_err(during)?;
         let key = PointKey::of(point, "host");
         let (rec, samples, mut per_rank) = summarize(key, point.warmup, &rank_times, &wrongs)
             .ok_or_else(|| {
@@ -190,29 +229,59 @@ fn lead_points(plan: &Plan, c: &mut Cluster, out: &mut RunDir, console: &Console
                     point.describe()
                 ))
             })?;
-        for (s, &global) in per_rank.iter_mut().zip(&g.members) {
+        for (s, &global) in per_rank.iter_mut().zip(&members) {
             s.global_rank = global;
             s.node = c.topology.node_of[global];
         }
-        out.append_point(&rec, &samples, &per_rank)?;
+        match pair_row(&c.topology, point, &members) {
+            Some(row) => {
+                out.append_pair_point(&rec, &samples, &per_rank, &row)?;
+                pairs.push(pair_bandwidth(point, &row, rec.busbw_gbps));
+            }
+            None => out.append_point(&rec, &samples, &per_rank)?,
+        }
         console.point(&rec);
         wrong_points += usize::from(rec.wrong > 0);
+    }
+    let standings = links::standings(&links::largest_sizes(&pairs));
+    for line in links::report(&standings, &c.topology.hosts) {
+        console.note(&line);
     }
     Ok(wrong_points)
 }
 
-/// Rank 0 receives every other member's wrong count and times, in group order.
-fn gather(
-    t: &mut TcpTransport,
-    g: &Group,
+/// Rank 0's part of point `k`: start every rank, measure if a member, and gather the members'
+/// times and wrong counts in group order. Returns (members, times, wrong counts).
+type Gathered = (Vec<usize>, Vec<Vec<f64>>, Vec<u64>);
+fn run_point(
+    c: &mut Cluster,
+    k: usize,
     point: &Point,
-    times: Vec<f64>,
-    wrong: u64,
-) -> Result<(Vec<Vec<f64>>, Vec<u64>)> {
-    let mut rank_times = vec![times];
-    let mut wrongs = vec![wrong];
+    bufs: &mut RankBuffers,
+    timeout: Duration,
+) -> Result<Gathered> {
+    let t = &mut c.transport;
+    for r in 1..t.nranks() {
+        t.send(r, &(k as u64).to_le_bytes())?;
+    }
+    let members = members_of(&c.topology, point);
+    let mut rank_times = Vec::new();
+    let mut wrongs = Vec::new();
+    let others = match group_of(&c.topology, point, 0) {
+        Some(g) => {
+            let (times, wrong) = measure(t, &g, point, bufs, &|| {})?;
+            rank_times.push(times);
+            wrongs.push(wrong);
+            &members[1..]
+        }
+        None => {
+            // Not a member (a pair of other nodes): wait while they measure.
+            t.wait_message(members[0], start_limit(Some(point), timeout))?;
+            &members[..]
+        }
+    };
     let mut payload = vec![0u64; 1 + point.iters];
-    for &r in &g.members[1..] {
+    for &r in others {
         t.recv(r, bytemuck::cast_slice_mut(&mut payload), Combine::Copy)?;
         wrongs.push(u64::from_le(payload[0]));
         let times = payload[1..]
@@ -220,7 +289,33 @@ fn gather(
             .map(|&b| f64::from_bits(u64::from_le(b)));
         rank_times.push(times.collect());
     }
-    Ok((rank_times, wrongs))
+    Ok((members, rank_times, wrongs))
+}
+
+/// One pair's bandwidth at one point, for the slow-link report.
+fn pair_bandwidth(point: &Point, row: &PairRow, busbw_gbps: f64) -> links::PairBandwidth {
+    let c = &point.call;
+    links::PairBandwidth {
+        curve: format!("{} {} {} {}", c.op, c.algo, c.dtype, point.in_place),
+        a: row.node_a,
+        b: row.node_b,
+        bytes: c.shape.bytes,
+        busbw_gbps,
+    }
+}
+
+/// The pairs.csv row of a `--pairs` point (its `point` is filled in by the results folder).
+fn pair_row(topo: &Topology, point: &Point, members: &[usize]) -> Option<PairRow> {
+    let (a, b) = point.pair?;
+    Some(PairRow {
+        point: 0,
+        node_a: a,
+        node_b: b,
+        host_a: topo.hosts[a].clone(),
+        host_b: topo.hosts[b].clone(),
+        rank_a: members[0],
+        rank_b: members[1],
+    })
 }
 
 /// Puts the ranks that died in front of rank 0's own view of a failure: a death makes the

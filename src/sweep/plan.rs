@@ -39,6 +39,9 @@ pub struct SweepOptions {
     /// first ranks on one host.
     #[serde(default)]
     pub shapes: Vec<WorldShape>,
+    /// Node pairs of a `--pairs` run (one rank on each node); when set, only they are measured.
+    #[serde(default)]
+    pub pairs: Vec<(usize, usize)>,
 }
 
 /// The data transport between the ranks of a local launch.
@@ -82,6 +85,8 @@ pub struct Point {
     pub world: usize,
     /// Hosts the group spans (`world / nodes` ranks on each).
     pub nodes: usize,
+    /// The two nodes of a `--pairs` point (one rank on each).
+    pub pair: Option<(usize, usize)>,
     pub in_place: bool,
     /// The size asked for; `call.shape.bytes` is what is measured.
     pub requested: usize,
@@ -165,6 +170,18 @@ impl SweepOptions {
             .collect()
     }
 
+    /// Every group measured, with its node pair in a `--pairs` run.
+    fn groups(&self) -> Vec<(WorldShape, Option<(usize, usize)>)> {
+        if !self.pairs.is_empty() {
+            let two = WorldShape {
+                nodes: 2,
+                per_node: 1,
+            };
+            return self.pairs.iter().map(|&p| (two, Some(p))).collect();
+        }
+        self.world_shapes().into_iter().map(|s| (s, None)).collect()
+    }
+
     /// Expands the options into points, in the order they are measured: world, op, algo, dtype,
     /// placement, then size (so one curve is measured in one go).
     pub fn plan(&self) -> Plan {
@@ -172,12 +189,12 @@ impl SweepOptions {
             points: Vec::new(),
             notes: Vec::new(),
         };
-        for shape in self.world_shapes() {
+        for (shape, pair) in self.groups() {
             for &op in &self.ops {
                 for &algo in self.algos.iter().filter(|a| op.host_algos().contains(a)) {
                     for &dtype in &self.dtypes {
                         for &in_place in &self.in_place {
-                            self.plan_curve(&mut plan, shape, op, algo, dtype, in_place);
+                            self.plan_curve(&mut plan, (shape, pair), op, algo, dtype, in_place);
                         }
                     }
                 }
@@ -196,7 +213,7 @@ impl SweepOptions {
     fn plan_curve(
         &self,
         plan: &mut Plan,
-        group: WorldShape,
+        (group, pair): (WorldShape, Option<(usize, usize)>),
         op: Op,
         algo: Algo,
         dtype: DType,
@@ -240,6 +257,7 @@ impl SweepOptions {
                 call,
                 world,
                 nodes: group.nodes,
+                pair,
                 in_place,
                 requested,
                 iters,
@@ -254,12 +272,16 @@ impl Point {
     pub fn describe(&self) -> String {
         let c = &self.call;
         format!(
-            "{} {} {} {} at world {}{}",
+            "{} {} {} {} at world {}{}{}",
             c.op,
             c.algo,
             c.dtype,
             format_size(c.shape.bytes),
             self.world,
+            match self.pair {
+                Some((a, b)) => format!(" between nodes {a} and {b}"),
+                None => String::new(),
+            },
             if self.in_place { " in place" } else { "" }
         )
     }
@@ -312,6 +334,7 @@ mod tests {
             bind: Bind::Core,
             transport: TransportKind::Shm,
             shapes: Vec::new(),
+            pairs: Vec::new(),
         }
     }
 
@@ -387,6 +410,7 @@ mod tests {
                 call,
                 world: 4,
                 nodes: 1,
+                pair: None,
                 in_place,
                 requested: 64 << 20,
                 iters: 1,

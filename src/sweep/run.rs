@@ -32,6 +32,8 @@ pub struct SweepRequest {
     pub ranks_given: bool,
     /// `--world-sizes` as given (empty: the default).
     pub world_specs: Vec<WorldSpec>,
+    /// `--pairs`: measure every node pair (multi-host launches only).
+    pub pairs: bool,
     pub progress: bool,
     pub command_line: Vec<String>,
 }
@@ -65,6 +67,12 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
              every host with mpirun, srun or torchrun (see the README), or give plain sizes",
             s.nodes
         )));
+    }
+    if req.pairs {
+        return Err(Error::usage(
+            "--pairs measures between nodes, but this launch is one host; start collbench on \
+             every host with mpirun, srun or torchrun (see the README)",
+        ));
     }
     req.opts.validate()?;
     let plan = req.opts.plan();
