@@ -28,6 +28,7 @@ pub mod error;
 pub mod fit;
 pub mod launch;
 pub mod meta;
+pub mod plot;
 pub mod project;
 pub mod report;
 pub mod stats;

@@ -1,0 +1,238 @@
+//! Figures of measured points against message size: bus bandwidth (log x) and latency
+//! (log-log), one figure per op, one line per algorithm and world size (and per dtype,
+//! placement, node count or run where those differ), points at the median time.
+
+use std::collections::BTreeMap;
+
+use super::figure::{Axis, Figure, Legend, Scale, Series, Style, TickFormat};
+use crate::collective::{Algo, DType, Op};
+use crate::fit::input::Run;
+use crate::fit::schema::CurveKey;
+use crate::sweep::record::PointRecord;
+
+/// Everything that tells two lines of one op apart.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LineKey {
+    pub algo: Algo,
+    pub world: usize,
+    pub nodes: usize,
+    pub dtype: DType,
+    pub in_place: bool,
+    pub backend: String,
+    /// Index of the run among the inputs.
+    pub run: usize,
+}
+
+impl LineKey {
+    /// The fit curve this line corresponds to.
+    pub fn curve_key(&self, op: Op) -> CurveKey {
+        CurveKey {
+            backend: self.backend.clone(),
+            op,
+            algo: self.algo,
+            dtype: self.dtype,
+            world: self.world,
+            nodes: self.nodes.max(1),
+            in_place: self.in_place,
+        }
+    }
+}
+
+/// The measured points of one op, grouped into lines (points ascending in size).
+pub type OpLines<'a> = BTreeMap<LineKey, Vec<&'a PointRecord>>;
+
+/// Groups every correct point of `runs` by op and line. Points with wrong elements are left
+/// out (a figure must not show a broken measurement as a speed); each gets a note.
+pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLines<'a>> {
+    let mut ops: BTreeMap<Op, OpLines<'a>> = BTreeMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        for p in &run.points {
+            let r = &p.record;
+            let k = &r.key;
+            if r.wrong > 0 {
+                notes.push(format!(
+                    "{}: {} {} world {} {} B left out of the figures ({} wrong elements)",
+                    run.dir.display(),
+                    k.op,
+                    k.algo,
+                    k.world,
+                    k.bytes,
+                    r.wrong
+                ));
+                continue;
+            }
+            let key = LineKey {
+                algo: k.algo,
+                world: k.world,
+                nodes: k.nodes,
+                dtype: k.dtype,
+                in_place: k.in_place,
+                backend: k.backend.clone(),
+                run: i,
+            };
+            ops.entry(k.op).or_default().entry(key).or_default().push(r);
+        }
+    }
+    for lines in ops.values_mut() {
+        for pts in lines.values_mut() {
+            pts.sort_by_key(|r| r.key.bytes);
+        }
+    }
+    ops
+}
+
+/// Names lines by what differs between them: always the algorithm and world size, then dtype,
+/// placement, nodes, backend and run where more than one occurs.
+pub struct Labeler {
+    dtype: bool,
+    in_place: bool,
+    nodes: bool,
+    backend: bool,
+    runs: Option<Vec<String>>,
+}
+
+impl Labeler {
+    pub fn new<'k>(keys: impl Iterator<Item = &'k LineKey> + Clone, runs: &[Run]) -> Labeler {
+        let varies = |f: &dyn Fn(&LineKey) -> String| {
+            let mut it = keys.clone().map(f);
+            let first = it.next();
+            it.any(|v| Some(v) != first)
+        };
+        Labeler {
+            dtype: varies(&|k| k.dtype.to_string()),
+            in_place: varies(&|k| k.in_place.to_string()),
+            nodes: varies(&|k| k.nodes.to_string()),
+            backend: varies(&|k| k.backend.clone()),
+            runs: (runs.len() > 1).then(|| runs.iter().map(run_name).collect()),
+        }
+    }
+
+    /// E.g. `ring, world 4`, `tree, world 2, bf16, in place`.
+    pub fn label(&self, k: &LineKey) -> String {
+        let mut parts = vec![k.algo.to_string(), format!("world {}", k.world)];
+        parts.extend(self.extras(k));
+        parts.join(", ")
+    }
+
+    /// What tells lines apart besides the algorithm and world size.
+    pub fn extras(&self, k: &LineKey) -> Vec<String> {
+        let mut parts = Vec::new();
+        if self.nodes {
+            parts.push(format!("{} nodes", k.nodes));
+        }
+        if self.dtype {
+            parts.push(k.dtype.to_string());
+        }
+        if self.in_place {
+            parts.push(
+                if k.in_place {
+                    "in place"
+                } else {
+                    "out of place"
+                }
+                .into(),
+            );
+        }
+        if self.backend {
+            parts.push(k.backend.clone());
+        }
+        if let Some(names) = &self.runs {
+            parts.push(names[k.run].clone());
+        }
+        parts
+    }
+}
+
+/// A run's folder name, for legends and captions.
+pub fn run_name(run: &Run) -> String {
+    run.dir.file_name().map_or_else(
+        || run.dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// `AllReduce` for `allreduce`, and so on.
+pub fn op_title(op: Op) -> String {
+    match op.name() {
+        "allreduce" => "AllReduce".into(),
+        "allgather" => "AllGather".into(),
+        "reducescatter" => "ReduceScatter".into(),
+        "broadcast" => "Broadcast".into(),
+        "reduce" => "Reduce".into(),
+        other => other.into(),
+    }
+}
+
+/// The x axis of every size figure.
+pub fn size_axis() -> Axis {
+    Axis::new(
+        "message size S (bytes, nccl-tests semantics)",
+        Scale::Log2,
+        TickFormat::Bytes,
+    )
+}
+
+/// The y axis of every latency figure.
+pub fn latency_axis() -> Axis {
+    Axis::new(
+        "time per call (µs, median of iterations)",
+        Scale::Log10,
+        TickFormat::Number,
+    )
+}
+
+/// The y axis of every bandwidth figure.
+pub fn busbw_axis() -> Axis {
+    Axis::new(
+        "bus bandwidth (GB/s, from the median time)",
+        Scale::Linear,
+        TickFormat::Number,
+    )
+}
+
+/// One measured series per line, coloured by its position.
+fn measured_series(
+    lines: &OpLines<'_>,
+    labeler: &Labeler,
+    y: impl Fn(&PointRecord) -> f64,
+) -> Vec<Series> {
+    lines
+        .iter()
+        .enumerate()
+        .map(|(i, (k, pts))| Series {
+            label: labeler.label(k),
+            color: i,
+            style: Style::Measured,
+            points: pts.iter().map(|r| (r.key.bytes as f64, y(r))).collect(),
+        })
+        .collect()
+}
+
+/// busbw against size for one op.
+pub fn busbw_vs_size(op: Op, lines: &OpLines<'_>, labeler: &Labeler) -> Figure {
+    Figure {
+        name: format!("busbw-{op}"),
+        title: format!("{} bus bandwidth by message size", op_title(op)),
+        x: size_axis(),
+        y: busbw_axis(),
+        series: measured_series(lines, labeler, |r| r.busbw_gbps),
+        legend: Legend::UpperLeft,
+        note: Some("busbw = S / median time × nccl-tests bus factor; 1 GB/s = 1e9 B/s".into()),
+        y_from_zero: true,
+    }
+}
+
+/// Median time against size (log-log) for one op; fitted lines are added by
+/// [`super::fitlines::overlay_sizes`].
+pub fn latency_vs_size(op: Op, lines: &OpLines<'_>, labeler: &Labeler) -> Figure {
+    Figure {
+        name: format!("latency-{op}"),
+        title: format!("{} time per call by message size", op_title(op)),
+        x: size_axis(),
+        y: latency_axis(),
+        series: measured_series(lines, labeler, |r| r.time_us_median),
+        legend: Legend::UpperLeft,
+        note: Some("points: median over timed iterations (each the slowest rank's time)".into()),
+        y_from_zero: false,
+    }
+}
