@@ -107,7 +107,7 @@ pub struct SweepArgs {
     #[arg(long, default_value = "60s")]
     pub timeout: String,
     /// Measure every pair of nodes (one rank on each, one pair at a time) instead of
-    /// --world-sizes, and name the links well below the median pair. Needs a multi-host launch.
+    /// --world-sizes, and name the links well below the healthy pairs. Needs a multi-host launch.
     #[arg(long)]
     pub pairs: bool,
     /// Results folder [default: results/<date>-<time>-<ops>-<backend>].

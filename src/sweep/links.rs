@@ -1,12 +1,17 @@
 //! Slow links from a `--pairs` run. Every pair of nodes was measured alone (one rank on each),
 //! so a pair's bus bandwidth at the largest size is the bandwidth of the path between them.
-//! A pair is slow when its bandwidth, relative to the median pair, is below [`SLOW_RATIO`]
+//! A pair is slow when its bandwidth, relative to the reference pair, is below [`SLOW_RATIO`]
 //! (taking the median of that ratio over every op measured). A node that is in most of its
 //! pairs' slow list is the likely cause: its NIC, cable or switch port.
+//!
+//! The reference is the 75th percentile of the pairs' bandwidths, not their median: one slow
+//! node among N slows N - 1 of the N(N - 1)/2 pairs, which is most of them for N = 3, and the
+//! median pair would then be a slow one. The 75th percentile stays on healthy pairs as long as
+//! more than a quarter of the pairs are healthy.
 
 use crate::units::format_size;
 
-/// A pair below this fraction of the median pair's bandwidth is reported as slow: ordinary
+/// A pair below this fraction of the reference pair's bandwidth is reported as slow: ordinary
 /// spread between healthy links on one fabric is a few percent, a degraded link (a lane down,
 /// a link trained at a lower speed, a congested uplink) costs a quarter or more.
 pub const SLOW_RATIO: f64 = 0.8;
@@ -21,16 +26,16 @@ pub struct PairBandwidth {
     pub busbw_gbps: f64,
 }
 
-/// A pair's standing against the median pair.
+/// A pair's standing against the reference (healthy) pair.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkStanding {
     pub a: usize,
     pub b: usize,
-    /// Median over curves of this pair's busbw / the median pair's busbw.
+    /// Median over curves of this pair's busbw / the reference pair's busbw.
     pub ratio: f64,
-    /// This pair's and the median pair's busbw for the first curve, for the report.
+    /// This pair's and the reference pair's busbw for the first curve, for the report.
     pub busbw_gbps: f64,
-    pub median_gbps: f64,
+    pub reference_gbps: f64,
     pub bytes: usize,
 }
 
@@ -50,15 +55,23 @@ pub fn largest_sizes(points: &[PairBandwidth]) -> Vec<PairBandwidth> {
     kept
 }
 
-fn median(v: &mut [f64]) -> f64 {
+/// The `q` quantile of `v` (linear between order statistics); NaN when empty.
+fn quantile(v: &mut [f64], q: f64) -> f64 {
     v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => f64::NAN,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    if v.is_empty() {
+        return f64::NAN;
     }
+    let at = q * (v.len() - 1) as f64;
+    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
 }
+
+fn median(v: &mut [f64]) -> f64 {
+    quantile(v, 0.5)
+}
+
+/// The quantile of the pairs' bandwidths that stands for a healthy pair.
+const REFERENCE_QUANTILE: f64 = 0.75;
 
 /// Every pair's standing, from the largest-size points of each curve.
 pub fn standings(largest: &[PairBandwidth]) -> Vec<LinkStanding> {
@@ -68,15 +81,15 @@ pub fn standings(largest: &[PairBandwidth]) -> Vec<LinkStanding> {
             curves.push(&p.curve);
         }
     }
-    let curve_median = |c: &str| {
+    let curve_reference = |c: &str| {
         let mut v: Vec<f64> = largest
             .iter()
             .filter(|p| p.curve == c)
             .map(|p| p.busbw_gbps)
             .collect();
-        median(&mut v)
+        quantile(&mut v, REFERENCE_QUANTILE)
     };
-    let medians: Vec<f64> = curves.iter().map(|c| curve_median(c)).collect();
+    let references: Vec<f64> = curves.iter().map(|c| curve_reference(c)).collect();
     let mut pairs: Vec<(usize, usize)> = largest.iter().map(|p| (p.a, p.b)).collect();
     pairs.sort_unstable();
     pairs.dedup();
@@ -88,8 +101,8 @@ pub fn standings(largest: &[PairBandwidth]) -> Vec<LinkStanding> {
             let mut ratios: Vec<f64> = mine
                 .iter()
                 .map(|p| {
-                    let m = medians[curves.iter().position(|c| *c == p.curve).unwrap_or(0)];
-                    p.busbw_gbps / m
+                    let at = curves.iter().position(|c| *c == p.curve).unwrap_or(0);
+                    p.busbw_gbps / references[at]
                 })
                 .collect();
             let first = mine[0];
@@ -98,7 +111,7 @@ pub fn standings(largest: &[PairBandwidth]) -> Vec<LinkStanding> {
                 b,
                 ratio: median(&mut ratios),
                 busbw_gbps: first.busbw_gbps,
-                median_gbps: curve_median(&first.curve),
+                reference_gbps: curve_reference(&first.curve),
                 bytes: first.bytes,
             }
         })
@@ -124,13 +137,13 @@ pub fn report(standings: &[LinkStanding], hosts: &[String]) -> Vec<String> {
     let mut lines = Vec::new();
     for s in standings.iter().filter(|s| s.ratio < SLOW_RATIO) {
         lines.push(format!(
-            "slow link: {} <-> {}: {:.3} GB/s busbw at {}, {:.0}% below the median pair ({:.3} GB/s)",
+            "slow link: {} <-> {}: {:.3} GB/s busbw at {}, {:.0}% below the healthy pairs ({:.3} GB/s, 75th percentile)",
             host(s.a),
             host(s.b),
             s.busbw_gbps,
             format_size(s.bytes),
             (1.0 - s.ratio) * 100.0,
-            s.median_gbps
+            s.reference_gbps
         ));
     }
     for n in suspect_nodes(standings, hosts.len()) {
@@ -148,7 +161,7 @@ pub fn report(standings: &[LinkStanding], hosts: &[String]) -> Vec<String> {
             .map(|s| s.ratio)
             .fold(f64::INFINITY, f64::min);
         lines.push(format!(
-            "links: all {} node pairs within {:.0}% of the median pair (slowest at {:.0}%)",
+            "links: all {} node pairs within {:.0}% of the healthy pairs (slowest at {:.0}%)",
             standings.len(),
             (1.0 - SLOW_RATIO) * 100.0,
             worst * 100.0
@@ -201,8 +214,17 @@ mod tests {
         let lines = report(&s, &hosts(2));
         assert_eq!(
             lines,
-            vec!["links: all 1 node pairs within 20% of the median pair (slowest at 100%)"]
+            vec!["links: all 1 node pairs within 20% of the healthy pairs (slowest at 100%)"]
         );
+        // Three nodes, one slow node: two of three pairs are slow, and still named.
+        let pts = [
+            pb("ar", 0, 1, 8, 10.0),
+            pb("ar", 0, 2, 8, 5.0),
+            pb("ar", 1, 2, 8, 5.0),
+        ];
+        let s = standings(&pts);
+        assert_eq!(suspect_nodes(&s, 3), vec![2]);
+        assert_eq!(report(&s, &hosts(3)).len(), 3);
         // Three nodes, one slow link: the link is named, neither end is blamed.
         let pts = [
             pb("ar", 0, 1, 8, 10.0),

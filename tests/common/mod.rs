@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses a different subset
 
+pub mod netlab;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
