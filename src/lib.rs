@@ -20,10 +20,12 @@
 //!
 //! The method (timing protocol, busbw derivation) is in docs/METHODOLOGY.md.
 
+pub mod accept;
 pub mod backend;
 pub mod check;
 pub mod cli;
 pub mod collective;
+pub mod compare;
 pub mod error;
 pub mod fit;
 pub mod launch;

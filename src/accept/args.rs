@@ -1,0 +1,53 @@
+//! `collbench accept` on the command line (clap derive only).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::command::AcceptRequest;
+
+/// `collbench accept`.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+collbench accept --criteria bench-configs/acceptance/host-2ranks.toml\n  \
+collbench accept --criteria bench-configs/acceptance/host-2ranks.toml --repeat 5 --junit junit.xml\n  \
+collbench accept --criteria my.toml --run results/run-a --run results/run-b --json\n\n\
+Exit codes: 0 every criterion passed, 1 some threshold was not met, 2 could not judge \
+(bad criteria, a sweep failed, a criterion matched no measured point).")]
+pub struct AcceptArgs {
+    /// Criteria file (TOML): what to sweep and what every point must meet (docs/ACCEPTANCE.md).
+    #[arg(long, value_name = "FILE")]
+    pub criteria: PathBuf,
+    /// Run the criteria's sweep N times; each criterion is judged on its `stat` across them.
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with = "runs")]
+    pub repeat: u32,
+    /// Judge this existing results folder instead of sweeping; repeat the flag for repeats.
+    #[arg(long = "run", value_name = "DIR")]
+    pub runs: Vec<PathBuf>,
+    /// Folder for the repeats' results, verdict.json and junit.xml
+    /// [default: results/<date>-<time>-accept-<name>; with --run, none unless given].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write JUnit XML here [default: junit.xml in --out].
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Print verdict.json on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl AcceptArgs {
+    /// The typed request.
+    pub fn into_request(self, command_line: Vec<String>) -> AcceptRequest {
+        AcceptRequest {
+            criteria: self.criteria,
+            repeat: self.repeat as usize,
+            runs: self.runs,
+            out: self.out,
+            junit: self.junit,
+            json: self.json,
+            command_line,
+        }
+    }
+}

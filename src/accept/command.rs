@@ -1,0 +1,241 @@
+//! The `collbench accept` command: read the criteria, sweep (N repeats) or take the given
+//! results folders, judge, write verdict.json and JUnit XML, print the table, pick the exit
+//! code (0 pass, 1 fail, 2 could not judge).
+
+use std::path::{Path, PathBuf};
+
+use super::criteria::Criteria;
+use super::judge::{judge, Header};
+use super::measure::read_measured;
+use super::verdict::{Outcome, Verdict, VERDICT_FILE};
+use super::{junit, table};
+use crate::error::{Error, Result};
+use crate::report::run_dir::default_run_id;
+use crate::sweep::run::{run_sweep, SweepRequest};
+
+/// File name of the JUnit XML inside the output folder.
+pub const JUNIT_FILE: &str = "junit.xml";
+
+/// What `collbench accept` was asked to do.
+#[derive(Debug, Clone)]
+pub struct AcceptRequest {
+    pub criteria: PathBuf,
+    /// Sweeps to run (ignored with `runs`).
+    pub repeat: usize,
+    /// Existing results folders to judge, one per repeat.
+    pub runs: Vec<PathBuf>,
+    pub out: Option<PathBuf>,
+    pub junit: Option<PathBuf>,
+    pub json: bool,
+    pub command_line: Vec<String>,
+}
+
+/// Runs the command; `Ok` carries the verdict's exit code.
+pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
+    let criteria = Criteria::load(&req.criteria)?;
+    let (dirs, out) = if req.runs.is_empty() {
+        let out = req
+            .out
+            .clone()
+            .unwrap_or_else(|| default_out(&criteria.name));
+        (sweep_repeats(req, &criteria, &out)?, Some(out))
+    } else {
+        (req.runs.clone(), req.out.clone())
+    };
+    let measured = read_measured(&dirs)?;
+    let header = Header {
+        created: crate::meta::now_rfc3339(),
+        command_line: req.command_line.clone(),
+    };
+    let verdict = judge(&criteria, &measured, header);
+    let written = write_outputs(&verdict, out.as_deref(), req.junit.as_deref())?;
+    if req.json {
+        println!("{}", to_json(&verdict)?);
+    } else {
+        print!("{}", table::render(&verdict));
+    }
+    explain(&verdict, &written);
+    Ok(verdict.exit_code)
+}
+
+/// `results/<date>-<time>-accept-<name>`, the name reduced to safe characters.
+fn default_out(name: &str) -> PathBuf {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    PathBuf::from("results").join(format!("{}-{safe}", default_run_id(&[], "accept")))
+}
+
+/// Runs the criteria's sweep `req.repeat` times into `out/repeat-<i>`; every request is parsed
+/// and every criterion checked against the plan before the first measurement.
+fn sweep_repeats(req: &AcceptRequest, criteria: &Criteria, out: &Path) -> Result<Vec<PathBuf>> {
+    let in_file = |msg: String| Error::Input {
+        path: criteria.path.clone(),
+        msg,
+    };
+    let spec = criteria.sweep.as_ref().ok_or_else(|| {
+        in_file("has no [sweep] table; add one, or judge existing results with --run DIR".into())
+    })?;
+    let mut requests: Vec<(PathBuf, SweepRequest)> = Vec::new();
+    for i in 1..=req.repeat {
+        let dir = out.join(format!("repeat-{i}"));
+        let r = spec
+            .request(&dir, req.command_line.clone())
+            .map_err(|e| match e {
+                Error::Usage(m) => in_file(m),
+                other => other,
+            })?;
+        requests.push((dir, r));
+    }
+    if let Some((_, first)) = requests.first() {
+        check_plan(criteria, first).map_err(in_file)?;
+    }
+    for (i, (dir, r)) in requests.iter().enumerate() {
+        eprintln!(
+            "collbench: acceptance sweep {}/{} into {}",
+            i + 1,
+            requests.len(),
+            dir.display()
+        );
+        let _quiet = StdoutToStderr::new();
+        run_sweep(r)?;
+    }
+    Ok(requests.into_iter().map(|(d, _)| d).collect())
+}
+
+/// Refuses a criterion that no planned point could match, before anything is measured.
+fn check_plan(criteria: &Criteria, r: &SweepRequest) -> Result<(), String> {
+    let plan = r.opts.plan();
+    for c in &criteria.criteria {
+        let hit = plan.points.iter().any(|p| {
+            c.select.matches(
+                p.call.op,
+                p.call.algo,
+                p.call.dtype,
+                p.world,
+                None,
+                p.call.shape.bytes,
+                p.in_place,
+            )
+        });
+        if !hit {
+            return Err(format!(
+                "criterion '{}' matches no point the [sweep] measures ({}); widen its window or \
+                 sweep what it selects",
+                c.name,
+                c.select.describe()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Where the verdict went.
+struct Written {
+    verdict: Option<PathBuf>,
+    junit: Option<PathBuf>,
+}
+
+fn write_outputs(v: &Verdict, out: Option<&Path>, junit_path: Option<&Path>) -> Result<Written> {
+    let mut written = Written {
+        verdict: None,
+        junit: None,
+    };
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let path = dir.join(VERDICT_FILE);
+        write(&path, &(to_json(v)? + "\n"))?;
+        written.verdict = Some(path);
+    }
+    let junit_path = junit_path
+        .map(Path::to_path_buf)
+        .or_else(|| out.map(|d| d.join(JUNIT_FILE)));
+    if let Some(path) = junit_path {
+        write(&path, &junit::render(v))?;
+        written.junit = Some(path);
+    }
+    Ok(written)
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}
+
+fn to_json(v: &Verdict) -> Result<String> {
+    serde_json::to_string_pretty(v)
+        .map_err(|e| Error::usage(format!("cannot encode the verdict: {e}")))
+}
+
+/// One line per thing the user must know on stderr: criteria without data, incomplete runs,
+/// where the files went.
+fn explain(v: &Verdict, written: &Written) {
+    for cv in v.criteria.iter().filter(|c| c.points.is_empty()) {
+        eprintln!(
+            "collbench: criterion '{}' {}",
+            cv.name,
+            cv.note.as_deref().unwrap_or("matched no measured point")
+        );
+    }
+    for note in &v.notes {
+        eprintln!("collbench: {note}");
+    }
+    if v.result == Outcome::NoData && v.counts.criteria_no_data == 0 && v.notes.is_empty() {
+        eprintln!("collbench: some thresholds could not be judged (see the table's notes)");
+    }
+    let files: Vec<String> = [&written.verdict, &written.junit]
+        .into_iter()
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect();
+    if !files.is_empty() {
+        eprintln!("collbench: verdict written to {}", files.join(" and "));
+    }
+}
+
+/// While alive, the process's stdout goes to stderr: the sweep's live table must not mix with
+/// the verdict (or the `--json` object) on stdout. Does nothing if the descriptors cannot be
+/// duplicated.
+struct StdoutToStderr {
+    saved: Option<libc::c_int>,
+}
+
+impl StdoutToStderr {
+    fn new() -> StdoutToStderr {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        // SAFETY: dup/dup2/close on the process's own standard descriptors; no memory is shared.
+        let saved = unsafe {
+            let saved = libc::dup(1);
+            if saved >= 0 && libc::dup2(2, 1) < 0 {
+                libc::close(saved);
+                -1
+            } else {
+                saved
+            }
+        };
+        StdoutToStderr {
+            saved: (saved >= 0).then_some(saved),
+        }
+    }
+}
+
+impl Drop for StdoutToStderr {
+    fn drop(&mut self) {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        if let Some(fd) = self.saved {
+            // SAFETY: `fd` is the duplicate made in `new`, still open and owned by us.
+            unsafe {
+                libc::dup2(fd, 1);
+                libc::close(fd);
+            }
+        }
+    }
+}

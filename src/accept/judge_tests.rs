@@ -1,0 +1,266 @@
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::accept::measure::{group, RunData};
+use crate::collective::{Algo, DType, Op};
+use crate::report::summary_csv::tests::awkward_record;
+use crate::sweep::record::{PointRecord, RankSummary};
+
+/// An AllReduce ring f32 point at world 2 with the given median time (µs) and busbw.
+fn rec(bytes: usize, time_us: f64, busbw: f64) -> PointRecord {
+    let mut r = awkward_record();
+    r.key.op = Op::AllReduce;
+    r.key.algo = Algo::Ring;
+    r.key.dtype = DType::F32;
+    r.key.world = 2;
+    r.key.bytes = bytes;
+    r.key.in_place = false;
+    r.time_us_median = time_us;
+    r.busbw_gbps = busbw;
+    r.time_cv = 0.1;
+    r.wrong = 0;
+    r
+}
+
+fn ranks(times: &[f64]) -> Vec<RankSummary> {
+    times
+        .iter()
+        .enumerate()
+        .map(|(rank, &t)| RankSummary {
+            rank,
+            global_rank: rank,
+            node: 0,
+            time_us_median: t,
+            time_us_mean: t,
+            time_us_max: t,
+            wrong: 0,
+        })
+        .collect()
+}
+
+fn run(points: Vec<(PointRecord, Vec<RankSummary>)>) -> RunData {
+    RunData {
+        dir: PathBuf::from("r"),
+        status: RunStatus::Complete,
+        has_ranks: true,
+        hosts: vec!["h".into()],
+        points,
+    }
+}
+
+fn criteria(text: &str) -> Criteria {
+    Criteria::parse(text, Path::new("/x/c.toml")).unwrap()
+}
+
+fn header() -> Header {
+    Header {
+        created: "2026-01-01T00:00:00Z".into(),
+        command_line: vec![],
+    }
+}
+
+/// Three repeats of one 1 MiB point with busbw 8, 10, 12 GB/s.
+fn three_repeats() -> Measured {
+    let runs = [8.0, 10.0, 12.0]
+        .iter()
+        .map(|&bw| run(vec![(rec(1 << 20, 100.0, bw), ranks(&[100.0, 110.0]))]))
+        .collect();
+    group(runs)
+}
+
+fn only_check(v: &Verdict) -> &CheckVerdict {
+    &v.criteria[0].points[0].checks[0]
+}
+
+#[test]
+fn the_stated_statistic_is_taken_across_repeats() {
+    let m = three_repeats();
+    let cases = [
+        ("median", 10.0, Outcome::Pass),
+        ("mean", 10.0, Outcome::Pass),
+        ("min", 8.0, Outcome::Fail),
+        ("max", 12.0, Outcome::Pass),
+        ("worst", 8.0, Outcome::Fail),
+    ];
+    for (stat, want, result) in cases {
+        let c = criteria(&format!(
+            "[[criterion]]\nstat = \"{stat}\"\nmin_busbw_gbps = 9.0\n"
+        ));
+        let v = judge(&c, &m, header());
+        let chk = only_check(&v);
+        assert_eq!(chk.values, vec![8.0, 10.0, 12.0]);
+        assert_eq!((chk.measured, chk.result), (Some(want), result), "{stat}");
+        let margin = (want - 9.0) / 9.0 * 100.0;
+        assert!((chk.margin_pct.unwrap() - margin).abs() < 1e-9);
+        assert_eq!(v.exit_code, if result == Outcome::Pass { 0 } else { 1 });
+    }
+}
+
+#[test]
+fn worst_is_the_highest_for_a_ceiling() {
+    let c = criteria("[[criterion]]\nstat = \"worst\"\nmax_rank_skew = 0.2\n");
+    let v = judge(&c, &three_repeats(), header());
+    let chk = only_check(&v);
+    assert!((chk.measured.unwrap() - 0.1).abs() < 1e-12, "{chk:?}");
+    assert_eq!(chk.result, Outcome::Pass);
+    let p = &v.criteria[0].points[0];
+    let slow = p.slow_rank.as_ref().unwrap();
+    assert_eq!((slow.id, slow.slowest_in, slow.repeats), (1, 3, 3));
+}
+
+#[test]
+fn wrong_elements_add_up_over_repeats_whatever_the_statistic() {
+    let mut runs: Vec<RunData> = (0..3)
+        .map(|_| run(vec![(rec(8, 1.0, 0.01), vec![])]))
+        .collect();
+    runs[1].points[0].0.wrong = 4;
+    let c = criteria("[[criterion]]\nmax_wrong = 0\n");
+    let v = judge(&c, &group(runs), header());
+    let chk = only_check(&v);
+    assert_eq!((chk.measured, chk.result), (Some(4.0), Outcome::Fail));
+    assert_eq!(chk.margin_pct, None);
+}
+
+#[test]
+fn a_criterion_matching_nothing_is_no_data_and_exit_2() {
+    let c = criteria(
+        "[[criterion]]\nname = \"big\"\nmin_bytes = \"1G\"\nmin_busbw_gbps = 1\n\
+         [[criterion]]\nmax_cv = 1.0\n",
+    );
+    let v = judge(&c, &three_repeats(), header());
+    assert_eq!(v.criteria[0].result, Outcome::NoData);
+    assert!(v.criteria[0].points.is_empty());
+    let note = v.criteria[0].note.as_deref().unwrap();
+    assert!(
+        note.contains("matched no measured point") && note.contains("1 GiB"),
+        "{note}"
+    );
+    assert_eq!(v.criteria[1].result, Outcome::Pass);
+    assert_eq!((v.result, v.exit_code), (Outcome::NoData, 2));
+    assert_eq!(v.counts.criteria_no_data, 1);
+}
+
+#[test]
+fn skew_without_ranks_csv_cannot_be_judged() {
+    let runs = vec![run(vec![(rec(8, 1.0, 0.01), vec![])])];
+    let c = criteria("[[criterion]]\nmax_rank_skew = 0.5\nmax_node_skew = 0.5\n");
+    let v = judge(&c, &group(runs), header());
+    let p = &v.criteria[0].points[0];
+    assert!(p.checks.iter().all(|c| c.result == Outcome::NoData));
+    assert!(p.checks[0].note.as_deref().unwrap().contains("ranks.csv"));
+    assert_eq!(v.exit_code, 2);
+}
+
+#[test]
+fn an_incomplete_run_makes_the_verdict_incomplete() {
+    let mut r = run(vec![(rec(8, 1.0, 0.01), vec![])]);
+    r.status = RunStatus::Failed;
+    let c = criteria("[[criterion]]\nmax_cv = 1.0\n");
+    let v = judge(&c, &group(vec![r]), header());
+    assert_eq!(v.criteria[0].result, Outcome::Pass);
+    assert_eq!((v.result, v.exit_code), (Outcome::NoData, 2));
+    assert!(
+        v.notes[0].contains("did not complete (status failed)"),
+        "{:?}",
+        v.notes
+    );
+}
+
+#[test]
+fn selectors_pick_points() {
+    let mut ag = rec(1 << 20, 50.0, 3.0);
+    ag.key.op = Op::AllGather;
+    let runs = vec![run(vec![
+        (rec(1 << 10, 5.0, 0.2), vec![]),
+        (rec(1 << 20, 100.0, 10.0), vec![]),
+        (ag, vec![]),
+    ])];
+    let c = criteria(
+        "[[criterion]]\nop = \"allreduce\"\nmin_bytes = \"512K\"\nmin_busbw_gbps = 5\n\
+         [[criterion]]\nmax_bytes = 1024\nmax_time_us = 4\n",
+    );
+    let v = judge(&c, &group(runs), header());
+    let labels = |i: usize| -> Vec<String> {
+        v.criteria[i]
+            .points
+            .iter()
+            .map(|p| p.label.clone())
+            .collect()
+    };
+    assert_eq!(labels(0), ["allreduce ring f32 w2 1 MiB"]);
+    assert_eq!(labels(1), ["allreduce ring f32 w2 1 KiB"]);
+    assert_eq!(v.criteria[0].result, Outcome::Pass);
+    assert_eq!(v.criteria[1].result, Outcome::Fail);
+    let chk = &v.criteria[1].points[0].checks[0];
+    assert!((chk.margin_pct.unwrap() - -25.0).abs() < 1e-9);
+    assert_eq!(v.exit_code, 1);
+}
+
+#[test]
+fn fit_deviation_uses_the_reference_prediction() {
+    let profile =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-configs/profiles/h100-ib400.json");
+    let key = GroupKey {
+        op: Op::AllGather,
+        algo: Algo::Ring,
+        dtype: DType::BF16,
+        world: 8,
+        nodes: 1,
+        bytes: 1 << 20,
+        in_place: false,
+    };
+    let fit = FitFile::read(&profile).unwrap();
+    let q = Query {
+        op: key.op,
+        algo: key.algo,
+        dtype: Some(key.dtype),
+        world: 8,
+        nodes: 1,
+        bytes: key.bytes,
+    };
+    let pred = predict(&fit, &q).unwrap().time_us;
+    let point = |factor: f64| {
+        let mut r = rec(key.bytes, pred * factor, 1.0);
+        r.key.op = Op::AllGather;
+        r.key.dtype = DType::BF16;
+        r.key.world = 8;
+        group(vec![run(vec![(r, vec![])])])
+    };
+    let text = format!(
+        "[[criterion]]\nreference_fit = \"{}\"\nmax_fit_deviation = 0.05\nmax_fit_slowdown = 0.05\n",
+        profile.display()
+    );
+    let c = criteria(&text);
+    // 10% slower: both fail.
+    let v = judge(&c, &point(1.1), header());
+    let checks = &v.criteria[0].points[0].checks;
+    assert!(
+        (checks[0].measured.unwrap() - 0.1).abs() < 1e-9,
+        "{checks:?}"
+    );
+    assert_eq!(checks[0].predicted_us, Some(pred));
+    assert!(checks.iter().all(|c| c.result == Outcome::Fail));
+    // 10% faster: off the model (deviation fails), but no slowdown.
+    let v = judge(&c, &point(0.9), header());
+    let checks = &v.criteria[0].points[0].checks;
+    assert_eq!(checks[0].result, Outcome::Fail);
+    assert_eq!(checks[1].result, Outcome::Pass);
+    assert!((checks[1].measured.unwrap() - -0.1).abs() < 1e-9);
+    // An op the reference has no model for cannot be judged.
+    let mut other = rec(8, 1.0, 1.0);
+    other.key.op = Op::Broadcast;
+    let v = judge(&c, &group(vec![run(vec![(other, vec![])])]), header());
+    let chk = &v.criteria[0].points[0].checks[0];
+    assert_eq!(chk.result, Outcome::NoData);
+    assert!(chk.note.as_deref().unwrap().contains("no model"), "{chk:?}");
+}
+
+#[test]
+fn statistic_of_even_counts_is_the_middle_mean() {
+    assert_eq!(
+        statistic(Stat::Median, Bound::AtLeast, &[4.0, 1.0, 3.0, 2.0]),
+        2.5
+    );
+    assert_eq!(statistic(Stat::Worst, Bound::AtMost, &[4.0, 1.0]), 4.0);
+    assert_eq!(statistic(Stat::Worst, Bound::AtLeast, &[4.0, 1.0]), 1.0);
+}

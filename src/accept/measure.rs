@@ -1,0 +1,161 @@
+//! The measurements an acceptance verdict is judged on: the points of one or more results
+//! folders (the repeats), each point's repeats grouped under its key.
+//!
+//! Reading reuses the fit's strict reader (meta.json, summary.csv, samples.csv, cross-checked)
+//! and ranks.csv's reader; grouping is pure.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::collective::{Algo, DType, Op};
+use crate::error::Result;
+use crate::fit::input::read_run;
+use crate::meta::RunStatus;
+use crate::report::ranks_csv::{read_ranks, RANKS_FILE};
+use crate::sweep::record::{PointRecord, RankSummary};
+
+/// What identifies a point across repeats.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GroupKey {
+    pub op: Op,
+    pub algo: Algo,
+    pub dtype: DType,
+    pub world: usize,
+    pub nodes: usize,
+    pub bytes: usize,
+    pub in_place: bool,
+}
+
+/// One repeat's measurement of a point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    /// Index of the run (repeat) it came from, from 0.
+    pub repeat: usize,
+    pub record: PointRecord,
+    /// The point's rows of ranks.csv (empty when the run has no ranks.csv).
+    pub ranks: Vec<RankSummary>,
+    /// meta.json's `hosts` of the run: the host of each node index.
+    pub hosts: Vec<String>,
+}
+
+/// A point with all its repeats.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointGroup {
+    pub key: GroupKey,
+    pub obs: Vec<Observation>,
+}
+
+/// One results folder as the judge needs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunData {
+    pub dir: PathBuf,
+    /// `complete`, or how the run ended otherwise.
+    pub status: RunStatus,
+    pub has_ranks: bool,
+    /// meta.json's `hosts` (empty in folders written before it existed).
+    pub hosts: Vec<String>,
+    pub points: Vec<(PointRecord, Vec<RankSummary>)>,
+}
+
+/// Every repeat, grouped.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    pub runs: Vec<RunData>,
+    /// Sorted by key.
+    pub groups: Vec<PointGroup>,
+}
+
+impl GroupKey {
+    /// The key of a summary row.
+    pub fn of(r: &PointRecord) -> GroupKey {
+        let k = &r.key;
+        GroupKey {
+            op: k.op,
+            algo: k.algo,
+            dtype: k.dtype,
+            world: k.world,
+            nodes: k.nodes.max(1),
+            bytes: k.bytes,
+            in_place: k.in_place,
+        }
+    }
+
+    /// E.g. `allreduce ring f32 w2 1 MiB` (` in-place` appended when it is).
+    pub fn label(&self) -> String {
+        let nodes = if self.nodes > 1 {
+            format!("/{}n", self.nodes)
+        } else {
+            String::new()
+        };
+        format!(
+            "{} {} {} w{}{} {}{}",
+            self.op,
+            self.algo,
+            self.dtype,
+            self.world,
+            nodes,
+            crate::units::format_size(self.bytes),
+            if self.in_place { " in-place" } else { "" }
+        )
+    }
+}
+
+/// Reads one results folder: the fit's reader for meta, summary and samples, plus ranks.csv
+/// when there is one (rows of points beyond the summary, left by a crash, are ignored).
+pub fn read_run_data(dir: &Path) -> Result<RunData> {
+    let run = read_run(dir)?;
+    let ranks_path = dir.join(RANKS_FILE);
+    let has_ranks = ranks_path.is_file();
+    let mut per_point: Vec<Vec<RankSummary>> = vec![Vec::new(); run.points.len()];
+    if has_ranks {
+        for (point, r) in read_ranks(&ranks_path)? {
+            if let Some(v) = per_point.get_mut(point) {
+                v.push(r);
+            }
+        }
+    }
+    let points = run
+        .points
+        .into_iter()
+        .map(|p| p.record)
+        .zip(per_point)
+        .collect();
+    Ok(RunData {
+        dir: dir.to_path_buf(),
+        status: run.meta.status,
+        has_ranks,
+        hosts: run.meta.hosts.clone(),
+        points,
+    })
+}
+
+/// Reads every folder (in order: the repeats) and groups their points.
+pub fn read_measured(dirs: &[PathBuf]) -> Result<Measured> {
+    let runs = dirs
+        .iter()
+        .map(|d| read_run_data(d))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(group(runs))
+}
+
+/// Groups the points of `runs` by key; repeats keep run order.
+pub fn group(runs: Vec<RunData>) -> Measured {
+    let mut map: BTreeMap<GroupKey, Vec<Observation>> = BTreeMap::new();
+    for (repeat, run) in runs.iter().enumerate() {
+        for (record, ranks) in &run.points {
+            map.entry(GroupKey::of(record))
+                .or_default()
+                .push(Observation {
+                    repeat,
+                    record: record.clone(),
+                    ranks: ranks.clone(),
+                    hosts: run.hosts.clone(),
+                });
+        }
+    }
+    let groups = map
+        .into_iter()
+        .map(|(key, obs)| PointGroup { key, obs })
+        .collect();
+    Measured { runs, groups }
+}

@@ -1,0 +1,25 @@
+//! `collbench accept`: judge measurements against acceptance criteria.
+//!
+//! A criteria file ([`criteria`], its `[sweep]` table in [`sweep_spec`], its thresholds in
+//! [`thresholds`]) names what to sweep and what every selected point must meet (bandwidth,
+//! latency, variation, rank and node skew, agreement with a reference fit, correctness).
+//! [`measure`] reads the results folders of one or more repeats and groups each point's
+//! repeats together; [`judge`] applies the stated statistic across the repeats and compares it
+//! with each threshold ([`skew`] computes rank and node skew from ranks.csv); [`verdict`] holds
+//! the outcome (verdict.json), [`table`] prints it and [`junit`] writes it as JUnit XML.
+//! [`command`] ties them together.
+//!
+//! Everything but `measure`, `command` and the file reading of `criteria` is pure: numbers in,
+//! numbers and text out. The method is described in docs/ACCEPTANCE.md.
+
+pub mod args;
+pub mod command;
+pub mod criteria;
+pub mod judge;
+pub mod junit;
+pub mod measure;
+pub mod skew;
+pub mod sweep_spec;
+pub mod table;
+pub mod thresholds;
+pub mod verdict;

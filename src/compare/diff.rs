@@ -1,0 +1,255 @@
+//! Matching two runs' points and judging each pair. Pure.
+//!
+//! Points match on (op, algo, dtype, world, bytes, in_place). The ratio of a pair is taken on
+//! the median time, B/A. A pair regresses when B's median time exceeds A's by more than the
+//! threshold, and when B has wrong elements. At a fixed size and world, busbw is proportional
+//! to 1/time, so the same pair's busbw ratio is the inverse: judging small messages by time and
+//! large ones by bandwidth would give the same answer, and one rule never flips at a size.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::collective::{Algo, DType, Op};
+use crate::sweep::record::PointRecord;
+
+/// Schema id of `collbench compare --json`.
+pub const COMPARE_SCHEMA: &str = "collbench.compare/v1";
+
+/// What makes two points the same measurement.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MatchKey {
+    pub op: Op,
+    pub algo: Algo,
+    pub dtype: DType,
+    pub world: usize,
+    pub bytes: usize,
+    pub in_place: bool,
+}
+
+impl MatchKey {
+    fn of(r: &PointRecord) -> MatchKey {
+        let k = &r.key;
+        MatchKey {
+            op: k.op,
+            algo: k.algo,
+            dtype: k.dtype,
+            world: k.world,
+            bytes: k.bytes,
+            in_place: k.in_place,
+        }
+    }
+
+    /// E.g. `allreduce ring f32 w2 1 KiB`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {} {} w{} {}{}",
+            self.op,
+            self.algo,
+            self.dtype,
+            self.world,
+            crate::units::format_size(self.bytes),
+            if self.in_place { " in-place" } else { "" }
+        )
+    }
+}
+
+/// How a pair compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Within the threshold either way.
+    Same,
+    /// B's median time is below A's by more than the threshold (ratio < 1 / (1 + threshold)).
+    Faster,
+    /// B's median time exceeds A's by more than the threshold.
+    Regression,
+    /// B produced wrong elements.
+    Wrong,
+    /// A time is not defined in one of the runs.
+    Undefined,
+}
+
+impl Status {
+    /// Whether it counts against B (exit 1).
+    pub fn is_regression(self) -> bool {
+        matches!(self, Status::Regression | Status::Wrong)
+    }
+}
+
+/// One matched pair.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PointDiff {
+    pub label: String,
+    pub op: Op,
+    pub algo: Algo,
+    pub dtype: DType,
+    pub world: usize,
+    pub bytes: usize,
+    pub in_place: bool,
+    pub time_us_a: f64,
+    pub time_us_b: f64,
+    /// time_us_b / time_us_a (null when not defined).
+    pub time_ratio: Option<f64>,
+    pub busbw_gbps_a: f64,
+    pub busbw_gbps_b: f64,
+    /// busbw_gbps_b / busbw_gbps_a (null when not defined).
+    pub busbw_ratio: Option<f64>,
+    pub wrong_a: u64,
+    pub wrong_b: u64,
+    pub status: Status,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Comparison {
+    pub schema: String,
+    pub a: String,
+    pub b: String,
+    /// Fraction: 0.05 is 5%.
+    pub threshold: f64,
+    pub points: Vec<PointDiff>,
+    pub only_in_a: Vec<String>,
+    pub only_in_b: Vec<String>,
+    pub regressions: usize,
+    pub faster: usize,
+    pub notes: Vec<String>,
+}
+
+/// Matches the points of `a` and `b` and judges every pair (paths are filled in by the caller).
+pub fn compare(a: &[PointRecord], b: &[PointRecord], threshold: f64) -> Comparison {
+    let mut notes = Vec::new();
+    let ma = index(a, "A", &mut notes);
+    let mb = index(b, "B", &mut notes);
+    let points: Vec<PointDiff> = ma
+        .iter()
+        .filter_map(|(k, ra)| mb.get(k).map(|rb| pair(k, ra, rb, threshold)))
+        .collect();
+    let only = |x: &BTreeMap<MatchKey, &PointRecord>, y: &BTreeMap<MatchKey, &PointRecord>| {
+        x.keys()
+            .filter(|k| !y.contains_key(k))
+            .map(MatchKey::label)
+            .collect::<Vec<_>>()
+    };
+    let count = |f: fn(Status) -> bool| points.iter().filter(|p| f(p.status)).count();
+    Comparison {
+        schema: COMPARE_SCHEMA.into(),
+        a: String::new(),
+        b: String::new(),
+        threshold,
+        only_in_a: only(&ma, &mb),
+        only_in_b: only(&mb, &ma),
+        regressions: count(Status::is_regression),
+        faster: count(|s| s == Status::Faster),
+        points,
+        notes,
+    }
+}
+
+/// The points of one run by key; a repeated key keeps its first row, with a note.
+fn index<'a>(
+    rows: &'a [PointRecord],
+    side: &str,
+    notes: &mut Vec<String>,
+) -> BTreeMap<MatchKey, &'a PointRecord> {
+    let mut m = BTreeMap::new();
+    for r in rows {
+        let k = MatchKey::of(r);
+        let label = k.label();
+        if let std::collections::btree_map::Entry::Vacant(e) = m.entry(k) {
+            e.insert(r);
+        } else {
+            notes.push(format!("{side} has {label} twice; the first row is used"));
+        }
+    }
+    m
+}
+
+fn ratio(b: f64, a: f64) -> Option<f64> {
+    let r = b / a;
+    (a > 0.0 && r.is_finite()).then_some(r)
+}
+
+fn pair(k: &MatchKey, a: &PointRecord, b: &PointRecord, threshold: f64) -> PointDiff {
+    let time_ratio = ratio(b.time_us_median, a.time_us_median);
+    let status = match time_ratio {
+        _ if b.wrong > 0 => Status::Wrong,
+        None => Status::Undefined,
+        Some(r) if r > 1.0 + threshold => Status::Regression,
+        Some(r) if r < 1.0 / (1.0 + threshold) => Status::Faster,
+        Some(_) => Status::Same,
+    };
+    PointDiff {
+        label: k.label(),
+        op: k.op,
+        algo: k.algo,
+        dtype: k.dtype,
+        world: k.world,
+        bytes: k.bytes,
+        in_place: k.in_place,
+        time_us_a: a.time_us_median,
+        time_us_b: b.time_us_median,
+        time_ratio,
+        busbw_gbps_a: a.busbw_gbps,
+        busbw_gbps_b: b.busbw_gbps,
+        busbw_ratio: ratio(b.busbw_gbps, a.busbw_gbps),
+        wrong_a: a.wrong,
+        wrong_b: b.wrong,
+        status,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::summary_csv::tests::awkward_record;
+
+    fn rec(bytes: usize, time: f64, wrong: u64) -> PointRecord {
+        let mut r = awkward_record();
+        r.key.bytes = bytes;
+        r.key.in_place = false;
+        r.time_us_median = time;
+        r.busbw_gbps = bytes as f64 / time / 1e3;
+        r.wrong = wrong;
+        r
+    }
+
+    #[test]
+    fn matches_points_and_flags_beyond_the_threshold() {
+        let a = vec![
+            rec(8, 10.0, 0),
+            rec(16, 10.0, 0),
+            rec(32, 10.0, 0),
+            rec(64, 10.0, 0),
+        ];
+        let b = vec![
+            rec(8, 10.4, 0),  // +4%: same
+            rec(16, 10.6, 0), // +6%: regression
+            rec(32, 9.0, 0),  // -10%: faster
+            rec(128, 1.0, 0), // only in B
+        ];
+        let c = compare(&a, &b, 0.05);
+        let st: Vec<Status> = c.points.iter().map(|p| p.status).collect();
+        assert_eq!(st, [Status::Same, Status::Regression, Status::Faster]);
+        assert_eq!((c.regressions, c.faster), (1, 1));
+        assert_eq!(c.only_in_a.len(), 1);
+        assert!(c.only_in_a[0].ends_with("64 B"), "{:?}", c.only_in_a);
+        assert!(c.only_in_b[0].ends_with("128 B"), "{:?}", c.only_in_b);
+        let p = &c.points[1];
+        assert!((p.time_ratio.unwrap() - 1.06).abs() < 1e-12);
+        assert!((p.busbw_ratio.unwrap() - 1.0 / 1.06).abs() < 1e-12);
+    }
+
+    #[test]
+    fn wrong_results_in_b_are_a_regression_and_duplicates_are_noted() {
+        let a = vec![rec(8, 10.0, 0), rec(8, 11.0, 0)];
+        let b = vec![rec(8, 10.0, 3)];
+        let c = compare(&a, &b, 0.05);
+        assert_eq!(c.points[0].status, Status::Wrong);
+        assert_eq!(c.regressions, 1);
+        assert_eq!(c.points[0].time_us_a, 10.0);
+        assert!(c.notes[0].contains("twice"), "{:?}", c.notes);
+        let c = compare(&[rec(8, f64::NAN, 0)], &[rec(8, 1.0, 0)], 0.05);
+        assert_eq!((c.points[0].status, c.regressions), (Status::Undefined, 0));
+    }
+}
