@@ -35,6 +35,10 @@ pub enum Command {
     Fit(FitArgs),
     /// Project FSDP (+TP/PP) training steps from a fit.json or a bundled network profile.
     Project(crate::project::args::ProjectArgs),
+    /// Judge sweeps against acceptance criteria: table, verdict.json, JUnit XML; exit 0/1/2.
+    Accept(crate::accept::args::AcceptArgs),
+    /// Compare two results folders point by point; exit 1 on a regression beyond --threshold.
+    Compare(crate::compare::args::CompareArgs),
     /// Internal: one rank process of a local launch.
     #[command(name = "__rank", hide = true)]
     Rank(RankCliArgs),

@@ -20,6 +20,12 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep(*args),
         Command::Fit(args) => collbench::fit::command::run_fit(&args.into_request()),
         Command::Project(args) => project(args),
+        Command::Accept(args) => {
+            collbench::accept::command::run_accept(&args.into_request(std::env::args().collect()))
+        }
+        Command::Compare(args) => args
+            .into_request()
+            .and_then(|r| collbench::compare::command::run_compare(&r)),
         Command::Rank(args) => rank(args),
     };
     match result {
