@@ -9,11 +9,16 @@
 //! hosts that report the same name, and for several "nodes" on one machine in tests).
 
 use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
+use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backend::host::layout::{Layout, Shared};
+use crate::backend::host::transport::hybrid::HybridTransport;
+use crate::backend::host::transport::shm::ShmTransport;
 use crate::backend::host::transport::tcp::TcpTransport;
+use crate::backend::host::wait::WaitPolicy;
 use crate::error::{Error, Result};
 use crate::launch::env::{Bootstrap, STORE_ADDR_ENV, TOKEN_ENV};
 use crate::launch::store::{StoreClient, StoreServer};
@@ -27,7 +32,7 @@ pub const NODE_NAME_ENV: &str = "COLLBENCH_NODE_NAME";
 /// A joined launch.
 pub struct Cluster {
     pub rank: usize,
-    pub transport: TcpTransport,
+    pub transport: HybridTransport,
     pub topology: Topology,
     pub store: StoreClient,
     /// Rank 0 serves the store until the end of the run.
@@ -72,11 +77,13 @@ impl Cluster {
 
 /// Joins the launch described by `boot`. `fingerprint` identifies the sweep (every rank must
 /// give the same); `timeout` bounds the rendezvous and every later stall; `abort` stops waits.
+/// With `shm`, ranks on one node also share a memory segment and use it between themselves.
 pub fn join(
     boot: &Bootstrap,
     fingerprint: &str,
     timeout: Duration,
     abort: Arc<AtomicBool>,
+    shm: bool,
 ) -> Result<Cluster> {
     let token = boot.token.clone().ok_or_else(|| missing_token(boot))?;
     let store_addr = boot.store_addr().ok_or_else(|| {
@@ -98,7 +105,7 @@ pub fn join(
     let entry = format!("{}\n{me}", node_name());
     let entries = store.all_gather("collbench-endpoints", entry.as_bytes())?;
     let (hosts, peers) = parse_endpoints(&entries)?;
-    let transport = TcpTransport::connect(
+    let tcp = TcpTransport::connect(
         boot.rank,
         boot.world,
         listener,
@@ -107,13 +114,81 @@ pub fn join(
         timeout,
     )?
     .with_abort(abort);
+    let topology = Topology::from_hosts(&hosts);
+    let local = match shm {
+        true => node_segment(&mut store, &topology, boot, timeout)?,
+        false => None,
+    };
+    if shm {
+        // Every segment is mapped by all its ranks before anyone uses one (or exits).
+        store.barrier("collbench-shm-mapped")?;
+    }
     Ok(Cluster {
         rank: boot.rank,
-        transport,
-        topology: Topology::from_hosts(&hosts),
+        transport: HybridTransport::new(tcp, local),
+        topology,
         store,
         server,
     })
+}
+
+/// The shared-memory transport among the ranks of this rank's node (None when it is alone).
+/// The node's lowest rank creates the segment (an anonymous memfd, so nothing is left behind)
+/// and publishes its process id and descriptor; the others open it through /proc.
+fn node_segment(
+    store: &mut StoreClient,
+    topo: &Topology,
+    boot: &Bootstrap,
+    stall: Duration,
+) -> Result<Option<(ShmTransport, Vec<usize>)>> {
+    let rank = boot.rank;
+    let node = topo.node_of[rank];
+    let ranks = topo.ranks_on(node);
+    if ranks.len() < 2 {
+        return Ok(None);
+    }
+    let layout = Layout::new(ranks.len(), 1);
+    let key = format!("collbench-shm-{node}");
+    let shared = if rank == ranks[0] {
+        let shared = Shared::create(layout)?;
+        let at = format!("{} {}", std::process::id(), shared.segment().fd());
+        store.set(&key, at.as_bytes())?;
+        shared
+    } else {
+        let at = String::from_utf8_lossy(&store.get(&key)?).into_owned();
+        Shared::attach(open_peer_fd(&at, ranks[0])?, layout)?
+    };
+    let me = ranks.iter().position(|&r| r == rank).unwrap_or(0);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Spin only when this host has a core for every rank on it: the launcher's count of local
+    // ranks covers hosts split into several nodes by COLLBENCH_NODE_NAME.
+    let on_host = ranks.len().max(boot.local_world.unwrap_or(0));
+    let policy = WaitPolicy::for_load(on_host, cores);
+    let shm =
+        ShmTransport::new(Rc::new(shared), me, policy).with_stall_timeout(stall, ranks.clone());
+    Ok(Some((shm, ranks)))
+}
+
+/// Opens the descriptor "pid fd" of another process on this host.
+fn open_peer_fd(at: &str, owner: usize) -> Result<i32> {
+    let path = match at.split_once(' ') {
+        Some((pid, fd)) => format!("/proc/{}/fd/{}", pid.trim(), fd.trim()),
+        None => {
+            return Err(Error::Rank(format!(
+                "rank {owner} published a malformed segment '{at}'"
+            )))
+        }
+    };
+    let c = std::ffi::CString::new(path.clone())
+        .map_err(|_| Error::Rank(format!("bad path {path}")))?;
+    // SAFETY: a NUL-terminated path and plain flags; returns a new descriptor or -1.
+    let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(Error::os(format!(
+            "opening rank {owner}'s shared segment at {path}; run with --transport tcp to use TCP on one host too"
+        )));
+    }
+    Ok(fd)
 }
 
 fn missing_token(boot: &Bootstrap) -> Error {

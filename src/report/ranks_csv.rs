@@ -158,7 +158,7 @@ mod tests {
     #[test]
     fn malformed_files_name_file_and_line() {
         let header = RANKS_COLUMNS.join(",");
-        let row = "0,allreduce,tree,f64,4,64,false,3,2.5,2.75,9,0";
+        let row = "0,allreduce,tree,f64,4,64,false,3,2.5,2.75,9,0,3,0";
         assert!(read_err("").contains("empty file"));
         assert!(read_err(&format!("{header}\n{row}\n0,allre")).contains("line 3: incomplete"));
         let neg = row.replace(",3,2.5,", ",-3,2.5,");
@@ -166,5 +166,18 @@ mod tests {
         let inf = row.replace(",9,", ",inf,");
         assert!(read_err(&format!("{header}\n{inf}\n")).contains("line 2: column time_us_max"));
         assert!(read_err("a,b\n1,2\n").contains("line 1: header lacks"));
+    }
+
+    #[test]
+    fn files_from_before_global_rank_and_node_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(RANKS_FILE);
+        let old = format!(
+            "{}\n0,allreduce,tree,f64,4,64,false,3,2.5,2.75,9,0\n",
+            REQUIRED.join(",")
+        );
+        std::fs::write(&path, old).unwrap();
+        let (_, r) = read_ranks(&path).unwrap()[0];
+        assert_eq!((r.rank, r.global_rank, r.node), (3, 3, 0));
     }
 }

@@ -42,7 +42,6 @@ pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Ou
     }
     let mut opts = req.opts.clone();
     opts.ranks = boot.world;
-    opts.transport = TransportKind::Tcp;
     let fingerprint = format!(
         "{}|{:?}",
         serde_json::to_string(&opts).unwrap_or_default(),
@@ -57,7 +56,8 @@ pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Ou
             "--pairs measures one rank on each of two nodes; drop --world-sizes",
         ));
     }
-    let mut cluster = cluster::join(boot, &fingerprint, req.timeout, Arc::clone(&abort))?;
+    let shm = opts.transport == TransportKind::Shm;
+    let mut cluster = cluster::join(boot, &fingerprint, req.timeout, Arc::clone(&abort), shm)?;
     if req.pairs {
         opts.pairs = node_pairs(&cluster.topology)?;
         opts.world_sizes = vec![2];
@@ -128,7 +128,7 @@ fn follow(req: &SweepRequest, plan: &Plan, c: &mut Cluster, abort: &AtomicBool) 
     let t = &mut c.transport;
     let mut prev = None;
     for (k, point) in plan.points.iter().enumerate() {
-        let started = wait_start(t, k, start_limit(prev, req.timeout));
+        let started = wait_start(t.tcp(), k, start_limit(prev, req.timeout));
         started.map_err(|e| interrupted(e, abort))?;
         if let Some(g) = group_of(&c.topology, point, c.rank) {
             let (times, wrong) =
@@ -136,7 +136,7 @@ fn follow(req: &SweepRequest, plan: &Plan, c: &mut Cluster, abort: &AtomicBool) 
             let mut payload: Vec<u64> = vec![wrong];
             payload.extend(times.iter().map(|t| t.to_bits().to_le()));
             payload[0] = payload[0].to_le();
-            t.send(0, bytemuck::cast_slice(&payload))?;
+            t.tcp().send(0, bytemuck::cast_slice(&payload))?;
         }
         prev = Some(point);
     }
@@ -169,10 +169,16 @@ fn lead(
     let dir = req.out.clone().unwrap_or_else(|| {
         std::path::PathBuf::from("results").join(default_run_id(&opts.ops, req.backend.name()))
     });
+    let topo = &c.topology;
+    let shared = (0..topo.nodes()).any(|n| topo.ranks_on(n).len() > 1);
+    let transport = match opts.transport {
+        TransportKind::Shm if shared => "shm+tcp",
+        _ => "tcp",
+    };
     let mut meta = Meta::new(
         req.command_line.clone(),
         "host",
-        "tcp",
+        transport,
         opts.ranks,
         c.topology.nodes(),
         serde_json::to_value(opts).unwrap_or_default(),
@@ -262,7 +268,7 @@ fn run_point(
 ) -> Result<Gathered> {
     let t = &mut c.transport;
     for r in 1..t.nranks() {
-        t.send(r, &(k as u64).to_le_bytes())?;
+        t.tcp().send(r, &(k as u64).to_le_bytes())?;
     }
     let members = members_of(&c.topology, point);
     let mut rank_times = Vec::new();
@@ -276,13 +282,15 @@ fn run_point(
         }
         None => {
             // Not a member (a pair of other nodes): wait while they measure.
-            t.wait_message(members[0], start_limit(Some(point), timeout))?;
+            t.tcp()
+                .wait_message(members[0], start_limit(Some(point), timeout))?;
             &members[..]
         }
     };
     let mut payload = vec![0u64; 1 + point.iters];
     for &r in others {
-        t.recv(r, bytemuck::cast_slice_mut(&mut payload), Combine::Copy)?;
+        t.tcp()
+            .recv(r, bytemuck::cast_slice_mut(&mut payload), Combine::Copy)?;
         wrongs.push(u64::from_le(payload[0]));
         let times = payload[1..]
             .iter()

@@ -2,6 +2,7 @@
 //! between two ranks in order; the receiver decides what to do with each arriving chunk (copy it,
 //! or reduce it into its buffer) so reductions need no staging buffer of their own.
 
+pub mod hybrid;
 pub mod shm;
 pub mod tcp;
 

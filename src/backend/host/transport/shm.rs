@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use super::{Combine, Incoming, Outgoing, Transport};
 use crate::backend::host::layout::Shared;
@@ -20,19 +21,23 @@ pub struct ShmTransport {
     sent: Vec<u64>,
     /// Chunks this rank has consumed from each peer (its copy of the channel tail).
     received: Vec<u64>,
+    /// How long a wait may go without the peer moving (None: until the launcher aborts).
+    stall: Option<Duration>,
+    /// The rank each segment index stands for in messages (a multi-host launch's global ranks).
+    names: Vec<usize>,
 }
 
 /// Progress through one message.
-struct Cursor {
+pub(crate) struct Cursor {
     done: usize,
     len: usize,
 }
 
 impl Cursor {
-    fn new(len: usize) -> Cursor {
+    pub(crate) fn new(len: usize) -> Cursor {
         Cursor { done: 0, len }
     }
-    fn finished(&self) -> bool {
+    pub(crate) fn finished(&self) -> bool {
         self.done >= self.len
     }
 }
@@ -47,7 +52,19 @@ impl ShmTransport {
             policy,
             sent: vec![0; n],
             received: vec![0; n],
+            stall: None,
+            names: (0..n).collect(),
         }
+    }
+
+    /// Fails a wait in which the peer moved nothing for `stall` (no launcher watches the ranks
+    /// of a multi-host launch), and names ranks as `names[i]` in messages.
+    pub fn with_stall_timeout(mut self, stall: Duration, names: Vec<usize>) -> ShmTransport {
+        self.stall = Some(stall);
+        if names.len() == self.names.len() {
+            self.names = names;
+        }
+        self
     }
 
     /// The shared segment (for the rank loop's control traffic).
@@ -55,17 +72,17 @@ impl ShmTransport {
         &self.shared
     }
 
-    fn can_send(&self, to: usize) -> bool {
+    pub(crate) fn can_send(&self, to: usize) -> bool {
         let tail = self.shared.tail(self.rank, to).load(Ordering::Acquire);
         self.sent[to] - tail < self.shared.layout.slots as u64
     }
 
-    fn can_recv(&self, from: usize) -> bool {
+    pub(crate) fn can_recv(&self, from: usize) -> bool {
         self.shared.head(from, self.rank).load(Ordering::Acquire) > self.received[from]
     }
 
     /// Copies the next chunk of `data` into a free slot and publishes it.
-    fn push(&mut self, to: usize, data: &[u8], cur: &mut Cursor) {
+    pub(crate) fn push(&mut self, to: usize, data: &[u8], cur: &mut Cursor) {
         let n = (cur.len - cur.done).min(self.shared.layout.slot_bytes);
         let slot = self.shared.slot(self.rank, to, self.sent[to] as usize);
         // SAFETY: the slot is free (checked by can_send), so only this rank touches it until the
@@ -80,7 +97,7 @@ impl ShmTransport {
     }
 
     /// Consumes the next published chunk from `from` into `out` and frees its slot.
-    fn pop(&mut self, from: usize, out: &mut [u8], how: Combine<'_>, cur: &mut Cursor) {
+    pub(crate) fn pop(&mut self, from: usize, out: &mut [u8], how: Combine<'_>, cur: &mut Cursor) {
         let n = (cur.len - cur.done).min(self.shared.layout.slot_bytes);
         let slot = self
             .shared
@@ -106,23 +123,30 @@ impl ShmTransport {
     }
 
     fn wait_for(&self, to: Option<usize>, from: Option<usize>) -> Result<()> {
-        let me = self.rank;
         let sh = &self.shared;
         let peer = from.or(to).map_or(-1, |p| p as i32);
-        sh.waiting_on(me).store(peer, Ordering::Relaxed);
+        sh.waiting_on(self.rank).store(peer, Ordering::Relaxed);
         let sleeper = Sleeper {
-            doorbell: sh.doorbell(me),
-            sleeping: sh.sleeping(me),
+            doorbell: sh.doorbell(self.rank),
+            sleeping: sh.sleeping(self.rank),
             abort: sh.abort_flag(),
         };
         let ready =
             || to.is_some_and(|t| self.can_send(t)) || from.is_some_and(|f| self.can_recv(f));
-        let res = sleeper.wait(self.policy, None, ready);
-        sh.waiting_on(me).store(-1, Ordering::Relaxed);
+        let deadline = self.stall.map(|d| Instant::now() + d);
+        let res = sleeper.wait(self.policy, deadline, ready);
+        sh.waiting_on(self.rank).store(-1, Ordering::Relaxed);
+        let me = self.names[self.rank];
         res.map_err(|e| match e {
             WaitError::Aborted => Error::Rank(format!("rank {me}: run aborted by the launcher")),
             WaitError::TimedOut => {
-                Error::Rank(format!("rank {me}: timed out waiting for rank {peer}"))
+                let peer = from
+                    .or(to)
+                    .map_or(String::from("?"), |p| self.names[p].to_string());
+                let after = self.stall.unwrap_or_default();
+                Error::Rank(format!(
+                    "rank {me}: timed out after {after:?} waiting for rank {peer} (shared memory)"
+                ))
             }
         })
     }

@@ -77,6 +77,12 @@ use flow::{poll, PollSet, Rx, Tx};
 /// Longest single sleep in poll(2): how often a waiting rank looks at the abort flag.
 const WAKE: Duration = Duration::from_millis(50);
 
+/// Longest sleep while another transport's half of an exchange is pending.
+const OTHER_HALF_WAKE: Duration = Duration::from_micros(50);
+
+/// Rounds of looking again (with a yield) before sleeping while the other half is pending.
+const OTHER_HALF_YIELDS: u32 = 200;
+
 /// Bytes of the staging buffer reductions are received through.
 const STAGING: usize = 256 * 1024;
 
@@ -199,6 +205,79 @@ impl TcpTransport {
         }
         Ok(())
     }
+
+    /// [`Transport::send_recv`] that also drives `also`, another transport's half of the same
+    /// exchange (a hybrid transport's shared-memory side): it returns (moved, finished). While
+    /// that half is unfinished, waits are short (50 µs) so it is looked at often.
+    pub(crate) fn drive(
+        &mut self,
+        send: Option<Outgoing<'_>>,
+        recv: Option<Incoming<'_, '_>>,
+        also: &mut dyn FnMut() -> Result<(bool, bool)>,
+    ) -> Result<()> {
+        let me = self.rank;
+        check_abort(me, self.abort.as_deref())?;
+        let mut tx = match send {
+            Some((to, data)) => Some(Tx::new(to, peer_of(me, &self.peers, to)?, data)),
+            None => None,
+        };
+        let mut rx = match recv {
+            Some((from, out, how)) => {
+                Some(Rx::new(from, peer_of(me, &self.peers, from)?, out, how))
+            }
+            None => None,
+        };
+        if rx.as_ref().is_some_and(Rx::needs_staging) && self.staging.is_empty() {
+            self.staging = vec![0u64; STAGING / 8];
+        }
+        let staging: &mut [u8] = bytemuck::cast_slice_mut(&mut self.staging);
+        let mut last_move = Instant::now();
+        let mut idle_rounds = 0u32;
+        loop {
+            let mut moved = false;
+            if let Some(t) = tx.as_mut().filter(|t| t.pending()) {
+                moved |= t.advance(me)?;
+            }
+            if let Some(r) = rx.as_mut().filter(|r| r.pending()) {
+                moved |= r.advance(me, staging)?;
+            }
+            let (other_moved, other_done) = also()?;
+            idle_rounds = if moved { 0 } else { idle_rounds + 1 };
+            moved |= other_moved;
+            let sending = tx.as_ref().filter(|t| t.pending());
+            let receiving = rx.as_ref().filter(|r| r.pending());
+            if sending.is_none() && receiving.is_none() && other_done {
+                return Ok(());
+            }
+            if moved {
+                last_move = Instant::now();
+                continue;
+            }
+            let idle = last_move.elapsed();
+            if idle >= self.timeout {
+                return Err(stalled(me, self.timeout, sending, receiving));
+            }
+            let mut fds = PollSet::new();
+            if let Some(t) = sending {
+                fds.add(t.fd(), libc::POLLOUT);
+            }
+            if let Some(r) = receiving {
+                fds.add(r.fd(), libc::POLLIN);
+            }
+            let wait = match (other_done, idle_rounds < OTHER_HALF_YIELDS) {
+                (true, _) => WAKE,
+                // The other half usually moves within microseconds: look again at once,
+                // giving the core away in between, before sleeping in short slices.
+                (false, true) => {
+                    std::thread::yield_now();
+                    Duration::ZERO
+                }
+                (false, false) => OTHER_HALF_WAKE,
+            };
+            poll(fds.fds(), (self.timeout - idle).min(wait))?;
+            check_abort(me, self.abort.as_deref())?;
+        }
+    }
 }
 
 /// The connection to rank `j`.
@@ -235,54 +314,7 @@ impl Transport for TcpTransport {
         send: Option<Outgoing<'_>>,
         recv: Option<Incoming<'_, '_>>,
     ) -> Result<()> {
-        let me = self.rank;
-        check_abort(me, self.abort.as_deref())?;
-        let mut tx = match send {
-            Some((to, data)) => Some(Tx::new(to, peer_of(me, &self.peers, to)?, data)),
-            None => None,
-        };
-        let mut rx = match recv {
-            Some((from, out, how)) => {
-                Some(Rx::new(from, peer_of(me, &self.peers, from)?, out, how))
-            }
-            None => None,
-        };
-        if rx.as_ref().is_some_and(Rx::needs_staging) && self.staging.is_empty() {
-            self.staging = vec![0u64; STAGING / 8];
-        }
-        let staging: &mut [u8] = bytemuck::cast_slice_mut(&mut self.staging);
-        let mut last_move = Instant::now();
-        loop {
-            let mut moved = false;
-            if let Some(t) = tx.as_mut().filter(|t| t.pending()) {
-                moved |= t.advance(me)?;
-            }
-            if let Some(r) = rx.as_mut().filter(|r| r.pending()) {
-                moved |= r.advance(me, staging)?;
-            }
-            let sending = tx.as_ref().filter(|t| t.pending());
-            let receiving = rx.as_ref().filter(|r| r.pending());
-            if sending.is_none() && receiving.is_none() {
-                return Ok(());
-            }
-            if moved {
-                last_move = Instant::now();
-                continue;
-            }
-            let idle = last_move.elapsed();
-            if idle >= self.timeout {
-                return Err(stalled(me, self.timeout, sending, receiving));
-            }
-            let mut fds = PollSet::new();
-            if let Some(t) = sending {
-                fds.add(t.fd(), libc::POLLOUT);
-            }
-            if let Some(r) = receiving {
-                fds.add(r.fd(), libc::POLLIN);
-            }
-            poll(fds.fds(), (self.timeout - idle).min(WAKE))?;
-            check_abort(me, self.abort.as_deref())?;
-        }
+        self.drive(send, recv, &mut || Ok((false, true)))
     }
 
     fn mark_progress(&mut self) {
