@@ -327,3 +327,51 @@ fn pairs_need_two_nodes() {
         assert!(run.stderr.contains("at least two nodes"), "{}", run.stderr);
     }
 }
+
+#[test]
+fn every_op_and_algorithm_is_exact_across_shared_memory_and_tcp() {
+    let _guard = common::serial();
+    let (_tmp, out) = common::tempdir();
+    // 2 nodes x 2 ranks: ring and tree steps cross between shared memory and TCP, and 4 MiB
+    // outgrows both the segment's slot rings and the socket buffers.
+    let args = sweep_args(
+        &out,
+        &[
+            "--op",
+            "allreduce,allgather,reducescatter,broadcast,reduce",
+            "--algo",
+            "ring,tree,recursive-doubling",
+            "--dtype",
+            "f32,bf16,i32",
+            "--in-place",
+            "both",
+            "--world-sizes",
+            "2x2",
+            "-b",
+            "8",
+            "-e",
+            "4M",
+            "-f",
+            "64",
+            "--iters",
+            "2",
+            "--warmup",
+            "1",
+        ],
+    );
+    let port = free_port();
+    let ranks = (0..4)
+        .map(|r| torchrun_rank(r, 4, port, ["n0", "n1"][r / 2], &args))
+        .collect();
+    let runs = finish_all(ranks, Duration::from_secs(240));
+    for (r, run) in runs.iter().enumerate() {
+        assert_eq!(run.code(), 0, "rank {r}: {}", run.stderr);
+    }
+    assert_eq!(meta(&out).transport, "shm+tcp");
+    let rows = summary(&out);
+    assert!(rows.len() > 50, "{} points", rows.len());
+    for p in &rows {
+        assert_eq!(p.wrong, 0, "{:?}", p.key);
+        assert_eq!((p.key.world, p.key.nodes), (4, 2));
+    }
+}
