@@ -39,6 +39,10 @@ pub enum Command {
     Accept(crate::accept::args::AcceptArgs),
     /// Compare two results folders point by point; exit 1 on a regression beyond --threshold.
     Compare(crate::compare::args::CompareArgs),
+    /// Draw figures (PNG, SVG) of results folders, a fit.json and a projection.
+    Plot(crate::plot::args::PlotArgs),
+    /// Write one self-contained HTML page of a results folder (figures, tables, fit, verdict).
+    Report(crate::report::html::args::ReportArgs),
     /// Internal: one rank process of a local launch.
     #[command(name = "__rank", hide = true)]
     Rank(RankCliArgs),

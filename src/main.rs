@@ -26,6 +26,10 @@ fn main() -> ExitCode {
         Command::Compare(args) => args
             .into_request()
             .and_then(|r| collbench::compare::command::run_compare(&r)),
+        Command::Plot(args) => args
+            .into_request()
+            .and_then(|r| collbench::plot::command::run_plot(&r)),
+        Command::Report(args) => collbench::report::html::command::run_report(&args.into_request()),
         Command::Rank(args) => rank(args),
     };
     match result {

@@ -78,6 +78,11 @@ fn four_ranks_on_two_nodes_measure_within_across_and_all() {
         assert_eq!(run.code(), 0, "rank {r}: {}", run.stderr);
     }
     assert!(runs[1].stdout.is_empty(), "only rank 0 prints the table");
+    assert!(
+        runs[0].stdout.contains("# note: per node (") && runs[0].stdout.contains("n1 "),
+        "{}",
+        runs[0].stdout
+    );
     let m = meta(&out);
     assert_eq!(m.status, RunStatus::Complete);
     assert_eq!((m.ranks, m.nodes, m.transport.as_str()), (4, 2, "shm+tcp"));

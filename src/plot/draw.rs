@@ -12,9 +12,9 @@ use plotters::element::{Drawable, PointCollection};
 use plotters::prelude::*;
 use plotters_backend::DrawingErrorKind;
 
-use super::figure::{color, Figure, Legend, Series, Style};
+use super::figure::{color, Figure, Series, Style};
 use super::font::{ensure_registered, FAMILY};
-use super::placement::{legend_height, place};
+use super::placement::{box_px, legend_height, place, Spot};
 use super::ticks::{from_draw, layout, to_draw, Layout};
 use crate::error::{Error, Result};
 
@@ -92,8 +92,9 @@ fn failed(path: &Path, msg: &str) -> Error {
 pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> Result<(), String> {
     let e = |x: DrawingAreaErrorKind<DB::ErrorType>| x.to_string();
     root.fill(&WHITE).map_err(e)?;
-    let (xl, yl, corner) = layouts(fig);
-    let (plot, foot) = root.split_vertically(SIZE.1 as i32 - 26);
+    let (xl, yl, spot) = layouts(fig);
+    let foot_px = if fig.note.is_some() { 26 } else { 4 };
+    let (plot, foot) = root.split_vertically(SIZE.1 as i32 - foot_px);
     if let Some(note) = &fig.note {
         let style = TextStyle::from((FAMILY, 14).into_font()).color(&RGBColor(80, 80, 80));
         foot.draw(&Text::new(note.clone(), (20, 2), style))
@@ -111,15 +112,15 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, fig: &Figure) -> 
         series(&mut chart, fig, s).map_err(e)?;
     }
     if !fig.legend_labels().is_empty() {
-        legend(&mut chart, corner).map_err(e)?;
+        legend(&mut chart, fig, spot).map_err(e)?;
     }
     Ok(())
 }
 
 /// The layouts of both axes over the drawable points (a unit range when there are none), and
-/// the legend's corner. When every corner of the plot holds data, the y axis grows upwards
-/// until the legend fits above the lines.
-fn layouts(fig: &Figure) -> (Layout, Layout, Legend) {
+/// the legend's spot. When no place along the edges is free, the y axis grows upwards until
+/// the legend fits above the lines.
+fn layouts(fig: &Figure) -> (Layout, Layout, Spot) {
     let mut xs = (f64::INFINITY, f64::NEG_INFINITY);
     let mut ys = xs;
     for (x, y) in fig.drawable_points() {
@@ -131,15 +132,15 @@ fn layouts(fig: &Figure) -> (Layout, Layout, Legend) {
     }
     let xl = layout(&fig.x, xs.0, xs.1, false);
     let yl = layout(&fig.y, ys.0, ys.1, fig.y_from_zero);
-    let (corner, covered) = place(fig, &xl, &yl);
-    if covered == 0 || fig.legend_labels().is_empty() {
-        return (xl, yl, corner);
+    let spot = place(fig, &xl, &yl);
+    if spot.covered == 0 || fig.legend_labels().is_empty() {
+        return (xl, yl, spot);
     }
     let top = to_draw(fig.y.scale, ys.1);
     let room = yl.lo + (top - yl.lo) / (1.0 - legend_height(fig));
     let yl = layout(&fig.y, ys.0, from_draw(fig.y.scale, room), fig.y_from_zero);
-    let (corner, _) = place(fig, &xl, &yl);
-    (xl, yl, corner)
+    let spot = place(fig, &xl, &yl);
+    (xl, yl, spot)
 }
 
 fn axis_range(l: &Layout) -> AxisRange {
@@ -253,18 +254,29 @@ impl<DB: DrawingBackend> Drawable<DB> for LegendMark {
 
 fn legend<'a, DB: DrawingBackend + 'a>(
     chart: &mut Chart<'a, DB>,
-    at: Legend,
+    fig: &Figure,
+    spot: Spot,
 ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-    let pos = match at {
-        Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
-        Legend::UpperRight => SeriesLabelPosition::UpperRight,
-        Legend::LowerLeft => SeriesLabelPosition::LowerLeft,
-        Legend::LowerRight => SeriesLabelPosition::LowerRight,
+    const MARGIN: i32 = 12;
+    let (w, h) = chart.plotting_area().dim_in_pixel();
+    let (box_w, box_h) = box_px(&fig.legend_labels());
+    let pos = match (spot.left, spot.top >= 1.0) {
+        (true, true) => SeriesLabelPosition::UpperLeft,
+        (false, true) => SeriesLabelPosition::UpperRight,
+        (left, false) => {
+            let x = if left {
+                MARGIN
+            } else {
+                w as i32 - box_w as i32 - MARGIN
+            };
+            let y = ((1.0 - spot.top) * h as f64) as i32 + MARGIN;
+            SeriesLabelPosition::Coordinate(x, y.min(h as i32 - box_h as i32 - MARGIN).max(0))
+        }
     };
     chart
         .configure_series_labels()
         .position(pos)
-        .margin(12)
+        .margin(MARGIN)
         .legend_area_size(30)
         .label_font((FAMILY, 15).into_font())
         .background_style(WHITE.mix(0.9))

@@ -1,5 +1,6 @@
-//! Where the legend goes: the corner of the plot whose area the legend box would cover holds
-//! the fewest points and line segments (the figure's preferred corner wins ties). Pure.
+//! Where the legend goes: the place along the left or right edge of the plot where the legend
+//! box would cover the fewest points and line segments, the figure's preferred corner first,
+//! then corners, then positions further from the top. Pure.
 
 use super::figure::{Figure, Legend};
 use super::ticks::{to_draw, Layout};
@@ -7,8 +8,18 @@ use super::ticks::{to_draw, Layout};
 /// Approximate plot area in pixels (figure size less label areas and margins).
 const PLOT_PX: (f64, f64) = (850.0, 460.0);
 
+/// A legend position: which edge, and the box's top as a fraction of the plot height from the
+/// bottom (1 is the top edge).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spot {
+    pub left: bool,
+    pub top: f64,
+    /// Points and line samples under the box.
+    pub covered: usize,
+}
+
 /// The legend box size in pixels for these labels.
-fn box_px(labels: &[&str]) -> (f64, f64) {
+pub fn box_px(labels: &[&str]) -> (f64, f64) {
     let chars = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
     (60.0 + 8.5 * chars as f64, 14.0 + 21.0 * labels.len() as f64)
 }
@@ -45,41 +56,69 @@ fn occupied(fig: &Figure, xl: &Layout, yl: &Layout) -> Vec<(f64, f64)> {
     out
 }
 
-/// The corner for the legend and how many points and line samples it would cover.
-pub fn place(fig: &Figure, xl: &Layout, yl: &Layout) -> (Legend, usize) {
-    let (w, h) = box_px(&fig.legend_labels());
-    let (lw, lh) = ((w + 24.0) / PLOT_PX.0, (h + 24.0) / PLOT_PX.1);
-    let pts = occupied(fig, xl, yl);
-    let covered = |c: Legend| {
-        let left = matches!(c, Legend::UpperLeft | Legend::LowerLeft);
-        let upper = matches!(c, Legend::UpperLeft | Legend::UpperRight);
-        pts.iter()
-            .filter(|(x, y)| {
-                let in_x = if left { *x <= lw } else { *x >= 1.0 - lw };
-                let in_y = if upper { *y >= 1.0 - lh } else { *y <= lh };
-                in_x && in_y
-            })
-            .count()
+/// The fraction of the plot's height the legend box takes (with its margin).
+pub fn legend_height(fig: &Figure) -> f64 {
+    let (_, h) = box_px(&fig.legend_labels());
+    ((h + 24.0) / PLOT_PX.1).min(0.9)
+}
+
+/// Candidate spots in order of preference: the preferred corner, the other corners, then
+/// down the edges from the top.
+fn candidates(pref: Legend, lh: f64) -> Vec<(bool, f64)> {
+    let corner = |c: Legend| match c {
+        Legend::UpperLeft => (true, 1.0),
+        Legend::UpperRight => (false, 1.0),
+        Legend::LowerLeft => (true, lh),
+        Legend::LowerRight => (false, lh),
     };
-    let mut best = (fig.legend, covered(fig.legend));
+    let mut out = vec![corner(pref)];
     for c in [
         Legend::UpperLeft,
         Legend::UpperRight,
         Legend::LowerRight,
         Legend::LowerLeft,
     ] {
-        let n = covered(c);
-        if n < best.1 {
-            best = (c, n);
-        }
+        out.push(corner(c));
     }
-    best
+    let mut top = 0.95;
+    while top - lh > 0.0 {
+        out.push((true, top));
+        out.push((false, top));
+        top -= 0.05;
+    }
+    out
 }
 
-/// The fraction of the plot's height the legend box takes (with its margin).
-pub fn legend_height(fig: &Figure) -> f64 {
-    let (_, h) = box_px(&fig.legend_labels());
-    ((h + 24.0) / PLOT_PX.1).min(0.6)
+/// The spot for the legend.
+pub fn place(fig: &Figure, xl: &Layout, yl: &Layout) -> Spot {
+    let (w, _) = box_px(&fig.legend_labels());
+    let lw = (w + 24.0) / PLOT_PX.0;
+    let lh = legend_height(fig);
+    let pts = occupied(fig, xl, yl);
+    let covered = |left: bool, top: f64| {
+        pts.iter()
+            .filter(|(x, y)| {
+                let in_x = if left { *x <= lw } else { *x >= 1.0 - lw };
+                in_x && *y <= top && *y >= top - lh
+            })
+            .count()
+    };
+    let mut best: Option<Spot> = None;
+    for (left, top) in candidates(fig.legend, lh) {
+        let n = covered(left, top);
+        if best.map_or(true, |b| n < b.covered) {
+            best = Some(Spot {
+                left,
+                top,
+                covered: n,
+            });
+        }
+    }
+    best.unwrap_or(Spot {
+        left: true,
+        top: 1.0,
+        covered: 0,
+    })
 }
 
 #[cfg(test)]
@@ -88,30 +127,43 @@ mod tests {
     use crate::plot::figure::{Axis, Scale, Series, Style, TickFormat};
     use crate::plot::ticks::layout;
 
-    #[test]
-    fn the_legend_avoids_the_lines() {
-        // A line rising from lower left to upper right leaves the upper left and lower right
-        // free; a second line along the top leaves only the lower right.
-        let line = |pts: Vec<(f64, f64)>| Series {
+    fn line(pts: Vec<(f64, f64)>) -> Series {
+        Series {
             label: "a".into(),
             color: 0,
             style: Style::Measured,
             points: pts,
-        };
-        let mut fig = Figure {
+        }
+    }
+
+    fn figure(series: Vec<Series>) -> Figure {
+        Figure {
             name: "t".into(),
             title: "t".into(),
             x: Axis::new("x", Scale::Linear, TickFormat::Number),
             y: Axis::new("y", Scale::Linear, TickFormat::Number),
-            series: vec![line(vec![(0.0, 0.0), (10.0, 10.0)])],
+            series,
             legend: Legend::UpperLeft,
             note: None,
             y_from_zero: false,
-        };
+        }
+    }
+
+    #[test]
+    fn the_legend_avoids_the_lines() {
+        // A line rising from lower left to upper right leaves the upper left free.
+        let mut fig = figure(vec![line(vec![(0.0, 0.0), (10.0, 10.0)])]);
         let xl = layout(&fig.x, 0.0, 10.0, false);
         let yl = layout(&fig.y, 0.0, 10.0, false);
-        assert_eq!(place(&fig, &xl, &yl), (Legend::UpperLeft, 0));
-        fig.series.push(line(vec![(0.0, 10.0), (10.0, 10.0)]));
-        assert_eq!(place(&fig, &xl, &yl), (Legend::LowerRight, 0));
+        let spot = place(&fig, &xl, &yl);
+        assert_eq!((spot.left, spot.top, spot.covered), (true, 1.0, 0));
+        // Lines along the top and the bottom leave room only in between.
+        fig.series = vec![
+            line(vec![(xl.lo, yl.hi), (xl.hi, yl.hi)]),
+            line(vec![(xl.lo, yl.lo), (xl.hi, yl.lo)]),
+        ];
+        let spot = place(&fig, &xl, &yl);
+        assert_eq!(spot.covered, 0);
+        assert!(spot.top < 1.0 && spot.top > 0.2, "{spot:?}");
     }
 }

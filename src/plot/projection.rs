@@ -81,7 +81,13 @@ pub fn read(path: &Path) -> Result<ProjectionDoc> {
 }
 
 /// A figure of one metric: file name, title, y axis, whether y starts at 0, the value.
-type Metric = (&'static str, &'static str, Axis, bool, fn(&MetricsDoc) -> f64);
+type Metric = (
+    &'static str,
+    &'static str,
+    Axis,
+    bool,
+    fn(&MetricsDoc) -> f64,
+);
 
 /// One figure per metric; layouts that never fit in memory draw nothing.
 pub fn figures(doc: &ProjectionDoc) -> Vec<Figure> {

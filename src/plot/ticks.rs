@@ -88,7 +88,11 @@ fn linear(min: f64, max: f64, from_zero: bool, count: bool) -> Ticks {
         step = step.max(1.0);
     }
     let lo = (lo / step).floor() * step;
-    let hi = (hi / step).ceil() * step;
+    let mut hi = (hi / step).ceil() * step;
+    if hi - max < 0.03 * (hi - lo) && from_zero {
+        // Room above the highest point, so that it does not sit on the frame.
+        hi += step;
+    }
     let n = ((hi - lo) / step).round() as i64;
     let major: Vec<f64> = (0..=n).map(|i| lo + i as f64 * step).collect();
     if count {
@@ -115,14 +119,15 @@ fn nice_step(raw: f64) -> f64 {
     nice * base
 }
 
-/// Powers of two, every 1, 2, 5 or 10 octaves (at most ten labels); a grid line per octave.
+/// Powers of two, every 1, 2, 5 or 10 octaves (at most twelve labels); a grid line per
+/// octave.
 fn log2(lo: f64, hi: f64) -> Ticks {
     let (lo, hi) = (lo - 0.3, hi + 0.3);
     let (first, last) = (lo.ceil() as i64, hi.floor() as i64);
     let span = (last - first).max(0);
     let step = [1, 2, 5, 10, 20]
         .into_iter()
-        .find(|s| span / s < 10)
+        .find(|s| span / s < 12)
         .unwrap_or(50);
     let major = (first..=last)
         .filter(|e| e.rem_euclid(step) == 0)
@@ -216,7 +221,13 @@ mod tests {
             64.0 * 1048576.0,
             false,
         );
-        assert_eq!(labels(&l), ["32 B", "1 KiB", "32 KiB", "1 MiB", "32 MiB"]);
+        assert_eq!(
+            labels(&l),
+            [
+                "16 B", "64 B", "256 B", "1 KiB", "4 KiB", "16 KiB", "64 KiB", "256 KiB", "1 MiB",
+                "4 MiB", "16 MiB", "64 MiB"
+            ]
+        );
         assert_eq!(l.minor.len(), 24);
         let l = layout(&axis(Scale::Log2, TickFormat::Number), 8.0, 2048.0, false);
         assert_eq!(
@@ -239,6 +250,8 @@ mod tests {
         let l = layout(&axis(Scale::Linear, TickFormat::Number), 1.2, 9.3, true);
         assert_eq!(labels(&l), ["0", "2", "4", "6", "8", "10"]);
         assert_eq!((l.lo, l.hi), (0.0, 10.0));
+        let l = layout(&axis(Scale::Linear, TickFormat::Number), 1.2, 9.9, true);
+        assert_eq!(l.hi, 12.0);
         let l = layout(&axis(Scale::Linear, TickFormat::Percent), 0.3, 0.3, true);
         assert_eq!(l.major.first().unwrap().1, "0%");
         assert!(l.hi > 0.3);

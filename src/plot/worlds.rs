@@ -137,7 +137,8 @@ pub fn vs_world(
         }
     }
     let fitted = busbw.iter().any(|s| s.style == Style::Model);
-    let sizes_text: Vec<String> = sizes.iter().map(|s| format_size(*s)).collect();
+    let drawn: BTreeSet<usize> = fams.iter().map(|f| f.bytes).collect();
+    let sizes_text: Vec<String> = drawn.iter().map(|s| format_size(*s)).collect();
     let note = if fitted {
         "dashed: the fit's cross-world model (fit.json); sizes: ".to_string()
     } else {

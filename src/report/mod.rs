@@ -2,6 +2,7 @@
 
 mod csvio;
 pub mod fit_table;
+pub mod html;
 pub mod pairs_csv;
 pub mod ranks_csv;
 pub mod run_dir;

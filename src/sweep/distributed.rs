@@ -219,6 +219,7 @@ fn lead_points(
     let mut bufs = RankBuffers::default();
     let mut wrong_points = 0;
     let mut pairs = Vec::new();
+    let mut node_times = Vec::new();
     for (k, point) in plan.points.iter().enumerate() {
         console.running(&point.describe());
         let during = |e: Error| match e {
@@ -239,6 +240,9 @@ fn lead_points(
             s.global_rank = global;
             s.node = c.topology.node_of[global];
         }
+        if point.nodes > 1 && point.pair.is_none() {
+            node_times.extend(links::node_ratios(&per_rank, rec.time_us_median));
+        }
         match pair_row(&c.topology, point, &members) {
             Some(row) => {
                 out.append_pair_point(&rec, &samples, &per_rank, &row)?;
@@ -251,6 +255,9 @@ fn lead_points(
     }
     let standings = links::standings(&links::largest_sizes(&pairs));
     for line in links::report(&standings, &c.topology.hosts) {
+        console.note(&line);
+    }
+    if let Some(line) = links::node_summary(&node_times, &c.topology.hosts) {
         console.note(&line);
     }
     Ok(wrong_points)

@@ -9,6 +9,7 @@
 //! median pair would then be a slow one. The 75th percentile stays on healthy pairs as long as
 //! more than a quarter of the pairs are healthy.
 
+use crate::sweep::record::RankSummary;
 use crate::units::format_size;
 
 /// A pair below this fraction of the reference pair's bandwidth is reported as slow: ordinary
@@ -170,6 +171,44 @@ pub fn report(standings: &[LinkStanding], hosts: &[String]) -> Vec<String> {
     lines
 }
 
+/// For each node of a point: its slowest rank's own median time over the point's median time
+/// (the slowest rank per iteration). A node whose ranks finish early waits for the others.
+pub fn node_ratios(ranks: &[RankSummary], point_median_us: f64) -> Vec<(usize, f64)> {
+    let mut nodes: Vec<usize> = ranks.iter().map(|r| r.node).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
+        .into_iter()
+        .map(|n| {
+            let slowest = ranks
+                .iter()
+                .filter(|r| r.node == n)
+                .map(|r| r.time_us_median)
+                .fold(0.0, f64::max);
+            (n, slowest / point_median_us)
+        })
+        .collect()
+}
+
+/// One line: each node's median ratio over the multi-node points, e.g.
+/// "per node (own time / point time, median over 12 points): a 1.00, b 0.97".
+pub fn node_summary(ratios: &[(usize, f64)], hosts: &[String]) -> Option<String> {
+    if ratios.is_empty() {
+        return None;
+    }
+    let points = ratios.iter().filter(|(n, _)| *n == 0).count();
+    let parts: Vec<String> = (0..hosts.len())
+        .filter_map(|n| {
+            let mut v: Vec<f64> = ratios.iter().filter(|r| r.0 == n).map(|r| r.1).collect();
+            (!v.is_empty()).then(|| format!("{} {:.2}", hosts[n], median(&mut v)))
+        })
+        .collect();
+    Some(format!(
+        "per node (slowest rank's own median / point median, median over {points} points): {}",
+        parts.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +278,24 @@ mod tests {
             lines[0].contains("h1 <-> h2") && lines[0].contains("60% below"),
             "{lines:?}"
         );
+    }
+
+    #[test]
+    fn nodes_are_summarised_by_their_slowest_rank() {
+        let rank = |node: usize, t: f64| RankSummary {
+            rank: 0,
+            global_rank: 0,
+            node,
+            time_us_median: t,
+            time_us_mean: t,
+            time_us_max: t,
+            wrong: 0,
+        };
+        let r = node_ratios(&[rank(0, 9.0), rank(0, 10.0), rank(1, 5.0)], 10.0);
+        assert_eq!(r, vec![(0, 1.0), (1, 0.5)]);
+        let line = node_summary(&r, &hosts(2)).unwrap();
+        assert_eq!(line, "per node (slowest rank's own median / point median, median over 1 points): h0 1.00, h1 0.50");
+        assert!(node_summary(&[], &hosts(2)).is_none());
     }
 
     #[test]

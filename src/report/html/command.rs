@@ -1,0 +1,116 @@
+//! The `collbench report` command: read the run, the fit (or fit it) and the verdict, draw the
+//! figures, write the page.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{render, ReportInput};
+use crate::error::{Error, Result};
+use crate::fit::build::{build, BuildOptions};
+use crate::fit::input::{read_run, Run};
+use crate::fit::schema::FitFile;
+use crate::plot::command::run_figures;
+
+/// Schema id prefix of verdict files.
+pub const VERDICT_SCHEMA_PREFIX: &str = "collbench.verdict/";
+
+/// What `collbench report` was asked to do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportRequest {
+    pub run: PathBuf,
+    pub fit: Option<PathBuf>,
+    pub verdict: Option<PathBuf>,
+    pub output: Option<PathBuf>,
+}
+
+/// Runs the command; exit code 0 (errors are `Err`).
+pub fn run_report(req: &ReportRequest) -> Result<u8> {
+    let output = req
+        .output
+        .clone()
+        .unwrap_or_else(|| req.run.join("report.html"));
+    check_writable(&output)?;
+    let run = read_run(&req.run)?;
+    let (fit, fit_origin) = fit_for(&run, req.fit.as_deref())?;
+    let verdict = req.verdict.as_deref().map(read_verdict).transpose()?;
+    let mut notes = Vec::new();
+    let figures = run_figures(std::slice::from_ref(&run), Some(&fit), None, &mut notes);
+    let html = render(&ReportInput {
+        run: &run,
+        fit: &fit,
+        fit_origin,
+        verdict,
+        figures,
+        notes,
+    })?;
+    std::fs::write(&output, html).map_err(|e| Error::io(&output, e))?;
+    eprintln!("collbench: report written to {}", output.display());
+    Ok(0)
+}
+
+/// The given fit.json, or a fit of the run made now (not written anywhere).
+fn fit_for(run: &Run, path: Option<&Path>) -> Result<(FitFile, String)> {
+    match path {
+        Some(p) => {
+            let fit = FitFile::read(p)?;
+            let origin = format!("From {} (created {})", p.display(), fit.created);
+            Ok((fit, origin))
+        }
+        None => Ok((
+            build(std::slice::from_ref(run), &BuildOptions::default()),
+            "Fitted on the fly from this run, by the method of collbench fit (not written; \
+             `collbench fit RUN -o fit.json` keeps it)"
+                .into(),
+        )),
+    }
+}
+
+/// Reads a verdict file: any JSON object, refused when it names another schema.
+fn read_verdict(path: &Path) -> Result<(Value, String)> {
+    let bad = |msg: String| Error::Input {
+        path: path.to_path_buf(),
+        msg,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| {
+        bad(format!(
+            "not valid JSON ({e}); give the verdict.json that collbench accept wrote"
+        ))
+    })?;
+    if !v.is_object() {
+        return Err(bad(
+            "not a JSON object; give the verdict.json that collbench accept wrote".into(),
+        ));
+    }
+    if let Some(schema) = v.get("schema").and_then(|s| s.as_str()) {
+        if !schema.starts_with(VERDICT_SCHEMA_PREFIX) {
+            return Err(bad(format!(
+                "schema '{schema}' is not a verdict ({VERDICT_SCHEMA_PREFIX}v1); give the \
+                 verdict.json that collbench accept wrote"
+            )));
+        }
+    }
+    Ok((v, path.display().to_string()))
+}
+
+fn check_writable(path: &Path) -> Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(Error::usage(format!(
+            "-o {}: folder {} does not exist; create it or choose another path",
+            path.display(),
+            parent.display()
+        )));
+    }
+    if path.is_dir() {
+        return Err(Error::usage(format!(
+            "-o {}: is a folder; give a file name such as report.html",
+            path.display()
+        )));
+    }
+    Ok(())
+}
