@@ -17,7 +17,7 @@ use crate::backend::host::transport::{Combine, Transport};
 use crate::error::{Error, Result};
 use crate::launch::cluster::{self, Cluster};
 use crate::launch::env::Bootstrap;
-use crate::meta::{Meta, RunStatus};
+use crate::meta::Meta;
 use crate::report::pairs_csv::PairRow;
 use crate::report::run_dir::{default_run_id, RunDir};
 use crate::sweep::console::Console;
@@ -25,7 +25,7 @@ use crate::sweep::links;
 use crate::sweep::plan::{Plan, Point, SweepOptions, TransportKind};
 use crate::sweep::rank::{measure, RankBuffers};
 use crate::sweep::record::PointKey;
-use crate::sweep::run::{open_console, Outcome, SweepRequest};
+use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
 use crate::sweep::summarize::summarize;
 use crate::sweep::topology::{Topology, WorldShape};
 
@@ -194,18 +194,7 @@ fn lead(
         .map_err(|e| interrupted(e, abort))
         .map_err(|e| name_the_dead(e, c));
     console.finish();
-    let (status, error) = match &result {
-        Ok(_) => (RunStatus::Complete, None),
-        Err(e @ Error::Interrupted(_)) => (RunStatus::Interrupted, Some(e.to_string())),
-        Err(e) => (RunStatus::Failed, Some(e.to_string())),
-    };
-    out.finish(status, error)?;
-    let wrong_points = result?;
-    Ok(Outcome {
-        dir,
-        points: out.points(),
-        wrong_points,
-    })
+    close_run(out, dir, result)
 }
 
 /// Rank 0's loop: start, measure, gather, write, print. Returns the points with wrong results.

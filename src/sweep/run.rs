@@ -100,12 +100,15 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     let console = open_console(&plan, req.progress);
     let result = launch_and_measure(req, &plan, &mut out, &console);
     console.finish();
+    close_run(out, dir, result)
+}
+
+/// Records how a run ended in meta.json and turns the measuring's result (points with wrong
+/// elements) into the outcome.
+pub(crate) fn close_run(mut out: RunDir, dir: PathBuf, result: Result<usize>) -> Result<Outcome> {
     let (status, error) = match &result {
         Ok(_) => (RunStatus::Complete, None),
-        Err(Error::Interrupted(_)) => (
-            RunStatus::Interrupted,
-            result.as_ref().err().map(|e| e.to_string()),
-        ),
+        Err(e @ Error::Interrupted(_)) => (RunStatus::Interrupted, Some(e.to_string())),
         Err(e) => (RunStatus::Failed, Some(e.to_string())),
     };
     out.finish(status, error)?;
