@@ -55,7 +55,9 @@ impl Launch {
                 .env("MASTER_ADDR", &master)
                 .env("MASTER_PORT", port.to_string())
                 .env("COLLBENCH_TOKEN", TOKEN)
-                .env("COLLBENCH_NODE_NAME", format!("node{n}"));
+                .env("COLLBENCH_NODE_NAME", format!("node{n}"))
+                // Store and data listener bind the lab address only.
+                .env("COLLBENCH_LISTEN_ADDR", &lab.nodes[n].ip);
             Some(Spawned::start(cmd))
         });
         Launch(ranks.collect())

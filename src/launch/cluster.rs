@@ -4,7 +4,8 @@
 //!
 //! Where a rank listens: `COLLBENCH_LISTEN_ADDR` (an IP address of this host) if set, else the
 //! address of the interface this host uses to reach the store (found by the kernel's routing,
-//! with a connected UDP socket that sends nothing). The listener binds that address only.
+//! with a connected UDP socket that sends nothing). The listener binds that address only; rank
+//! 0's store binds `COLLBENCH_LISTEN_ADDR` too when it is set, else every interface.
 //! Which ranks share a node: equal host names, or equal `COLLBENCH_NODE_NAME` where set (for
 //! hosts that report the same name, and for several "nodes" on one machine in tests).
 
@@ -92,7 +93,7 @@ pub fn join(
             boot.launcher.name()
         ))
     })?;
-    let server = match (boot.rank, boot.store_bind_addr()) {
+    let server = match (boot.rank, store_bind(boot)?) {
         (0, Some(bind)) => Some(StoreServer::bind(&bind, &token, boot.world, timeout)?),
         _ => None,
     };
@@ -216,15 +217,35 @@ fn check_same_sweep(store: &mut StoreClient, fingerprint: &str) -> Result<()> {
     }
 }
 
-/// This rank's data listener, on the address other hosts reach it at.
-fn listen(boot: &Bootstrap) -> Result<TcpListener> {
-    let ip = match std::env::var(LISTEN_ADDR_ENV) {
-        Ok(v) => v.trim().parse::<IpAddr>().map_err(|_| {
+/// Where rank 0's store listens: on `COLLBENCH_LISTEN_ADDR` when set (only that interface),
+/// else on every interface, at the store's port.
+fn store_bind(boot: &Bootstrap) -> Result<Option<String>> {
+    let (Some(all), Some((_, port))) = (boot.store_bind_addr(), boot.master.as_ref()) else {
+        return Ok(None);
+    };
+    match listen_ip()? {
+        Some(ip) => Ok(Some(SocketAddr::from((ip, *port)).to_string())),
+        None => Ok(Some(all)),
+    }
+}
+
+/// `COLLBENCH_LISTEN_ADDR`, if set.
+fn listen_ip() -> Result<Option<IpAddr>> {
+    match std::env::var(LISTEN_ADDR_ENV) {
+        Ok(v) => v.trim().parse::<IpAddr>().map(Some).map_err(|_| {
             Error::usage(format!(
                 "{LISTEN_ADDR_ENV}='{v}' is not an IP address such as 10.0.0.5; unset it to use the interface toward the store"
             ))
-        })?,
-        Err(_) => route_to_store(boot)?,
+        }),
+        Err(_) => Ok(None),
+    }
+}
+
+/// This rank's data listener, on the address other hosts reach it at.
+fn listen(boot: &Bootstrap) -> Result<TcpListener> {
+    let ip = match listen_ip()? {
+        Some(ip) => ip,
+        None => route_to_store(boot)?,
     };
     TcpListener::bind((ip, 0)).map_err(|e| {
         Error::Rank(format!(

@@ -8,11 +8,12 @@ use crate::fit::schema::{CurveFit, FitFile, WorldModel};
 pub fn render(fit: &FitFile) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "# {:<14} {:<18} {:<5} {:>5} {:>6} {:>11} {:>10} {:>8} {:>8} {:>8} {:>4} {:>8}\n",
+        "# {:<14} {:<18} {:<5} {:>5} {:>5} {:>6} {:>11} {:>10} {:>8} {:>8} {:>8} {:>4} {:>8}\n",
         "op",
         "algo",
         "type",
         "world",
+        "nodes",
         "place",
         "alpha(us)",
         "bw(GB/s)",
@@ -48,11 +49,12 @@ fn curve_row(c: &CurveFit) -> String {
     let k = &c.key;
     let l = &c.line;
     format!(
-        "  {:<14} {:<18} {:<5} {:>5} {:>6} {:>11.3} {:>10} {:>8.4} {:>8} {:>8} {:>4} {:>8}\n",
+        "  {:<14} {:<18} {:<5} {:>5} {:>5} {:>6} {:>11.3} {:>10} {:>8.4} {:>8} {:>8} {:>4} {:>8}\n",
         k.op.name(),
         k.algo.name(),
         k.dtype.name(),
         k.world,
+        k.nodes,
         if k.in_place { "in" } else { "out" },
         l.alpha_us.value,
         l.bandwidth_gbps
