@@ -118,7 +118,8 @@ fn fit_runs(req: &FitRequest) -> Result<FitFile> {
     Ok(fit)
 }
 
-fn check_writable(path: &Path) -> Result<()> {
+/// Fails unless `path`'s folder exists (so a long computation is not lost at the last step).
+pub(crate) fn check_writable(path: &Path) -> Result<()> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

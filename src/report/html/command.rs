@@ -95,17 +95,7 @@ fn read_verdict(path: &Path) -> Result<(Value, String)> {
 }
 
 fn check_writable(path: &Path) -> Result<()> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(Error::usage(format!(
-            "-o {}: folder {} does not exist; create it or choose another path",
-            path.display(),
-            parent.display()
-        )));
-    }
+    crate::fit::command::check_writable(path)?;
     if path.is_dir() {
         return Err(Error::usage(format!(
             "-o {}: is a folder; give a file name such as report.html",
