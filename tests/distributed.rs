@@ -380,3 +380,38 @@ fn every_op_and_algorithm_is_exact_across_shared_memory_and_tcp() {
         assert_eq!((p.key.world, p.key.nodes), (4, 2));
     }
 }
+
+#[test]
+fn accept_runs_across_a_launch_and_rank_0_judges() {
+    let _guard = common::serial();
+    let (tmp, _) = common::tempdir();
+    let dir = tmp.path();
+    let criteria = dir.join("c.toml");
+    let text = "name = \"tiny\"\n[sweep]\nop = \"allreduce\"\nmin_bytes = \"1K\"\nmax_bytes = \"64K\"\nfactor = 8\niters = 5\n\n[[criterion]]\nname = \"correct\"\nmax_wrong = 0\n";
+    std::fs::write(&criteria, text).unwrap();
+    let out = dir.join("acc");
+    let args = [
+        "accept",
+        "--criteria",
+        criteria.to_str().unwrap(),
+        "--repeat",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let port = free_port();
+    let ranks = (0..2)
+        .map(|r| torchrun_rank(r, 2, port, ["a", "b"][r], &args))
+        .collect();
+    let runs = finish_all(ranks, Duration::from_secs(120));
+    for (r, run) in runs.iter().enumerate() {
+        assert_eq!(run.code(), 0, "rank {r}: {}", run.stderr);
+    }
+    assert!(
+        runs[0].stdout.contains("verdict: PASS"),
+        "{}",
+        runs[0].stdout
+    );
+    assert!(runs[1].stdout.is_empty(), "{}", runs[1].stdout);
+    assert!(out.join("verdict.json").is_file() && out.join("repeat-2/summary.csv").is_file());
+}

@@ -11,6 +11,7 @@ use super::verdict::{Outcome, Verdict, VERDICT_FILE};
 use super::{junit, table};
 use crate::error::{Error, Result};
 use crate::report::run_dir::default_run_id;
+use crate::sweep::distributed::run_distributed;
 use crate::sweep::run::{run_sweep, SweepRequest};
 
 /// File name of the JUnit XML inside the output folder.
@@ -38,7 +39,11 @@ pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
             .out
             .clone()
             .unwrap_or_else(|| default_out(&criteria.name));
-        (sweep_repeats(req, &criteria, &out)?, Some(out))
+        match sweep_repeats(req, &criteria, &out)? {
+            Some(dirs) => (dirs, Some(out)),
+            // A rank other than 0 of a multi-host launch: rank 0 judges.
+            None => return Ok(0),
+        }
     } else {
         (req.runs.clone(), req.out.clone())
     };
@@ -74,8 +79,13 @@ fn default_out(name: &str) -> PathBuf {
 }
 
 /// Runs the criteria's sweep `req.repeat` times into `out/repeat-<i>`; every request is parsed
-/// and every criterion checked against the plan before the first measurement.
-fn sweep_repeats(req: &AcceptRequest, criteria: &Criteria, out: &Path) -> Result<Vec<PathBuf>> {
+/// and every criterion checked against the plan before the first measurement. Under mpirun,
+/// srun or torchrun every rank takes part and only rank 0 gets the folders (`None` elsewhere).
+fn sweep_repeats(
+    req: &AcceptRequest,
+    criteria: &Criteria,
+    out: &Path,
+) -> Result<Option<Vec<PathBuf>>> {
     let in_file = |msg: String| Error::Input {
         path: criteria.path.clone(),
         msg,
@@ -97,6 +107,8 @@ fn sweep_repeats(req: &AcceptRequest, criteria: &Criteria, out: &Path) -> Result
     if let Some((_, first)) = requests.first() {
         check_plan(criteria, first).map_err(in_file)?;
     }
+    let launcher = crate::launch::env::detect_process()?.filter(|b| b.world > 1);
+    let mut leader = true;
     for (i, (dir, r)) in requests.iter().enumerate() {
         eprintln!(
             "collbench: acceptance sweep {}/{} into {}",
@@ -105,9 +117,18 @@ fn sweep_repeats(req: &AcceptRequest, criteria: &Criteria, out: &Path) -> Result
             dir.display()
         );
         let _quiet = StdoutToStderr::new();
-        run_sweep(r)?;
+        match launcher.as_ref() {
+            Some(boot) => {
+                if run_distributed(r, boot)?.is_none() {
+                    leader = false;
+                }
+            }
+            None => {
+                run_sweep(r)?;
+            }
+        }
     }
-    Ok(requests.into_iter().map(|(d, _)| d).collect())
+    Ok(leader.then(|| requests.into_iter().map(|(d, _)| d).collect()))
 }
 
 /// Refuses a criterion that no planned point could match, before anything is measured.

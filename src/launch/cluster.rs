@@ -19,6 +19,7 @@ use crate::backend::host::layout::{Layout, Shared};
 use crate::backend::host::transport::hybrid::HybridTransport;
 use crate::backend::host::transport::shm::ShmTransport;
 use crate::backend::host::transport::tcp::TcpTransport;
+use crate::backend::host::transport::Transport;
 use crate::backend::host::wait::WaitPolicy;
 use crate::error::{Error, Result};
 use crate::launch::env::{Bootstrap, STORE_ADDR_ENV, TOKEN_ENV};
@@ -41,13 +42,26 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// After a clean run: every rank meets at one last barrier, says goodbye, and rank 0 stops
-    /// its store. After a failure, dropping the cluster says goodbye without waiting for anyone.
+    /// After a clean run: every rank meets at one last barrier and says goodbye; rank 0 stops
+    /// its store and then tells every rank over TCP, so that none connects to the next run's
+    /// store (a repeat on the same port) while this one still listens.
     pub fn finish(mut self) -> Result<()> {
-        let res = self.store.barrier("collbench-end");
-        let closed = self.store.close();
-        drop(self.server.take());
-        res.and(closed)
+        self.store.barrier("collbench-end")?;
+        self.store.close()?;
+        let t = self.transport.tcp();
+        if let Some(server) = self.server.take() {
+            drop(server);
+            for r in 1..t.nranks() {
+                t.send(r, &[1])?;
+            }
+            return Ok(());
+        }
+        // Others may already have left: wait on rank 0 alone (bounded by the stall timeout).
+        t.recv(
+            0,
+            &mut [0u8],
+            crate::backend::host::transport::Combine::Copy,
+        )
     }
 
     /// Rank 0, after a failure: the ranks that died (closed the store connection without a
