@@ -30,6 +30,7 @@ fn main() -> ExitCode {
             .into_request()
             .and_then(|r| collbench::plot::command::run_plot(&r)),
         Command::Report(args) => collbench::report::html::command::run_report(&args.into_request()),
+        Command::Backends(args) => collbench::backend::list::run_backends(&args),
         Command::Rank(args) => rank(args),
     };
     match result {

@@ -2,6 +2,9 @@
 //! downstream (summary, fit, accept) never cares which one ran.
 
 pub mod host;
+pub mod list;
+#[cfg(feature = "nccl")]
+pub mod nccl;
 
 use std::fmt;
 use std::str::FromStr;
@@ -50,11 +53,30 @@ impl BackendKind {
             BackendKind::Mpi => Err("this build has no MPI backend; it needs a build with \
                  `cargo build --release --features mpi` and an MPI launcher (mpirun/srun)"
                 .into()),
-            BackendKind::Nccl => Err("this build has no NCCL backend; it needs a build with \
-                 `cargo build --release --features nccl` on a machine with a GPU and libnccl"
-                .into()),
+            BackendKind::Nccl => nccl_availability(),
         }
     }
+
+    /// Whether this build includes the backend (its cargo feature was enabled).
+    pub fn built(self) -> bool {
+        match self {
+            BackendKind::Host => true,
+            BackendKind::Mpi => false,
+            BackendKind::Nccl => cfg!(feature = "nccl"),
+        }
+    }
+}
+
+#[cfg(feature = "nccl")]
+fn nccl_availability() -> Result<(), String> {
+    nccl::probe::availability()
+}
+
+#[cfg(not(feature = "nccl"))]
+fn nccl_availability() -> Result<(), String> {
+    Err("this build has no NCCL backend; rebuild with \
+         `cargo build --release --features nccl`"
+        .into())
 }
 
 impl fmt::Display for BackendKind {

@@ -1,0 +1,103 @@
+//! The safe layer: an NCCL communicator that is destroyed exactly once, never panicking.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use super::error::NcclError;
+use super::loader::{Nccl, RawComm, UniqueId};
+
+/// One rank's NCCL communicator on the current CUDA device.
+pub struct Communicator {
+    nccl: Arc<Nccl>,
+    raw: Option<RawComm>,
+    rank: usize,
+    nranks: usize,
+}
+
+impl Communicator {
+    /// Joins the communicator identified by `id` as `rank` of `nranks` (collective: every rank
+    /// must call it).
+    pub fn init(
+        nccl: Arc<Nccl>,
+        nranks: usize,
+        id: &UniqueId,
+        rank: usize,
+    ) -> Result<Self, NcclError> {
+        let (n, r) = ranks_as_c(nranks, rank)?;
+        let raw = nccl.comm_init_rank(n, id, r)?;
+        Ok(Communicator {
+            nccl,
+            raw: Some(raw),
+            rank,
+            nranks,
+        })
+    }
+
+    /// This rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// The number of ranks.
+    pub fn nranks(&self) -> usize {
+        self.nranks
+    }
+
+    /// The library this communicator belongs to.
+    pub fn nccl(&self) -> &Nccl {
+        &self.nccl
+    }
+
+    /// Fails with the communicator's asynchronous error, if one is pending.
+    pub fn check_async(&self) -> Result<(), NcclError> {
+        match &self.raw {
+            Some(raw) => self.nccl.async_error(raw),
+            None => Ok(()),
+        }
+    }
+
+    /// Destroys the communicator, reporting a failure instead of only logging it.
+    pub fn destroy(mut self) -> Result<(), NcclError> {
+        match self.raw.take() {
+            Some(raw) => self.nccl.comm_destroy(raw),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Communicator {
+    fn drop(&mut self) {
+        if let Some(raw) = self.raw.take() {
+            if let Err(e) = self.nccl.comm_destroy(raw) {
+                // Never panic in Drop: a failed write to stderr is ignored too.
+                let _ = writeln!(std::io::stderr(), "collbench: rank {}: {e}", self.rank);
+            }
+        }
+    }
+}
+
+/// Checks `rank < nranks` and that both fit a C int.
+pub fn ranks_as_c(nranks: usize, rank: usize) -> Result<(i32, i32), NcclError> {
+    if rank >= nranks {
+        return Err(NcclError::Argument(format!(
+            "rank {rank} is not below the number of ranks {nranks}"
+        )));
+    }
+    let n = i32::try_from(nranks).map_err(|_| {
+        NcclError::Argument(format!("{nranks} ranks are more than NCCL can address"))
+    })?;
+    Ok((n, rank as i32))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_arguments_are_checked() {
+        assert_eq!(ranks_as_c(4, 3).unwrap(), (4, 3));
+        assert!(ranks_as_c(4, 4).unwrap_err().to_string().contains("rank 4"));
+        assert!(ranks_as_c(0, 0).is_err());
+        assert!(ranks_as_c(usize::MAX, 1).is_err());
+    }
+}

@@ -1,0 +1,194 @@
+//! Typed NCCL and CUDA errors: every `ncclResult_t` code has a name and a message, and every
+//! failure to load a library names the file and the fix.
+
+use std::path::PathBuf;
+
+use super::sys;
+
+/// The environment variable that points collbench at a specific libnccl.
+pub const NCCL_LIB_ENV: &str = "COLLBENCH_NCCL_LIB";
+/// The environment variable that points collbench at a specific libcuda.
+pub const CUDA_LIB_ENV: &str = "COLLBENCH_CUDA_LIB";
+
+/// A non-success `ncclResult_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultCode {
+    UnhandledCudaError,
+    SystemError,
+    InternalError,
+    InvalidArgument,
+    InvalidUsage,
+    RemoteError,
+    InProgress,
+    /// A code this build does not know (a newer NCCL).
+    Unknown(i32),
+}
+
+impl ResultCode {
+    /// `None` for `ncclSuccess`, the typed code otherwise.
+    pub fn from_raw(raw: sys::ncclResult_t) -> Option<Self> {
+        Some(match raw {
+            sys::NCCL_SUCCESS => return None,
+            1 => ResultCode::UnhandledCudaError,
+            2 => ResultCode::SystemError,
+            3 => ResultCode::InternalError,
+            4 => ResultCode::InvalidArgument,
+            5 => ResultCode::InvalidUsage,
+            6 => ResultCode::RemoteError,
+            7 => ResultCode::InProgress,
+            other => ResultCode::Unknown(other),
+        })
+    }
+
+    /// The raw value.
+    pub fn raw(self) -> i32 {
+        match self {
+            ResultCode::UnhandledCudaError => 1,
+            ResultCode::SystemError => 2,
+            ResultCode::InternalError => 3,
+            ResultCode::InvalidArgument => 4,
+            ResultCode::InvalidUsage => 5,
+            ResultCode::RemoteError => 6,
+            ResultCode::InProgress => 7,
+            ResultCode::Unknown(raw) => raw,
+        }
+    }
+
+    /// The enumerator's name in `nccl.h`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ResultCode::UnhandledCudaError => "ncclUnhandledCudaError",
+            ResultCode::SystemError => "ncclSystemError",
+            ResultCode::InternalError => "ncclInternalError",
+            ResultCode::InvalidArgument => "ncclInvalidArgument",
+            ResultCode::InvalidUsage => "ncclInvalidUsage",
+            ResultCode::RemoteError => "ncclRemoteError",
+            ResultCode::InProgress => "ncclInProgress",
+            ResultCode::Unknown(_) => "unknown ncclResult_t",
+        }
+    }
+
+    /// What the code means, for when the library's own `ncclGetErrorString` is not at hand.
+    pub fn message(self) -> &'static str {
+        match self {
+            ResultCode::UnhandledCudaError => "a CUDA call inside NCCL failed",
+            ResultCode::SystemError => "a system call failed (memory, sockets, shared memory)",
+            ResultCode::InternalError => "internal NCCL error",
+            ResultCode::InvalidArgument => "invalid argument",
+            ResultCode::InvalidUsage => "invalid usage of the NCCL API",
+            ResultCode::RemoteError => "a remote rank exited or the network failed",
+            ResultCode::InProgress => "operation still in progress",
+            ResultCode::Unknown(_) => "unknown NCCL result code",
+        }
+    }
+}
+
+/// Every way NCCL use can fail.
+#[derive(Debug, thiserror::Error)]
+pub enum NcclError {
+    /// An NCCL call returned a non-success code.
+    #[error("{call} failed: {} ({}): {message}; rerun with NCCL_DEBUG=WARN for details", .code.name(), .code.raw())]
+    Call {
+        call: &'static str,
+        code: ResultCode,
+        message: String,
+    },
+    /// libnccl could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// A value does not fit NCCL's C interface.
+    #[error("{0}")]
+    Argument(String),
+}
+
+/// Why libnccl (or libcuda) could not be loaded; each names the file and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The override path could not be opened.
+    #[error("{var}={}: cannot load it ({reason}); point {var} at an existing library", .path.display())]
+    Override {
+        var: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
+    /// None of the default names could be opened.
+    #[error("{} not found ({reason}); {fix}", .tried.join(" / "))]
+    NotFound {
+        tried: Vec<String>,
+        reason: String,
+        fix: &'static str,
+    },
+    /// The library opened but lacks a symbol collbench needs.
+    #[error("{}: no symbol {symbol} ({reason}); it is not a usable library, point {var} at the right one", .path.display())]
+    Symbol {
+        var: &'static str,
+        path: PathBuf,
+        symbol: &'static str,
+        reason: String,
+    },
+}
+
+/// Why the CUDA driver cannot run NCCL here.
+#[derive(Debug, thiserror::Error)]
+pub enum CudaError {
+    /// libcuda could not be loaded.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The driver has no device to offer.
+    #[error(
+        "no CUDA device: the NVIDIA driver sees no GPU (check nvidia-smi and CUDA_VISIBLE_DEVICES)"
+    )]
+    NoDevice,
+    /// A driver call failed.
+    #[error("{call} failed: {name} ({code})")]
+    Call {
+        call: &'static str,
+        code: i32,
+        name: String,
+    },
+}
+
+/// Turns a raw result into `Ok` or a typed error, with the library's message when given.
+pub fn check(
+    call: &'static str,
+    raw: sys::ncclResult_t,
+    message: impl FnOnce(ResultCode) -> String,
+) -> Result<(), NcclError> {
+    match ResultCode::from_raw(raw) {
+        None => Ok(()),
+        Some(code) => Err(NcclError::Call {
+            call,
+            code,
+            message: message(code),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_maps_to_a_name_and_back() {
+        assert_eq!(ResultCode::from_raw(0), None);
+        for raw in 1..=7 {
+            let code = ResultCode::from_raw(raw).unwrap();
+            assert_eq!(code.raw(), raw);
+            assert!(code.name().starts_with("nccl"), "{code:?}");
+            assert!(!code.message().is_empty());
+        }
+        assert_eq!(ResultCode::from_raw(6), Some(ResultCode::RemoteError));
+        assert_eq!(ResultCode::from_raw(42), Some(ResultCode::Unknown(42)));
+        assert_eq!(ResultCode::from_raw(-1).unwrap().raw(), -1);
+    }
+
+    #[test]
+    fn check_names_call_code_and_message() {
+        assert!(check("ncclAllReduce", 0, |_| unreachable!()).is_ok());
+        let e = check("ncclAllReduce", 4, |c| c.message().to_string()).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("ncclAllReduce failed"), "{text}");
+        assert!(text.contains("ncclInvalidArgument (4)"), "{text}");
+        assert!(text.contains("invalid argument"), "{text}");
+    }
+}

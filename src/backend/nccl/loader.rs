@@ -1,0 +1,244 @@
+//! Opens libnccl at run time (libnccl.so.2, then libnccl.so, or the path in
+//! `COLLBENCH_NCCL_LIB`) and resolves the entry points of [`super::sys`]. Part of the thin unsafe
+//! layer: every FFI call into NCCL is made here, behind a safe method.
+
+use std::ffi::CStr;
+use std::os::raw::c_int;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use libloading::Library;
+
+use super::error::{check, LoadError, NcclError, ResultCode, NCCL_LIB_ENV};
+use super::sys;
+
+/// The names tried, in order, when no override is given.
+pub const NCCL_NAMES: &[&str] = &["libnccl.so.2", "libnccl.so"];
+const NCCL_FIX: &str = "install NCCL (the libnccl2 package or NVIDIA's tarball) and add its lib \
+     folder to LD_LIBRARY_PATH, or set COLLBENCH_NCCL_LIB=/path/to/libnccl.so.2";
+
+/// The override path from an environment value; an empty value counts as unset.
+pub fn override_path(value: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    value.filter(|v| !v.is_empty()).map(PathBuf::from)
+}
+
+/// Opens the override path if given, otherwise the first of `names` that loads.
+pub fn open(
+    var: &'static str,
+    path: Option<PathBuf>,
+    names: &[&str],
+    fix: &'static str,
+) -> Result<(Library, PathBuf), LoadError> {
+    if let Some(path) = path {
+        // SAFETY: loading a shared library runs its initialisers; the libraries opened here
+        // (libnccl, libcuda) are the vendor's, whose initialisers have no preconditions.
+        return match unsafe { Library::new(&path) } {
+            Ok(lib) => Ok((lib, path)),
+            Err(e) => Err(LoadError::Override {
+                var,
+                path,
+                reason: e.to_string(),
+            }),
+        };
+    }
+    let mut reason = String::from("no names to try");
+    for name in names {
+        // SAFETY: as above.
+        match unsafe { Library::new(name) } {
+            Ok(lib) => return Ok((lib, PathBuf::from(name))),
+            Err(e) => reason = e.to_string(),
+        }
+    }
+    Err(LoadError::NotFound {
+        tried: names.iter().map(|n| n.to_string()).collect(),
+        reason,
+        fix,
+    })
+}
+
+/// Resolves one function pointer of type `T`.
+pub fn symbol<T: Copy>(
+    lib: &Library,
+    path: &Path,
+    var: &'static str,
+    name: &'static str,
+) -> Result<T, LoadError> {
+    // SAFETY: every `T` used with this is the `sys` function-pointer type declared for `name`
+    // in the vendor header; the pointer is only used while `lib` (kept beside it) is loaded.
+    match unsafe { lib.get::<T>(name.as_bytes()) } {
+        Ok(sym) => Ok(*sym),
+        Err(e) => Err(LoadError::Symbol {
+            var,
+            path: path.to_path_buf(),
+            symbol: name,
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// A loaded libnccl: the entry points collbench calls, kept valid by the library handle.
+pub struct Nccl {
+    pub path: PathBuf,
+    pub get_version: sys::ncclGetVersion_t,
+    pub get_unique_id: sys::ncclGetUniqueId_t,
+    pub comm_init_rank: sys::ncclCommInitRank_t,
+    pub comm_destroy: sys::ncclCommDestroy_t,
+    pub comm_get_async_error: sys::ncclCommGetAsyncError_t,
+    pub get_error_string: sys::ncclGetErrorString_t,
+    pub group_start: sys::ncclGroupStart_t,
+    pub group_end: sys::ncclGroupEnd_t,
+    pub all_reduce: sys::ncclAllReduce_t,
+    pub all_gather: sys::ncclAllGather_t,
+    pub reduce_scatter: sys::ncclReduceScatter_t,
+    pub broadcast: sys::ncclBroadcast_t,
+    pub reduce: sys::ncclReduce_t,
+    _lib: Library,
+}
+
+impl Nccl {
+    /// Loads libnccl, honouring `COLLBENCH_NCCL_LIB`.
+    pub fn load() -> Result<Arc<Nccl>, LoadError> {
+        Self::load_from(override_path(std::env::var_os(NCCL_LIB_ENV)))
+    }
+
+    /// Loads libnccl from `path`, or from the default names when `None`.
+    pub fn load_from(path: Option<PathBuf>) -> Result<Arc<Nccl>, LoadError> {
+        let (lib, path) = open(NCCL_LIB_ENV, path, NCCL_NAMES, NCCL_FIX)?;
+        let s = |name| (&lib, path.as_path(), name);
+        Ok(Arc::new(Nccl {
+            get_version: get(s("ncclGetVersion"))?,
+            get_unique_id: get(s("ncclGetUniqueId"))?,
+            comm_init_rank: get(s("ncclCommInitRank"))?,
+            comm_destroy: get(s("ncclCommDestroy"))?,
+            comm_get_async_error: get(s("ncclCommGetAsyncError"))?,
+            get_error_string: get(s("ncclGetErrorString"))?,
+            group_start: get(s("ncclGroupStart"))?,
+            group_end: get(s("ncclGroupEnd"))?,
+            all_reduce: get(s("ncclAllReduce"))?,
+            all_gather: get(s("ncclAllGather"))?,
+            reduce_scatter: get(s("ncclReduceScatter"))?,
+            broadcast: get(s("ncclBroadcast"))?,
+            reduce: get(s("ncclReduce"))?,
+            path: path.clone(),
+            _lib: lib,
+        }))
+    }
+
+    /// The library's own message for a result code.
+    pub fn error_string(&self, code: ResultCode) -> String {
+        // SAFETY: ncclGetErrorString takes any code and returns a static NUL-terminated string
+        // (or NULL, handled below).
+        let ptr = unsafe { (self.get_error_string)(code.raw()) };
+        if ptr.is_null() {
+            return code.message().to_string();
+        }
+        // SAFETY: non-null pointers from ncclGetErrorString point to static C strings.
+        unsafe { CStr::from_ptr(ptr) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Checks a raw result, with the library's message.
+    pub fn check(&self, call: &'static str, raw: sys::ncclResult_t) -> Result<(), NcclError> {
+        check(call, raw, |code| self.error_string(code))
+    }
+
+    /// `ncclGetVersion`, decoded.
+    pub fn version(&self) -> Result<Version, NcclError> {
+        let mut raw: c_int = 0;
+        // SAFETY: ncclGetVersion writes one int through a valid pointer.
+        self.check("ncclGetVersion", unsafe { (self.get_version)(&mut raw) })?;
+        Ok(Version::from_code(raw))
+    }
+
+    /// `ncclGetUniqueId`: the id rank 0 creates and shares with the others.
+    pub fn unique_id(&self) -> Result<UniqueId, NcclError> {
+        let mut id = sys::ncclUniqueId {
+            internal: [0; sys::NCCL_UNIQUE_ID_BYTES],
+        };
+        // SAFETY: ncclGetUniqueId fills the 128-byte struct it is given.
+        self.check("ncclGetUniqueId", unsafe { (self.get_unique_id)(&mut id) })?;
+        Ok(UniqueId(id.internal.map(|c| c as u8)))
+    }
+
+    /// `ncclCommInitRank` on the current CUDA device; collective across all `nranks`.
+    pub fn comm_init_rank(
+        &self,
+        nranks: c_int,
+        id: &UniqueId,
+        rank: c_int,
+    ) -> Result<RawComm, NcclError> {
+        let mut comm: sys::ncclComm_t = std::ptr::null_mut();
+        let id = sys::ncclUniqueId {
+            internal: id.0.map(|b| b as std::os::raw::c_char),
+        };
+        // SAFETY: `comm` is a valid out-pointer; `id` is passed by value as declared.
+        let raw = unsafe { (self.comm_init_rank)(&mut comm, nranks, id, rank) };
+        self.check("ncclCommInitRank", raw)?;
+        Ok(RawComm(comm))
+    }
+
+    /// `ncclCommDestroy`. Consumes the handle so it cannot be destroyed twice.
+    pub fn comm_destroy(&self, comm: RawComm) -> Result<(), NcclError> {
+        if comm.0.is_null() {
+            return Ok(());
+        }
+        // SAFETY: the handle came from ncclCommInitRank and is destroyed exactly once.
+        self.check("ncclCommDestroy", unsafe { (self.comm_destroy)(comm.0) })
+    }
+
+    /// `ncclCommGetAsyncError`: the communicator's pending asynchronous error, if any.
+    pub fn async_error(&self, comm: &RawComm) -> Result<(), NcclError> {
+        let mut state: sys::ncclResult_t = sys::NCCL_SUCCESS;
+        // SAFETY: the handle is live (owned by `comm`); `state` is a valid out-pointer.
+        let raw = unsafe { (self.comm_get_async_error)(comm.0, &mut state) };
+        self.check("ncclCommGetAsyncError", raw)?;
+        self.check("communicator (asynchronous error)", state)
+    }
+}
+
+fn get<T: Copy>((lib, path, name): (&Library, &Path, &'static str)) -> Result<T, LoadError> {
+    symbol(lib, path, NCCL_LIB_ENV, name)
+}
+
+/// An opaque communicator handle; only [`Nccl`] methods use it.
+#[derive(Debug)]
+pub struct RawComm(sys::ncclComm_t);
+
+// SAFETY: NCCL communicators may be used from any one thread at a time; `RawComm` is not `Sync`.
+unsafe impl Send for RawComm {}
+
+/// The 128-byte id that joins ranks into one communicator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UniqueId(pub [u8; sys::NCCL_UNIQUE_ID_BYTES]);
+
+/// An NCCL version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Version {
+    pub major: i32,
+    pub minor: i32,
+    pub patch: i32,
+}
+
+impl Version {
+    /// Decodes `NCCL_VERSION_CODE`: `major*10000 + minor*100 + patch` from 2.9 on,
+    /// `major*1000 + minor*100 + patch` before.
+    pub fn from_code(code: i32) -> Version {
+        let (major, rest) = if code >= 10000 {
+            (code / 10000, code % 10000)
+        } else {
+            (code / 1000, code % 1000)
+        };
+        Version {
+            major,
+            minor: rest / 100,
+            patch: rest % 100,
+        }
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}

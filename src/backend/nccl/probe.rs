@@ -1,0 +1,81 @@
+//! What this machine lacks to run the NCCL backend: libcuda, a device, libnccl.
+
+use std::path::PathBuf;
+
+use super::cuda::{probe_driver, DriverInfo};
+use super::error::{CudaError, LoadError};
+use super::loader::{Nccl, Version};
+
+/// The loaded NCCL library.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NcclInfo {
+    pub path: PathBuf,
+    pub version: Option<Version>,
+}
+
+/// The outcome of looking for the driver, a device and NCCL.
+#[derive(Debug)]
+pub struct Probe {
+    pub driver: Result<DriverInfo, CudaError>,
+    pub nccl: Result<NcclInfo, LoadError>,
+}
+
+impl Probe {
+    /// Looks at this machine (honouring `COLLBENCH_CUDA_LIB` and `COLLBENCH_NCCL_LIB`).
+    pub fn run() -> Probe {
+        let nccl = Nccl::load().map(|lib| NcclInfo {
+            path: lib.path.clone(),
+            version: lib.version().ok(),
+        });
+        Probe {
+            driver: probe_driver(),
+            nccl,
+        }
+    }
+
+    /// One line naming everything missing, or `None` when nothing is.
+    pub fn missing(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Err(e) = &self.driver {
+            parts.push(e.to_string());
+        }
+        if let Err(e) = &self.nccl {
+            parts.push(e.to_string());
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// What was found, e.g. "2 GPUs (driver for CUDA 12.4), NCCL 2.21.5 (libnccl.so.2)".
+    pub fn found(&self) -> String {
+        let mut parts = Vec::new();
+        if let Ok(d) = &self.driver {
+            parts.push(format!(
+                "{} GPU(s) (driver for CUDA {}, {})",
+                d.devices,
+                d.version_text(),
+                d.path.display()
+            ));
+        }
+        if let Ok(n) = &self.nccl {
+            let v = n.version.map(|v| format!("NCCL {v}"));
+            parts.push(format!(
+                "{} ({})",
+                v.as_deref().unwrap_or("NCCL (version unknown)"),
+                n.path.display()
+            ));
+        }
+        parts.join(", ")
+    }
+}
+
+/// Whether `sweep --backend nccl` can run here; the error is one line for the user.
+pub fn availability() -> Result<(), String> {
+    let probe = Probe::run();
+    match probe.missing() {
+        Some(missing) => Err(format!("the nccl backend cannot run here: {missing}")),
+        None => Err(format!(
+            "found {}, but this build does not run NCCL sweeps yet; use --backend host",
+            probe.found()
+        )),
+    }
+}

@@ -1,0 +1,111 @@
+//! NCCL's C interface as declared in its public `nccl.h` (2.x): the types, enum values and
+//! function-pointer types collbench uses. Declarations only; [`super::loader`] resolves them.
+
+#![allow(non_camel_case_types)]
+
+use std::os::raw::{c_char, c_int, c_void};
+
+/// `ncclResult_t`.
+pub type ncclResult_t = c_int;
+/// `ncclSuccess`.
+pub const NCCL_SUCCESS: ncclResult_t = 0;
+
+/// `ncclComm_t`: opaque pointer to a communicator.
+pub type ncclComm_t = *mut c_void;
+/// `cudaStream_t`: opaque pointer to a CUDA stream (`CUstream` of the driver API).
+pub type cudaStream_t = *mut c_void;
+
+/// `NCCL_UNIQUE_ID_BYTES`.
+pub const NCCL_UNIQUE_ID_BYTES: usize = 128;
+
+/// `ncclUniqueId`: passed by value to `ncclCommInitRank`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ncclUniqueId {
+    pub internal: [c_char; NCCL_UNIQUE_ID_BYTES],
+}
+
+/// `ncclDataType_t`.
+pub type ncclDataType_t = c_int;
+pub const NCCL_INT32: ncclDataType_t = 2;
+pub const NCCL_FLOAT16: ncclDataType_t = 6;
+pub const NCCL_FLOAT32: ncclDataType_t = 7;
+pub const NCCL_FLOAT64: ncclDataType_t = 8;
+pub const NCCL_BFLOAT16: ncclDataType_t = 9;
+
+/// `ncclRedOp_t`.
+pub type ncclRedOp_t = c_int;
+pub const NCCL_SUM: ncclRedOp_t = 0;
+pub const NCCL_MAX: ncclRedOp_t = 2;
+pub const NCCL_MIN: ncclRedOp_t = 3;
+
+pub type ncclGetVersion_t = unsafe extern "C" fn(version: *mut c_int) -> ncclResult_t;
+pub type ncclGetUniqueId_t = unsafe extern "C" fn(id: *mut ncclUniqueId) -> ncclResult_t;
+pub type ncclCommInitRank_t = unsafe extern "C" fn(
+    comm: *mut ncclComm_t,
+    nranks: c_int,
+    id: ncclUniqueId,
+    rank: c_int,
+) -> ncclResult_t;
+pub type ncclCommDestroy_t = unsafe extern "C" fn(comm: ncclComm_t) -> ncclResult_t;
+pub type ncclCommGetAsyncError_t =
+    unsafe extern "C" fn(comm: ncclComm_t, async_error: *mut ncclResult_t) -> ncclResult_t;
+pub type ncclGetErrorString_t = unsafe extern "C" fn(result: ncclResult_t) -> *const c_char;
+pub type ncclGroupStart_t = unsafe extern "C" fn() -> ncclResult_t;
+pub type ncclGroupEnd_t = unsafe extern "C" fn() -> ncclResult_t;
+pub type ncclAllReduce_t = unsafe extern "C" fn(
+    send: *const c_void,
+    recv: *mut c_void,
+    count: usize,
+    dtype: ncclDataType_t,
+    op: ncclRedOp_t,
+    comm: ncclComm_t,
+    stream: cudaStream_t,
+) -> ncclResult_t;
+pub type ncclAllGather_t = unsafe extern "C" fn(
+    send: *const c_void,
+    recv: *mut c_void,
+    send_count: usize,
+    dtype: ncclDataType_t,
+    comm: ncclComm_t,
+    stream: cudaStream_t,
+) -> ncclResult_t;
+pub type ncclReduceScatter_t = unsafe extern "C" fn(
+    send: *const c_void,
+    recv: *mut c_void,
+    recv_count: usize,
+    dtype: ncclDataType_t,
+    op: ncclRedOp_t,
+    comm: ncclComm_t,
+    stream: cudaStream_t,
+) -> ncclResult_t;
+pub type ncclBroadcast_t = unsafe extern "C" fn(
+    send: *const c_void,
+    recv: *mut c_void,
+    count: usize,
+    dtype: ncclDataType_t,
+    root: c_int,
+    comm: ncclComm_t,
+    stream: cudaStream_t,
+) -> ncclResult_t;
+pub type ncclReduce_t = unsafe extern "C" fn(
+    send: *const c_void,
+    recv: *mut c_void,
+    count: usize,
+    dtype: ncclDataType_t,
+    op: ncclRedOp_t,
+    root: c_int,
+    comm: ncclComm_t,
+    stream: cudaStream_t,
+) -> ncclResult_t;
+
+/// CUDA driver API (`cuda.h`) entry points used to probe for a usable GPU before cudarc, which
+/// panics when it cannot load the driver, is touched at all.
+pub type CUresult = c_int;
+pub const CUDA_SUCCESS: CUresult = 0;
+pub const CUDA_ERROR_NO_DEVICE: CUresult = 100;
+pub type cuInit_t = unsafe extern "C" fn(flags: u32) -> CUresult;
+pub type cuDriverGetVersion_t = unsafe extern "C" fn(version: *mut c_int) -> CUresult;
+pub type cuDeviceGetCount_t = unsafe extern "C" fn(count: *mut c_int) -> CUresult;
+pub type cuGetErrorName_t =
+    unsafe extern "C" fn(code: CUresult, name: *mut *const c_char) -> CUresult;

@@ -1,0 +1,129 @@
+//! The NCCL backend as a user meets it: `collbench backends`, and `sweep --backend nccl` on a
+//! build without the feature or a machine without a GPU. The GPU tests are `#[ignore]`d; on a
+//! GPU node run them with `cargo test --release --features nccl --test nccl -- --ignored`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{command, run, Run, Spawned};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// `sweep --backend nccl` into a fresh folder, with extra environment.
+fn nccl_sweep(env: &[(&str, &str)]) -> (Run, tempfile::TempDir) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let args = [
+        "sweep",
+        "--no-progress",
+        "--backend",
+        "nccl",
+        "--iters",
+        "2",
+    ];
+    let mut cmd = command(&args);
+    cmd.arg("--out").arg(&out);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let r = Spawned::start(cmd).finish(std::time::Instant::now(), LIMIT);
+    assert!(!r.stderr.contains("panicked"), "{r:?}");
+    assert!(
+        !out.exists(),
+        "a refused sweep must not leave a results folder"
+    );
+    (r, tmp)
+}
+
+fn one_line_exit_2(r: &Run) -> &str {
+    assert_eq!(r.code(), 2, "{r:?}");
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "{r:?}");
+    lines[0]
+}
+
+#[test]
+fn backends_lists_all_three_and_exits_0() {
+    let r = run(&["backends"], LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let lines: Vec<_> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", r.stdout);
+    assert!(lines[1].starts_with("host     yes    yes"), "{}", r.stdout);
+    assert!(lines[2].starts_with("mpi "), "{}", r.stdout);
+    let built = if cfg!(feature = "nccl") { "yes" } else { "no " };
+    assert!(
+        lines[3].starts_with(&format!("nccl     {built}")),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn backends_json_has_the_schema_and_a_reason_per_backend() {
+    let r = run(&["backends", "--json"], LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(v["schema"], "collbench.backends/1");
+    let rows = v["backends"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[2]["backend"], "nccl");
+    assert_eq!(rows[2]["built"], cfg!(feature = "nccl"));
+    assert!(rows
+        .iter()
+        .all(|r| !r["detail"].as_str().unwrap().is_empty()));
+}
+
+#[cfg(not(feature = "nccl"))]
+#[test]
+fn sweep_nccl_without_the_feature_says_how_to_rebuild() {
+    let (r, _tmp) = nccl_sweep(&[]);
+    let line = one_line_exit_2(&r);
+    assert!(
+        line.contains("cargo build --release --features nccl"),
+        "{line}"
+    );
+}
+
+#[cfg(feature = "nccl")]
+#[test]
+fn sweep_nccl_names_each_missing_library_and_the_variable_to_set() {
+    let env = [
+        ("COLLBENCH_CUDA_LIB", "/nonexistent/libcuda.so.1"),
+        ("COLLBENCH_NCCL_LIB", "/nonexistent/libnccl.so.2"),
+    ];
+    let (r, _tmp) = nccl_sweep(&env);
+    let line = one_line_exit_2(&r);
+    assert!(line.contains("the nccl backend cannot run here"), "{line}");
+    assert!(
+        line.contains("COLLBENCH_CUDA_LIB=/nonexistent/libcuda.so.1"),
+        "{line}"
+    );
+    assert!(
+        line.contains("COLLBENCH_NCCL_LIB=/nonexistent/libnccl.so.2"),
+        "{line}"
+    );
+}
+
+#[cfg(feature = "nccl")]
+#[test]
+fn sweep_nccl_on_this_machine_exits_2_without_panicking() {
+    // Whatever this machine has (no driver, no device, no NCCL, or all of them while the NCCL
+    // sweep is not yet implemented), the answer is one line and exit 2.
+    let (r, _tmp) = nccl_sweep(&[]);
+    let line = one_line_exit_2(&r);
+    assert!(line.contains("nccl"), "{line}");
+}
+
+#[cfg(feature = "nccl")]
+#[test]
+#[ignore = "needs an NVIDIA GPU, its driver and libnccl"]
+fn gpu_backends_finds_the_gpu_and_nccl() {
+    let r = run(&["backends", "--json"], LIMIT);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let detail = v["backends"][2]["detail"].as_str().unwrap().to_string();
+    assert!(
+        detail.contains("GPU(s)") && detail.contains("NCCL 2."),
+        "{detail}"
+    );
+}
