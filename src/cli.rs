@@ -56,9 +56,11 @@ pub struct SweepArgs {
     /// Collectives, comma separated: allreduce, allgather, reducescatter, broadcast, reduce.
     #[arg(long, default_value = "allreduce,allgather,reducescatter")]
     pub op: String,
-    /// Algorithms, comma separated: ring, tree. Ops without a listed algorithm are skipped.
-    #[arg(long, default_value = "ring")]
-    pub algo: String,
+    /// Algorithms, comma separated: ring, tree, recursive-doubling; auto (the library's own
+    /// choice) with --backend mpi. Ops without a listed algorithm are skipped
+    /// [default: ring; auto with --backend mpi].
+    #[arg(long)]
+    pub algo: Option<String>,
     /// Element types, comma separated: f32, f64, f16, bf16, i32.
     #[arg(long, default_value = "f32")]
     pub dtype: String,
@@ -224,22 +226,27 @@ fn flag<T>(name: &str, r: Result<T>) -> Result<T> {
 
 /// Refuses an --op/--algo pair where no op has any of the algorithms (`--op allgather --algo
 /// tree`), naming both flags; ops that lack some of the algorithms are skipped with a note.
-fn check_combinations(ops: &[Op], algos: &[Algo], op_text: &str, algo_text: &str) -> Result<()> {
+fn check_combinations(
+    backend: BackendKind,
+    (ops, algos): (&[Op], &[Algo]),
+    op_text: &str,
+    algo_text: &str,
+) -> Result<()> {
     if ops
         .iter()
-        .any(|op| algos.iter().any(|a| op.host_algos().contains(a)))
+        .any(|op| algos.iter().any(|a| backend.algos(*op).contains(a)))
     {
         return Ok(());
     }
     let runs: Vec<String> = ops
         .iter()
         .map(|op| {
-            let names: Vec<&str> = op.host_algos().iter().map(|a| a.name()).collect();
+            let names: Vec<&str> = backend.algos(*op).iter().map(|a| a.name()).collect();
             format!("{op} runs {}", names.join("/"))
         })
         .collect();
     Err(Error::usage(format!(
-        "--op {} with --algo {}: no such combination on the host backend ({})",
+        "--op {} with --algo {}: no such combination on the {backend} backend ({})",
         op_text.trim(),
         algo_text.trim(),
         runs.join("; ")
@@ -292,8 +299,13 @@ impl SweepArgs {
         }
         let factor = flag("-f", parse_factor(&self.factor))?;
         let ops = parse_list::<Op>(&self.op)?;
-        let algos = parse_list::<Algo>(&self.algo)?;
-        check_combinations(&ops, &algos, &self.op, &self.algo)?;
+        let backend = self.backend.parse::<BackendKind>()?;
+        let algo_text = self.algo.as_deref().unwrap_or(match backend {
+            BackendKind::Mpi => "auto",
+            BackendKind::Host | BackendKind::Nccl => "ring",
+        });
+        let algos = parse_list::<Algo>(algo_text)?;
+        check_combinations(backend, (&ops, &algos), &self.op, algo_text)?;
         let opts = SweepOptions {
             ops,
             algos,
@@ -312,7 +324,7 @@ impl SweepArgs {
         };
         Ok(SweepRequest {
             opts,
-            backend: self.backend.parse::<BackendKind>()?,
+            backend,
             timeout: flag("--timeout", parse_duration(&self.timeout))?,
             out: self.out,
             ranks_given: self.ranks.is_some(),

@@ -89,6 +89,8 @@ named_enum!(
         Tree => "tree",
         /// Recursive doubling: log2(p) pairwise exchanges of the whole buffer; for small messages.
         RecursiveDoubling => "recursive-doubling",
+        /// The library's own choice (MPI backend): whatever it picks per size and world.
+        Auto => "auto",
     }
 );
 
@@ -136,6 +138,16 @@ impl Op {
             Op::AllReduce => 2.0 * (p - 1.0) / p,
             Op::AllGather | Op::ReduceScatter => (p - 1.0) / p,
             Op::Broadcast | Op::Reduce => 1.0,
+        }
+    }
+
+    /// The algorithms the MPI backend offers for this op: the library's own choice, and those
+    /// it can force on Open MPI (`coll_tuned`).
+    pub fn mpi_algos(self) -> &'static [Algo] {
+        match self {
+            Op::AllReduce | Op::AllGather => &[Algo::Auto, Algo::Ring, Algo::RecursiveDoubling],
+            Op::ReduceScatter => &[Algo::Auto, Algo::RecursiveDoubling],
+            Op::Broadcast | Op::Reduce => &[Algo::Auto, Algo::Tree],
         }
     }
 

@@ -9,7 +9,7 @@ use collbench::error::Error;
 use collbench::launch::local::OPTIONS_ENV;
 use collbench::sweep::distributed::run_distributed;
 use collbench::sweep::rank::{rank_main, RankArgs};
-use collbench::sweep::run::run_sweep;
+use collbench::sweep::run::{run_sweep, Outcome, SweepRequest};
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -74,6 +74,12 @@ fn one_line(text: &str) -> String {
 
 fn sweep(args: collbench::cli::SweepArgs) -> Result<u8, Error> {
     let req = args.into_request(std::env::args().collect())?;
+    if req.backend == collbench::backend::BackendKind::Mpi {
+        return match sweep_mpi(&req)? {
+            Some(outcome) => Ok(report_outcome(&outcome)),
+            None => Ok(0),
+        };
+    }
     // Started once per rank by mpirun, srun or torchrun: join the others; only rank 0 reports.
     let outcome = match collbench::launch::env::detect_process()? {
         Some(boot) if boot.world > 1 => match run_distributed(&req, &boot)? {
@@ -82,6 +88,24 @@ fn sweep(args: collbench::cli::SweepArgs) -> Result<u8, Error> {
         },
         _ => run_sweep(&req)?,
     };
+    Ok(report_outcome(&outcome))
+}
+
+/// The MPI backend, in a build that has it.
+#[cfg(feature = "mpi")]
+fn sweep_mpi(req: &SweepRequest) -> Result<Option<Outcome>, Error> {
+    collbench::backend::mpi::run_mpi(req)
+}
+
+/// A build without the MPI backend says how to get one.
+#[cfg(not(feature = "mpi"))]
+fn sweep_mpi(req: &SweepRequest) -> Result<Option<Outcome>, Error> {
+    req.backend.availability().map_err(Error::Usage)?;
+    Ok(None)
+}
+
+/// Prints where the points went and maps wrong results to exit code 1.
+fn report_outcome(outcome: &Outcome) -> u8 {
     eprintln!(
         "collbench: {} points written to {}",
         outcome.points,
@@ -92,9 +116,9 @@ fn sweep(args: collbench::cli::SweepArgs) -> Result<u8, Error> {
             "collbench: {} point(s) produced wrong results (column `wrong`)",
             outcome.wrong_points
         );
-        return Ok(1);
+        return 1;
     }
-    Ok(0)
+    0
 }
 
 fn project(args: collbench::project::args::ProjectArgs) -> Result<u8, Error> {

@@ -162,6 +162,10 @@ pub struct Meta {
     pub points: usize,
     /// Files of the folder, name -> schema id.
     pub files: BTreeMap<String, String>,
+    /// The collective library and its version where a backend uses one (mpi: the MPI
+    /// library's version string); absent for the host backend.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
 }
 
 impl Meta {
@@ -193,6 +197,7 @@ impl Meta {
             error: None,
             points: 0,
             files: BTreeMap::new(),
+            library: None,
         }
     }
 

@@ -3,6 +3,8 @@
 
 pub mod host;
 pub mod list;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 #[cfg(feature = "nccl")]
 pub mod nccl;
 
@@ -46,13 +48,19 @@ impl BackendKind {
         }
     }
 
+    /// The algorithms the backend offers for `op`.
+    pub fn algos(self, op: crate::collective::Op) -> &'static [Algo] {
+        match self {
+            BackendKind::Mpi => op.mpi_algos(),
+            BackendKind::Host | BackendKind::Nccl => op.host_algos(),
+        }
+    }
+
     /// Whether this build can run the backend, and if not, what to do about it.
     pub fn availability(self) -> Result<(), String> {
         match self {
             BackendKind::Host => Ok(()),
-            BackendKind::Mpi => Err("this build has no MPI backend; it needs a build with \
-                 `cargo build --release --features mpi` and an MPI launcher (mpirun/srun)"
-                .into()),
+            BackendKind::Mpi => mpi_availability(),
             BackendKind::Nccl => nccl_availability(),
         }
     }
@@ -61,10 +69,23 @@ impl BackendKind {
     pub fn built(self) -> bool {
         match self {
             BackendKind::Host => true,
-            BackendKind::Mpi => false,
+            BackendKind::Mpi => cfg!(feature = "mpi"),
             BackendKind::Nccl => cfg!(feature = "nccl"),
         }
     }
+}
+
+#[cfg(feature = "mpi")]
+fn mpi_availability() -> Result<(), String> {
+    mpi::availability()
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_availability() -> Result<(), String> {
+    Err("this build has no MPI backend; rebuild with \
+         `cargo build --release --features mpi` (needs Open MPI and libclang) and start it with \
+         `mpirun -np N collbench sweep --backend mpi`"
+        .into())
 }
 
 #[cfg(feature = "nccl")]

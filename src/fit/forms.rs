@@ -46,6 +46,9 @@ impl Form {
             Algo::Ring => Form::Ring,
             Algo::Tree => Form::Tree,
             Algo::RecursiveDoubling => Form::RecursiveDoubling,
+            // The library picks per size; the ring form is the bandwidth-optimal shape most
+            // libraries use for large messages.
+            Algo::Auto => Form::Ring,
         }
     }
 

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::backend::host::affinity::Bind;
-use crate::backend::Call;
+use crate::backend::{BackendKind, Call};
 use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
 use crate::error::{Error, Result};
 use crate::sweep::topology::WorldShape;
@@ -119,6 +119,11 @@ pub struct Plan {
 impl SweepOptions {
     /// Checks what the parser cannot: world sizes against ranks, op/algo combinations.
     pub fn validate(&self) -> Result<()> {
+        self.validate_for(BackendKind::Host)
+    }
+
+    /// [`SweepOptions::validate`] against the algorithms of `backend`.
+    pub fn validate_for(&self, backend: BackendKind) -> Result<()> {
         if self.ranks == 0 {
             return Err(Error::usage("--ranks must be at least 1"));
         }
@@ -134,22 +139,22 @@ impl SweepOptions {
         let any = self
             .ops
             .iter()
-            .any(|op| self.algos.iter().any(|a| op.host_algos().contains(a)));
+            .any(|op| self.algos.iter().any(|a| backend.algos(*op).contains(a)));
         if !any {
             return Err(Error::usage(format!(
                 "no requested op has a requested algorithm: {}",
-                self.combinations_hint()
+                self.combinations_hint(backend)
             )));
         }
         Ok(())
     }
 
-    fn combinations_hint(&self) -> String {
+    fn combinations_hint(&self, backend: BackendKind) -> String {
         let parts: Vec<String> = self
             .ops
             .iter()
             .map(|op| {
-                let algos: Vec<&str> = op.host_algos().iter().map(|a| a.name()).collect();
+                let algos: Vec<&str> = backend.algos(*op).iter().map(|a| a.name()).collect();
                 format!("{op} runs {}", algos.join("/"))
             })
             .collect();
@@ -185,13 +190,18 @@ impl SweepOptions {
     /// Expands the options into points, in the order they are measured: world, op, algo, dtype,
     /// placement, then size (so one curve is measured in one go).
     pub fn plan(&self) -> Plan {
+        self.plan_for(BackendKind::Host)
+    }
+
+    /// [`SweepOptions::plan`] with the algorithms of `backend`.
+    pub fn plan_for(&self, backend: BackendKind) -> Plan {
         let mut plan = Plan {
             points: Vec::new(),
             notes: Vec::new(),
         };
         for (shape, pair) in self.groups() {
             for &op in &self.ops {
-                for &algo in self.algos.iter().filter(|a| op.host_algos().contains(a)) {
+                for &algo in self.algos.iter().filter(|a| backend.algos(op).contains(a)) {
                     for &dtype in &self.dtypes {
                         for &in_place in &self.in_place {
                             self.plan_curve(&mut plan, (shape, pair), op, algo, dtype, in_place);
@@ -201,9 +211,9 @@ impl SweepOptions {
             }
         }
         for op in &self.ops {
-            if let Some(a) = self.algos.iter().find(|a| !op.host_algos().contains(a)) {
+            if let Some(a) = self.algos.iter().find(|a| !backend.algos(*op).contains(a)) {
                 plan.notes.push(format!(
-                    "{op} has no {a} algorithm on the host backend; skipped"
+                    "{op} has no {a} algorithm on the {backend} backend; skipped"
                 ));
             }
         }

@@ -1,0 +1,196 @@
+//! The MPI backend (cargo feature `mpi`): the real binary started by `mpirun` at 2 and 4 ranks
+//! (oversubscribed, allowed as root) measures every op and dtype it supports exactly, and the
+//! requests it cannot serve are refused with one line and exit 2.
+//!
+//! Run with `cargo test --release --features mpi --test mpi`; needs Open MPI's `mpirun`.
+
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{command, exe, tempdir, Run, Spawned};
+
+const LIMIT: Duration = Duration::from_secs(240);
+
+/// Variables by which an MPI library sees a launcher (beyond those `common` removes).
+const PMI_VARS: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"];
+
+/// Whether `mpirun` can be started; says so on stderr when it cannot.
+fn have_mpirun() -> bool {
+    let ok = Command::new("mpirun")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIP: mpirun not found; install openmpi-bin to run the MPI tests");
+    }
+    ok
+}
+
+/// `mpirun -np n collbench sweep --backend mpi --no-progress --out <out> args...`.
+fn mpirun(n: usize, out: &Path, args: &[&str]) -> Run {
+    let np = n.to_string();
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", &np, exe()])
+        .args(["sweep", "--backend", "mpi", "--no-progress"])
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    Spawned::start(cmd).finish(Instant::now(), LIMIT)
+}
+
+/// Every op in f32, f64 and i32 at the given world sizes; every row exact and from `mpi`.
+fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
+    if !have_mpirun() {
+        return;
+    }
+    let _serial = common::serial();
+    let (_tmp, out) = tempdir();
+    let ops = "allreduce,allgather,reducescatter,broadcast,reduce";
+    let args = [
+        "--op",
+        ops,
+        "--dtype",
+        "f32,f64,i32",
+        "--world-sizes",
+        worlds,
+        "-b",
+        "8",
+        "-e",
+        "64K",
+        "-f",
+        "16",
+        "--iters",
+        "3",
+        "--warmup",
+        "1",
+    ];
+    let r = mpirun(n, &out, &args);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let rows = common::summary(&out);
+    for &w in expected_worlds {
+        for op in ops.split(',') {
+            for dtype in ["f32", "f64", "i32"] {
+                let found = rows.iter().filter(|p| {
+                    let k = &p.key;
+                    k.world == w && k.op.name() == op && k.dtype.name() == dtype
+                });
+                assert!(found.count() >= 3, "no rows for {op} {dtype} world {w}");
+            }
+        }
+    }
+    for p in &rows {
+        assert_eq!(p.key.backend, "mpi");
+        assert_eq!(p.key.algo.name(), "auto");
+        assert_eq!(p.wrong, 0, "{:?}", p.key);
+        assert!(p.time_us_median > 0.0, "{:?}", p.key);
+    }
+    let meta = common::meta(&out);
+    assert_eq!((meta.backend.as_str(), meta.ranks), ("mpi", n));
+    let library = meta.library.unwrap_or_default();
+    assert!(library.contains("MPI"), "library {library:?}");
+}
+
+#[test]
+fn two_ranks_measure_every_op_and_dtype_exactly() {
+    exact_sweep(2, "2", &[2]);
+}
+
+#[test]
+fn four_ranks_split_into_groups_of_two_three_and_four() {
+    exact_sweep(4, "2,3,4", &[2, 3, 4]);
+}
+
+/// `collbench sweep args...` run directly, with no launcher in its environment.
+fn direct(args: &[&str], env: Option<(&str, &str)>) -> Run {
+    let (_tmp, out) = tempdir();
+    let mut full = vec!["sweep", "--backend", "mpi", "--out", out.to_str().unwrap()];
+    full.extend_from_slice(args);
+    let mut cmd = command(&full);
+    for var in PMI_VARS {
+        cmd.env_remove(var);
+    }
+    if let Some((k, v)) = env {
+        cmd.env(k, v);
+    }
+    let r = Spawned::start(cmd).finish(Instant::now(), Duration::from_secs(30));
+    assert!(!out.exists(), "a refused run left {}", out.display());
+    r
+}
+
+fn assert_refused(r: &Run, names: &[&str]) {
+    assert_eq!((r.code(), r.stderr_lines().len()), (2, 1), "{r:?}");
+    for name in names {
+        assert!(r.stderr.contains(name), "{name} not in {}", r.stderr);
+    }
+}
+
+#[test]
+fn without_a_launcher_it_says_to_use_mpirun() {
+    let r = direct(&["-e", "64"], None);
+    assert_refused(&r, &["mpirun -np N collbench sweep --backend mpi"]);
+}
+
+#[test]
+fn unsupported_requests_are_refused_before_mpi_starts() {
+    // A launcher variable lets the refusal of the request itself through.
+    let env = Some(("PMI_SIZE", "1"));
+    assert_refused(&direct(&["--dtype", "f32,bf16"], env), &["bf16"]);
+    assert_refused(&direct(&["--in-place", "both"], env), &["--in-place"]);
+    assert_refused(
+        &direct(&["--algo", "auto,ring"], env),
+        &["auto,ring", "one mpirun"],
+    );
+    let rs_ring = ["--op", "reducescatter", "--algo", "ring"];
+    assert_refused(
+        &direct(&rs_ring, env),
+        &["mpi backend", "recursive-doubling"],
+    );
+}
+
+#[test]
+fn a_forced_algorithm_is_set_for_open_mpi_and_recorded() {
+    if !have_mpirun() {
+        return;
+    }
+    let _serial = common::serial();
+    let (_tmp, out) = tempdir();
+    let args = [
+        "--op",
+        "allreduce,allgather,reducescatter",
+        "--algo",
+        "ring",
+        "-b",
+        "64",
+        "-e",
+        "64K",
+        "-f",
+        "32",
+        "--iters",
+        "3",
+        "--warmup",
+        "1",
+    ];
+    let r = mpirun(2, &out, &args);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let said = format!("{}{}", r.stdout, r.stderr);
+    assert!(said.contains("reducescatter has no ring"), "{said}");
+    let rows = common::summary(&out);
+    assert_eq!(rows.len(), 6, "allreduce and allgather at 3 sizes");
+    assert!(rows
+        .iter()
+        .all(|p| p.key.algo.name() == "ring" && p.wrong == 0));
+    let env = &common::meta(&out).options["mpi_env"];
+    assert_eq!(env["OMPI_MCA_coll_tuned_use_dynamic_rules"], "1");
+    assert_eq!(env["OMPI_MCA_coll_tuned_allreduce_algorithm"], "4");
+    assert_eq!(env["OMPI_MCA_coll_tuned_allgather_algorithm"], "4");
+}
