@@ -17,6 +17,7 @@ use crate::sweep::plan::{Plan, Point, SweepOptions};
 use crate::sweep::record::PointKey;
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
 use crate::sweep::summarize::summarize;
+use crate::sweep::topology::Topology;
 
 /// The communicator of each world size: `Some` on its first `p` ranks, `None` elsewhere.
 struct Groups(Vec<(usize, Option<SimpleCommunicator>)>);
@@ -63,11 +64,12 @@ pub(super) fn run(
         )));
     }
     let groups = Groups::split(world, &opts.world_sizes);
+    let topo = hosts(world);
     if world.rank() != 0 {
         follow(world, &groups, &plan)?;
         return Ok(None);
     }
-    match lead(req, &opts, &plan, (world, &groups), library) {
+    match lead(req, &opts, &plan, (world, &groups, &topo), library) {
         Ok(outcome) => Ok(Some(outcome)),
         // The other ranks wait in MPI calls for rank 0: end the whole job.
         Err(e) if size > 1 => {
@@ -94,7 +96,7 @@ fn lead(
     req: &SweepRequest,
     opts: &SweepOptions,
     plan: &Plan,
-    comms: (&SimpleCommunicator, &Groups),
+    comms: (&SimpleCommunicator, &Groups, &Topology),
     library: &super::Library,
 ) -> Result<Outcome> {
     let dir = req.out.clone().unwrap_or_else(|| {
@@ -108,8 +110,11 @@ fn lead(
         map.insert("mpi_env".into(), mca.into());
     }
     let cmd = req.command_line.clone();
-    let mut meta = Meta::new(cmd, "mpi", "mpi", opts.ranks, 1, options);
+    let topo = comms.2;
+    let mut meta = Meta::new(cmd, "mpi", "mpi", opts.ranks, topo.nodes(), options);
     meta.library = Some(library.version.clone());
+    meta.hosts = topo.hosts.clone();
+    meta.rank_nodes = topo.node_of.clone();
     let mut out = RunDir::create(&dir, &meta)?;
     let console = open_console(plan, req.progress);
     let result = lead_points(plan, comms, &mut out, &console);
@@ -121,7 +126,7 @@ fn lead(
 /// results.
 fn lead_points(
     plan: &Plan,
-    (world, groups): (&SimpleCommunicator, &Groups),
+    (world, groups, topo): (&SimpleCommunicator, &Groups, &Topology),
     out: &mut RunDir,
     console: &Console,
 ) -> Result<usize> {
@@ -134,19 +139,51 @@ fn lead_points(
         let mut all = vec![0u64; payload.len() * world.size() as usize];
         root.gather_into_root(&payload[..], &mut all[..]);
         let (rank_times, wrongs) = members_samples(&all, payload.len());
-        let key = PointKey::of(point, BackendKind::Mpi.name());
-        let (rec, samples, per_rank) = summarize(key, point.warmup, &rank_times, &wrongs)
+        let mut key = PointKey::of(point, BackendKind::Mpi.name());
+        // Groups are the first p ranks: the nodes they span, and each member's node.
+        key.nodes = topo.node_of[..point.world]
+            .iter()
+            .max()
+            .map_or(1, |n| n + 1);
+        let (rec, samples, mut per_rank) = summarize(key, point.warmup, &rank_times, &wrongs)
             .ok_or_else(|| {
                 Error::Rank(format!(
                     "invalid samples from the ranks for {}",
                     point.describe()
                 ))
             })?;
+        for r in per_rank.iter_mut() {
+            r.node = topo.node_of[r.global_rank];
+        }
         out.append_point(&rec, &samples, &per_rank)?;
         console.point(&rec);
         wrong_points += usize::from(rec.wrong > 0);
     }
     Ok(wrong_points)
+}
+
+/// Every rank's host name, gathered on every rank (64 bytes each; `COLLBENCH_NODE_NAME`
+/// overrides it as for the host backend), as the launch's topology.
+fn hosts(world: &SimpleCommunicator) -> Topology {
+    const LEN: usize = 64;
+    let name = std::env::var(crate::launch::cluster::NODE_NAME_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| crate::meta::HostInfo::detect().hostname);
+    let mut mine = [0u8; LEN];
+    let n = name.len().min(LEN);
+    mine[..n].copy_from_slice(&name.as_bytes()[..n]);
+    let mut all = vec![0u8; LEN * world.size() as usize];
+    world.all_gather_into(&mine[..], &mut all[..]);
+    let names: Vec<String> = all
+        .chunks_exact(LEN)
+        .map(|c| {
+            String::from_utf8_lossy(c)
+                .trim_end_matches('\0')
+                .to_string()
+        })
+        .collect();
+    Topology::from_hosts(&names)
 }
 
 /// This rank's part of one point: `[member, wrong, time bits...]` (zeros where not a member).
