@@ -75,6 +75,7 @@ fn source(run: &Run) -> Source {
         ended: m.ended.clone(),
         collbench_version: m.collbench_version.clone(),
         points: run.points.len(),
+        gpu_power: run.gpu_power.clone(),
     }
 }
 

@@ -13,7 +13,8 @@ use crate::report::samples_csv::{read_samples, SAMPLES_FILE};
 use crate::report::summary_csv::{read_summary, SUMMARY_FILE};
 use crate::sweep::record::PointRecord;
 
-use super::schema::CurveKey;
+use super::power::read_source_power;
+use super::schema::{CurveKey, SourcePower};
 
 /// One results folder, read and checked.
 #[derive(Debug)]
@@ -21,6 +22,8 @@ pub struct Run {
     pub dir: PathBuf,
     pub meta: Meta,
     pub points: Vec<MeasuredPoint>,
+    /// NVML-measured GPU power, from the run's telemetry.csv when it has one.
+    pub gpu_power: Option<SourcePower>,
 }
 
 /// A point of a run with its per-iteration times (µs).
@@ -88,6 +91,7 @@ pub fn read_run(dir: &Path) -> Result<Run> {
         dir: dir.to_path_buf(),
         meta,
         points,
+        gpu_power: read_source_power(dir)?,
     })
 }
 

@@ -15,6 +15,7 @@ pub mod command;
 pub mod export;
 pub mod forms;
 pub mod input;
+pub mod power;
 pub mod predict;
 pub mod regress;
 pub mod schema;

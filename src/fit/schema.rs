@@ -68,6 +68,22 @@ pub struct Source {
     pub collbench_version: String,
     /// Points (rows of summary.csv) in the run.
     pub points: usize,
+    /// GPU power NVML measured during the run's collectives (its telemetry.csv), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_power: Option<SourcePower>,
+}
+
+/// GPU power over every point of a run, from its telemetry.csv.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SourcePower {
+    /// Mean of the per-point, per-GPU means, weighted by their sample counts, W.
+    pub power_w_mean: f64,
+    /// Highest per-point maximum, W.
+    pub power_w_max: f64,
+    /// NVML samples behind the mean.
+    pub samples: u64,
+    /// GPU names seen, deduplicated.
+    pub gpus: Vec<String>,
 }
 
 /// What one curve is: everything but the size.

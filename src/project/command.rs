@@ -56,7 +56,14 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         batch: req.batch,
         microbatches: req.microbatches,
         opts: req.opts,
+        comm_power_w: measured_comm_power(&fit),
     };
+    if let Some(w) = request.comm_power_w {
+        eprintln!(
+            "collbench: exposed communication draws {w:.0} W per GPU, as NVML measured in the \
+             fit's source runs"
+        );
+    }
     let projection = project(&request, &fit)?;
     print!("{}", output::table(&request, &projection, &network));
     for note in &projection.notes {
@@ -95,6 +102,24 @@ fn network(req: &ProjectRequest) -> Result<(FitFile, String)> {
     }
 }
 
+/// The sample-weighted mean GPU power of the fit's source runs that NVML measured.
+pub fn measured_comm_power(fit: &FitFile) -> Option<f64> {
+    let measured: Vec<_> = fit
+        .sources
+        .iter()
+        .filter_map(|s| s.gpu_power.as_ref())
+        .collect();
+    let samples: u64 = measured.iter().map(|p| p.samples).sum();
+    if samples == 0 {
+        return None;
+    }
+    let weighted: f64 = measured
+        .iter()
+        .map(|p| p.power_w_mean * p.samples as f64)
+        .sum();
+    Some(weighted / samples as f64)
+}
+
 /// `--out` must be a folder or not exist yet, under an existing parent.
 fn check_out(out: &Path) -> Result<()> {
     if out.exists() && !out.is_dir() {
@@ -108,4 +133,31 @@ fn check_out(out: &Path) -> Result<()> {
 
 fn write(path: &Path, text: String) -> Result<()> {
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::schema::SourcePower;
+
+    fn power(mean: f64, samples: u64) -> Option<SourcePower> {
+        Some(SourcePower {
+            power_w_mean: mean,
+            power_w_max: mean + 50.0,
+            samples,
+            gpus: vec!["NVIDIA H100 80GB HBM3".into()],
+        })
+    }
+
+    #[test]
+    fn measured_power_is_the_sample_weighted_mean_of_the_sources() {
+        let mut fit = specs::profile("h100-ib400").unwrap();
+        assert_eq!(measured_comm_power(&fit), None);
+        let mut second = fit.sources[0].clone();
+        fit.sources[0].gpu_power = power(200.0, 300);
+        second.gpu_power = power(300.0, 100);
+        fit.sources.push(second);
+        // (200·300 + 300·100) / 400 = 225 W.
+        assert_eq!(measured_comm_power(&fit), Some(225.0));
+    }
 }

@@ -4,10 +4,13 @@
 //! - tokens/s = global batch × sequence length / step time; per GPU, divided by the world.
 //! - MFU (PaLM's model FLOPs utilisation) = model FLOPs per token × tokens/s / (world × peak).
 //! - Power: a GPU draws `max_w` while computing (including compute slowed by overlapped
-//!   communication) and `idle_w` otherwise (exposed communication, pipeline bubble), so the
-//!   average is `idle + (max − idle) · busy` with `busy = (compute + slowdown) / step`.
-//!   Communication kernels draw more than an idle GPU but far less than GEMMs; counting them as
-//!   idle is a stated simplification. tokens/J = tokens/s per GPU / W per GPU.
+//!   communication), `comm_w` while it only communicates (exposed communication) and `idle_w`
+//!   otherwise (pipeline bubble): `max·busy + comm·exposed + idle·(1 − busy − exposed)` with
+//!   `busy = (compute + slowdown) / step` and `exposed = exposed communication / step`.
+//!   `comm_w` is the mean power NVML measured during the fit's source runs when they have
+//!   telemetry; without it communication counts as idle, a stated simplification
+//!   (communication kernels draw more than an idle GPU but far less than GEMMs), and the
+//!   formula is `idle + (max − idle) · busy`. tokens/J = tokens/s per GPU / W per GPU.
 
 use serde::Serialize;
 
@@ -32,19 +35,26 @@ pub struct Metrics {
     pub tokens_per_joule: f64,
 }
 
-/// Metrics of a step that processes `tokens` tokens on `world` GPUs, at `flops_per_token`.
-pub fn metrics(
-    t: &StepTime,
-    hw: &HardwareSpec,
-    world: usize,
-    tokens: f64,
-    flops_per_token: f64,
-) -> Metrics {
+/// What a step processes and where power during communication comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepWork {
+    pub world: usize,
+    pub tokens: f64,
+    pub flops_per_token: f64,
+    /// Measured power while only communicating, W; `None`: the hardware's idle power.
+    pub comm_w: Option<f64>,
+}
+
+/// Metrics of a step that processes `w.tokens` tokens on `w.world` GPUs.
+pub fn metrics(t: &StepTime, hw: &HardwareSpec, w: &StepWork) -> Metrics {
     let step = t.step_time_s();
-    let tokens_per_s = tokens / step;
-    let per_gpu = tokens_per_s / world as f64;
+    let tokens_per_s = w.tokens / step;
+    let per_gpu = tokens_per_s / w.world as f64;
     let busy = ((t.compute_s + t.overlap_slowdown_s) / step).clamp(0.0, 1.0);
-    let power = hw.idle_w + (hw.max_w - hw.idle_w) * busy;
+    let exposed = (t.exposed_comm_s / step).clamp(0.0, 1.0 - busy);
+    let comm_w = w.comm_w.unwrap_or(hw.idle_w);
+    let power = hw.max_w * busy + comm_w * exposed + hw.idle_w * (1.0 - busy - exposed);
+    let flops_per_token = w.flops_per_token;
     Metrics {
         step_time_s: step,
         compute_s: t.compute_s,
@@ -79,7 +89,13 @@ mod tests {
             bubble_s: 1.0,
         };
         // 8 GPUs, 80,000 tokens per step at 1e12 FLOP per token.
-        let m = metrics(&t, &h100, 8, 80_000.0, 1e12);
+        let work = StepWork {
+            world: 8,
+            tokens: 80_000.0,
+            flops_per_token: 1e12,
+            comm_w: None,
+        };
+        let m = metrics(&t, &h100, &work);
         assert_eq!(m.tokens_per_s, 8000.0);
         assert_eq!(m.tokens_per_s_per_gpu, 1000.0);
         assert!((m.mfu - 1e15 / 989e12).abs() < 1e-12);
@@ -87,5 +103,16 @@ mod tests {
         // 140 + 560 · 0.8 = 588 W; 1000 / 588 tokens per joule.
         assert!((m.power_w_per_gpu - 588.0).abs() < 1e-9);
         assert!((m.tokens_per_joule - 1000.0 / 588.0).abs() < 1e-12);
+        // 300 W measured while communicating: 700·0.8 + 300·0.1 + 140·0.1 = 604 W.
+        let measured = metrics(
+            &t,
+            &h100,
+            &StepWork {
+                comm_w: Some(300.0),
+                ..work
+            },
+        );
+        assert!((measured.power_w_per_gpu - 604.0).abs() < 1e-9);
+        assert_eq!(measured.tokens_per_s, m.tokens_per_s);
     }
 }

@@ -8,7 +8,7 @@ use super::comm::Network;
 use super::hardware::HardwareSpec;
 use super::layout::{check_world, Layout};
 use super::memory::{memory, Memory, MemoryInput};
-use super::metrics::{metrics, Metrics};
+use super::metrics::{metrics, Metrics, StepWork};
 use super::model::ModelSpec;
 use super::stage::stages;
 use super::step::{step_time, StepBatch, StepOptions};
@@ -41,6 +41,9 @@ pub struct Request {
     pub microbatches: Option<usize>,
     #[serde(flatten)]
     pub opts: StepOptions,
+    /// GPU power while only communicating, measured by NVML in the fit's source runs, W;
+    /// `None`: the hardware's idle power stands in.
+    pub comm_power_w: Option<f64>,
 }
 
 /// One (world, layout) of the projection.
@@ -199,14 +202,13 @@ fn plan_row(
             net,
         )
         .map_err(|e| Error::usage(format!("world {world} tp {tp} pp {pp}: {e}")))?;
-        let tokens = (global * req.seq) as f64;
-        Some(metrics(
-            &t,
-            hw,
+        let work = StepWork {
             world,
-            tokens,
-            req.model.flops_per_token(req.seq),
-        ))
+            tokens: (global * req.seq) as f64,
+            flops_per_token: req.model.flops_per_token(req.seq),
+            comm_w: req.comm_power_w,
+        };
+        Some(metrics(&t, hw, &work))
     } else {
         None
     };

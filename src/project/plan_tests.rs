@@ -28,6 +28,7 @@ fn request(model: &str, gpu: &str, tps: &[usize], pps: &[usize]) -> Request {
             compute_efficiency: 0.5,
             overlap_slowdown: 0.19,
         },
+        comm_power_w: None,
     }
 }
 

@@ -1,6 +1,6 @@
 //! Writers and readers of a results folder (see docs/FORMATS.md) and the live stdout table.
 
-mod csvio;
+pub(crate) mod csvio;
 pub mod fit_table;
 pub mod html;
 pub mod pairs_csv;

@@ -1,0 +1,139 @@
+//! GPU power of a source run, from the telemetry.csv that NVML sampling leaves beside an NCCL
+//! run's summary (docs/FORMATS.md). It travels in fit.json's `sources[].gpu_power` so that the
+//! projection, which reads nothing but fit.json, can use measured power for time a GPU spends
+//! only communicating.
+
+use std::path::Path;
+
+use super::schema::SourcePower;
+use crate::error::Result;
+use crate::report::csvio::{self, Row};
+
+/// File name of the per-point GPU telemetry inside a results folder.
+pub const TELEMETRY_FILE: &str = "telemetry.csv";
+
+const WHAT: &str = "collbench telemetry.csv (collbench.telemetry/v1)";
+const COLUMNS: [&str; 4] = ["gpu_name", "samples", "power_w_mean", "power_w_max"];
+
+/// One GPU's power during one point; `None` where NVML gave nothing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointPower {
+    pub gpu: String,
+    pub samples: u64,
+    pub mean_w: Option<f64>,
+    pub max_w: Option<f64>,
+}
+
+/// The run's power, or `None` when it has no telemetry.csv or no row with a measurement (a run
+/// on a machine where NVML could not start writes empty power fields).
+pub fn read_source_power(dir: &Path) -> Result<Option<SourcePower>> {
+    let path = dir.join(TELEMETRY_FILE);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let rows = csvio::read_rows(&path, WHAT, &COLUMNS, parse_row)?;
+    Ok(summarize(&rows))
+}
+
+fn parse_row(row: &Row) -> Result<PointPower> {
+    let samples = match row.get("samples")? {
+        "" => 0,
+        _ => row.parse("samples")?,
+    };
+    let finite = |x: f64| Some(x).filter(|x| x.is_finite());
+    Ok(PointPower {
+        gpu: row.get("gpu_name")?.to_string(),
+        samples,
+        mean_w: finite(row.float("power_w_mean")?),
+        max_w: finite(row.float("power_w_max")?),
+    })
+}
+
+/// Sample-weighted mean of the measured rows and the highest maximum.
+pub fn summarize(rows: &[PointPower]) -> Option<SourcePower> {
+    let measured: Vec<&PointPower> = rows
+        .iter()
+        .filter(|r| r.samples > 0 && r.mean_w.is_some())
+        .collect();
+    let samples: u64 = measured.iter().map(|r| r.samples).sum();
+    if samples == 0 {
+        return None;
+    }
+    let weighted: f64 = measured
+        .iter()
+        .map(|r| r.mean_w.unwrap_or(0.0) * r.samples as f64)
+        .sum();
+    let max = measured
+        .iter()
+        .filter_map(|r| r.max_w.or(r.mean_w))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut gpus: Vec<String> = measured.iter().map(|r| r.gpu.clone()).collect();
+    gpus.sort();
+    gpus.dedup();
+    Some(SourcePower {
+        power_w_mean: weighted / samples as f64,
+        power_w_max: max,
+        samples,
+        gpus,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(gpu: &str, samples: u64, mean: Option<f64>, max: Option<f64>) -> PointPower {
+        PointPower {
+            gpu: gpu.into(),
+            samples,
+            mean_w: mean,
+            max_w: max,
+        }
+    }
+
+    #[test]
+    fn means_are_weighted_by_samples_and_empty_rows_ignored() {
+        let rows = [
+            row("NVIDIA H100", 30, Some(200.0), Some(250.0)),
+            row("NVIDIA H100", 10, Some(400.0), Some(450.0)),
+            row("", 0, None, None),
+        ];
+        let p = summarize(&rows).unwrap();
+        // (30·200 + 10·400) / 40 = 250 W.
+        assert_eq!(p.power_w_mean, 250.0);
+        assert_eq!(p.power_w_max, 450.0);
+        assert_eq!(p.samples, 40);
+        assert_eq!(p.gpus, vec!["NVIDIA H100".to_string()]);
+    }
+
+    #[test]
+    fn no_measurement_is_none() {
+        assert_eq!(summarize(&[row("", 0, None, None)]), None);
+        assert_eq!(summarize(&[]), None);
+    }
+
+    #[test]
+    fn a_file_is_read_by_column_name() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read_source_power(dir.path()).unwrap(), None);
+        let text = "point,rank,device,gpu_name,samples,power_w_mean,power_w_max,energy_j\n\
+                    0,0,0,NVIDIA A100,4,100,120,1.5\n\
+                    0,1,1,NVIDIA A100,4,300,330,\n\
+                    1,0,0,,,,,\n";
+        std::fs::write(dir.path().join(TELEMETRY_FILE), text).unwrap();
+        let p = read_source_power(dir.path()).unwrap().unwrap();
+        assert_eq!(
+            (p.power_w_mean, p.power_w_max, p.samples),
+            (200.0, 330.0, 8)
+        );
+    }
+
+    #[test]
+    fn a_bad_value_names_the_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "gpu_name,samples,power_w_mean,power_w_max\nA100,4,lots,1\n";
+        std::fs::write(dir.path().join(TELEMETRY_FILE), text).unwrap();
+        let e = read_source_power(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("telemetry.csv") && e.contains("line 2"), "{e}");
+    }
+}
