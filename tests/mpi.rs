@@ -48,7 +48,8 @@ fn mpirun(n: usize, out: &Path, args: &[&str]) -> Run {
     Spawned::start(cmd).finish(Instant::now(), LIMIT)
 }
 
-/// Every op in f32, f64 and i32 at the given world sizes; every row exact and from `mpi`.
+/// Every op in f32, f64 and i32, out of place and in place, at the given world sizes; every
+/// row exact and from `mpi`.
 fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
     if !have_mpirun() {
         return;
@@ -63,6 +64,8 @@ fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
         "f32,f64,i32",
         "--world-sizes",
         worlds,
+        "--in-place",
+        "both",
         "-b",
         "8",
         "-e",
@@ -79,12 +82,19 @@ fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
     let rows = common::summary(&out);
     for &w in expected_worlds {
         for op in ops.split(',') {
-            for dtype in ["f32", "f64", "i32"] {
+            for (dtype, in_place) in ["f32", "f64", "i32"].iter().flat_map(placements) {
                 let found = rows.iter().filter(|p| {
                     let k = &p.key;
-                    k.world == w && k.op.name() == op && k.dtype.name() == dtype
+                    k.world == w
+                        && k.op.name() == op
+                        && k.dtype.name() == dtype
+                        && k.in_place == in_place
                 });
-                assert!(found.count() >= 3, "no rows for {op} {dtype} world {w}");
+                let placed = if in_place { "in place" } else { "out of place" };
+                assert!(
+                    found.count() >= 3,
+                    "no rows for {op} {dtype} {placed} world {w}"
+                );
             }
         }
     }
@@ -98,6 +108,11 @@ fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
     assert_eq!((meta.backend.as_str(), meta.ranks), ("mpi", n));
     let library = meta.library.unwrap_or_default();
     assert!(library.contains("MPI"), "library {library:?}");
+}
+
+/// `dtype` out of place and in place.
+fn placements<'a>(dtype: &&'a str) -> [(&'a str, bool); 2] {
+    [(dtype, false), (dtype, true)]
 }
 
 #[test]
@@ -145,7 +160,6 @@ fn unsupported_requests_are_refused_before_mpi_starts() {
     // A launcher variable lets the refusal of the request itself through.
     let env = Some(("PMI_SIZE", "1"));
     assert_refused(&direct(&["--dtype", "f32,bf16"], env), &["bf16"]);
-    assert_refused(&direct(&["--in-place", "both"], env), &["--in-place"]);
     assert_refused(
         &direct(&["--algo", "auto,ring"], env),
         &["auto,ring", "one mpirun"],
