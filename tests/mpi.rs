@@ -48,9 +48,12 @@ fn mpirun(n: usize, out: &Path, args: &[&str]) -> Run {
     Spawned::start(cmd).finish(Instant::now(), LIMIT)
 }
 
-/// Every op in f32, f64 and i32, out of place and in place, at the given world sizes; every
-/// row exact and from `mpi`.
-fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
+/// Every dtype.
+const DTYPES: [&str; 5] = ["f32", "f64", "i32", "f16", "bf16"];
+
+/// Every op in every dtype, out of place and in place, at the given world sizes with the
+/// reduction `redop`; every row exact and from `mpi`.
+fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize], redop: &str) {
     if !have_mpirun() {
         return;
     }
@@ -61,7 +64,9 @@ fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
         "--op",
         ops,
         "--dtype",
-        "f32,f64,i32",
+        &DTYPES.join(","),
+        "--redop",
+        redop,
         "--world-sizes",
         worlds,
         "--in-place",
@@ -82,7 +87,7 @@ fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
     let rows = common::summary(&out);
     for &w in expected_worlds {
         for op in ops.split(',') {
-            for (dtype, in_place) in ["f32", "f64", "i32"].iter().flat_map(placements) {
+            for (dtype, in_place) in DTYPES.iter().flat_map(placements) {
                 let found = rows.iter().filter(|p| {
                     let k = &p.key;
                     k.world == w
@@ -117,12 +122,20 @@ fn placements<'a>(dtype: &&'a str) -> [(&'a str, bool); 2] {
 
 #[test]
 fn two_ranks_measure_every_op_and_dtype_exactly() {
-    exact_sweep(2, "2", &[2]);
+    exact_sweep(2, "2", &[2], "sum");
 }
 
 #[test]
 fn four_ranks_split_into_groups_of_two_three_and_four() {
-    exact_sweep(4, "2,3,4", &[2, 3, 4]);
+    exact_sweep(4, "2,3,4", &[2, 3, 4], "sum");
+}
+
+/// Max and min, the user operations of f16 and bf16 included.
+#[test]
+fn max_and_min_are_exact_at_two_and_four_ranks() {
+    for (n, redop) in [(2, "max"), (4, "min")] {
+        exact_sweep(n, &n.to_string(), &[n], redop);
+    }
 }
 
 /// `collbench sweep args...` run directly, with no launcher in its environment.
@@ -159,7 +172,6 @@ fn without_a_launcher_it_says_to_use_mpirun() {
 fn unsupported_requests_are_refused_before_mpi_starts() {
     // A launcher variable lets the refusal of the request itself through.
     let env = Some(("PMI_SIZE", "1"));
-    assert_refused(&direct(&["--dtype", "f32,bf16"], env), &["bf16"]);
     assert_refused(
         &direct(&["--algo", "auto,ring"], env),
         &["auto,ring", "one mpirun"],

@@ -16,7 +16,7 @@ use mpi::traits::*;
 
 use super::raw::Handles;
 use crate::check::{count_wrong, fill_input};
-use crate::collective::{DType, Op};
+use crate::collective::Op;
 use crate::error::{Error, Result};
 use crate::sweep::plan::Point;
 
@@ -100,8 +100,8 @@ impl MpiBuffers {
         let args = RawCall {
             op: c.op,
             count,
-            datatype: h.datatype(c.dtype)?,
-            reduction: h.reduction(c.dtype, c.redop)?,
+            datatype: h.datatype(c.dtype),
+            reduction: h.reduction(c.dtype, c.redop),
             comm: comm.as_raw(),
             is_root: comm.rank() == 0,
         };
@@ -125,14 +125,6 @@ impl MpiBuffers {
         };
         check_rc(rc, p)
     }
-}
-
-/// The refusal of a dtype MPI has no type and reduction for.
-pub(super) fn unsupported_dtype(d: DType) -> Error {
-    Error::usage(format!(
-        "--dtype {d}: the mpi backend measures f32, f64 and i32 (MPI has no {d} type); \
-         drop {d} or use --backend host"
-    ))
 }
 
 fn check_rc(rc: c_int, p: &Point) -> Result<()> {

@@ -12,7 +12,6 @@ mod call;
 mod raw;
 mod sweep;
 
-use crate::collective::DType;
 use crate::error::{Error, Result};
 use crate::sweep::plan::SweepOptions;
 use crate::sweep::run::{Outcome, SweepRequest};
@@ -77,14 +76,6 @@ fn check_launcher(is_set: impl Fn(&str) -> bool) -> Result<()> {
 
 /// What the MPI backend cannot measure yet, refused before MPI starts.
 fn check_request(req: &SweepRequest) -> Result<()> {
-    let opts = &req.opts;
-    if let Some(&d) = opts
-        .dtypes
-        .iter()
-        .find(|d| matches!(d, DType::F16 | DType::BF16))
-    {
-        return Err(call::unsupported_dtype(d));
-    }
     if req.pairs {
         return Err(Error::usage(
             "--pairs is measured by the host backend; drop --backend mpi",
