@@ -220,3 +220,70 @@ fn a_forced_algorithm_is_set_for_open_mpi_and_recorded() {
     assert_eq!(env["OMPI_MCA_coll_tuned_allreduce_algorithm"], "4");
     assert_eq!(env["OMPI_MCA_coll_tuned_allgather_algorithm"], "4");
 }
+
+/// Open MPI's other `coll_tuned` variants, forced one per launch at 4 ranks (a power of two, so
+/// none falls back to another algorithm): exact, and the number set is recorded.
+#[test]
+fn rabenseifner_bruck_neighbor_exchange_and_recursive_halving_are_exact() {
+    if !have_mpirun() {
+        return;
+    }
+    let cases = [
+        (
+            "rabenseifner",
+            "allreduce,reduce",
+            &[("allreduce", "6"), ("reduce", "7")][..],
+        ),
+        ("bruck", "allgather", &[("allgather", "2")]),
+        ("neighbor-exchange", "allgather", &[("allgather", "5")]),
+        (
+            "recursive-halving",
+            "reducescatter",
+            &[("reduce_scatter_block", "3")],
+        ),
+    ];
+    let _serial = common::serial();
+    for (algo, ops, numbers) in cases {
+        let (_tmp, out) = tempdir();
+        let args = [
+            "--op",
+            ops,
+            "--algo",
+            algo,
+            "--dtype",
+            "f32,bf16",
+            "--in-place",
+            "both",
+            "-b",
+            "64",
+            "-e",
+            "1M",
+            "-f",
+            "64",
+            "--iters",
+            "3",
+            "--warmup",
+            "1",
+        ];
+        let r = mpirun(4, &out, &args);
+        assert_eq!(r.code(), 0, "{r:?}");
+        let rows = common::summary(&out);
+        let n_ops = ops.split(',').count();
+        assert_eq!(
+            rows.len(),
+            n_ops * 2 * 2 * 3,
+            "{algo}: ops x dtypes x placements x sizes"
+        );
+        assert!(rows
+            .iter()
+            .all(|p| p.key.algo.name() == algo && p.wrong == 0));
+        let env = &common::meta(&out).options["mpi_env"];
+        assert_eq!(env["OMPI_MCA_coll_tuned_use_dynamic_rules"], "1");
+        for (name, number) in numbers {
+            assert_eq!(
+                env[format!("OMPI_MCA_coll_tuned_{name}_algorithm")],
+                *number
+            );
+        }
+    }
+}

@@ -48,6 +48,7 @@ pub fn run_mpi(req: &SweepRequest) -> Result<Option<Outcome>> {
                 .to_string()
         })
         .unwrap_or_else(|_| "unknown MPI library".into());
+    algo::check_library(algo, &version)?;
     let handles = raw::Handles::new(&version);
     if req.opts.in_place.contains(&true) && handles.in_place.is_none() {
         return Err(raw::InPlace::unknown(&version));
