@@ -56,8 +56,9 @@ pub struct SweepArgs {
     /// Collectives, comma separated: allreduce, allgather, reducescatter, broadcast, reduce.
     #[arg(long, default_value = "allreduce,allgather,reducescatter")]
     pub op: String,
-    /// Algorithms, comma separated: ring, tree, recursive-doubling; auto (the library's own
-    /// choice) with --backend mpi. Ops without a listed algorithm are skipped
+    /// Algorithms, comma separated: ring, tree, recursive-doubling; with --backend mpi also
+    /// auto (the library's own choice), recursive-halving, rabenseifner, bruck and
+    /// neighbor-exchange. Ops without a listed algorithm are skipped
     /// [default: ring; auto with --backend mpi].
     #[arg(long)]
     pub algo: Option<String>,

@@ -89,6 +89,17 @@ named_enum!(
         Tree => "tree",
         /// Recursive doubling: log2(p) pairwise exchanges of the whole buffer; for small messages.
         RecursiveDoubling => "recursive-doubling",
+        /// Recursive halving: log2(p) pairwise exchanges of halving parts (ReduceScatter).
+        RecursiveHalving => "recursive-halving",
+        /// Rabenseifner: a recursive-halving ReduceScatter, then a recursive-doubling AllGather
+        /// (AllReduce) or a binomial gather (Reduce); log2(p) latency terms with the ring's
+        /// bandwidth.
+        Rabenseifner => "rabenseifner",
+        /// Bruck's AllGather: ceil(log2 p) steps for any p, blocks rotated into place at the end.
+        Bruck => "bruck",
+        /// Neighbor exchange AllGather (Chen et al. 2005): p/2 steps exchanging pairs of blocks
+        /// with alternating neighbours; even p only.
+        NeighborExchange => "neighbor-exchange",
         /// The library's own choice (MPI backend): whatever it picks per size and world.
         Auto => "auto",
     }
@@ -144,10 +155,13 @@ impl Op {
     /// The algorithms the MPI backend offers for this op: the library's own choice, and those
     /// it can force on Open MPI (`coll_tuned`).
     pub fn mpi_algos(self) -> &'static [Algo] {
+        use Algo::*;
         match self {
-            Op::AllReduce | Op::AllGather => &[Algo::Auto, Algo::Ring, Algo::RecursiveDoubling],
-            Op::ReduceScatter => &[Algo::Auto, Algo::RecursiveDoubling],
-            Op::Broadcast | Op::Reduce => &[Algo::Auto, Algo::Tree],
+            Op::AllReduce => &[Auto, Ring, RecursiveDoubling, Rabenseifner],
+            Op::AllGather => &[Auto, Ring, RecursiveDoubling, Bruck, NeighborExchange],
+            Op::ReduceScatter => &[Auto, RecursiveDoubling, RecursiveHalving],
+            Op::Broadcast => &[Auto, Tree],
+            Op::Reduce => &[Auto, Tree, Rabenseifner],
         }
     }
 

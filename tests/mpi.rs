@@ -48,8 +48,12 @@ fn mpirun(n: usize, out: &Path, args: &[&str]) -> Run {
     Spawned::start(cmd).finish(Instant::now(), LIMIT)
 }
 
-/// Every op in f32, f64 and i32 at the given world sizes; every row exact and from `mpi`.
-fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
+/// Every dtype.
+const DTYPES: [&str; 5] = ["f32", "f64", "i32", "f16", "bf16"];
+
+/// Every op in every dtype, out of place and in place, at the given world sizes with the
+/// reduction `redop`; every row exact and from `mpi`.
+fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize], redop: &str) {
     if !have_mpirun() {
         return;
     }
@@ -60,9 +64,13 @@ fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
         "--op",
         ops,
         "--dtype",
-        "f32,f64,i32",
+        &DTYPES.join(","),
+        "--redop",
+        redop,
         "--world-sizes",
         worlds,
+        "--in-place",
+        "both",
         "-b",
         "8",
         "-e",
@@ -79,12 +87,19 @@ fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
     let rows = common::summary(&out);
     for &w in expected_worlds {
         for op in ops.split(',') {
-            for dtype in ["f32", "f64", "i32"] {
+            for (dtype, in_place) in DTYPES.iter().flat_map(placements) {
                 let found = rows.iter().filter(|p| {
                     let k = &p.key;
-                    k.world == w && k.op.name() == op && k.dtype.name() == dtype
+                    k.world == w
+                        && k.op.name() == op
+                        && k.dtype.name() == dtype
+                        && k.in_place == in_place
                 });
-                assert!(found.count() >= 3, "no rows for {op} {dtype} world {w}");
+                let placed = if in_place { "in place" } else { "out of place" };
+                assert!(
+                    found.count() >= 3,
+                    "no rows for {op} {dtype} {placed} world {w}"
+                );
             }
         }
     }
@@ -100,14 +115,27 @@ fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize]) {
     assert!(library.contains("MPI"), "library {library:?}");
 }
 
+/// `dtype` out of place and in place.
+fn placements<'a>(dtype: &&'a str) -> [(&'a str, bool); 2] {
+    [(dtype, false), (dtype, true)]
+}
+
 #[test]
 fn two_ranks_measure_every_op_and_dtype_exactly() {
-    exact_sweep(2, "2", &[2]);
+    exact_sweep(2, "2", &[2], "sum");
 }
 
 #[test]
 fn four_ranks_split_into_groups_of_two_three_and_four() {
-    exact_sweep(4, "2,3,4", &[2, 3, 4]);
+    exact_sweep(4, "2,3,4", &[2, 3, 4], "sum");
+}
+
+/// Max and min, the user operations of f16 and bf16 included.
+#[test]
+fn max_and_min_are_exact_at_two_and_four_ranks() {
+    for (n, redop) in [(2, "max"), (4, "min")] {
+        exact_sweep(n, &n.to_string(), &[n], redop);
+    }
 }
 
 /// `collbench sweep args...` run directly, with no launcher in its environment.
@@ -144,8 +172,6 @@ fn without_a_launcher_it_says_to_use_mpirun() {
 fn unsupported_requests_are_refused_before_mpi_starts() {
     // A launcher variable lets the refusal of the request itself through.
     let env = Some(("PMI_SIZE", "1"));
-    assert_refused(&direct(&["--dtype", "f32,bf16"], env), &["bf16"]);
-    assert_refused(&direct(&["--in-place", "both"], env), &["--in-place"]);
     assert_refused(
         &direct(&["--algo", "auto,ring"], env),
         &["auto,ring", "one mpirun"],
@@ -193,4 +219,71 @@ fn a_forced_algorithm_is_set_for_open_mpi_and_recorded() {
     assert_eq!(env["OMPI_MCA_coll_tuned_use_dynamic_rules"], "1");
     assert_eq!(env["OMPI_MCA_coll_tuned_allreduce_algorithm"], "4");
     assert_eq!(env["OMPI_MCA_coll_tuned_allgather_algorithm"], "4");
+}
+
+/// Open MPI's other `coll_tuned` variants, forced one per launch at 4 ranks (a power of two, so
+/// none falls back to another algorithm): exact, and the number set is recorded.
+#[test]
+fn rabenseifner_bruck_neighbor_exchange_and_recursive_halving_are_exact() {
+    if !have_mpirun() {
+        return;
+    }
+    let cases = [
+        (
+            "rabenseifner",
+            "allreduce,reduce",
+            &[("allreduce", "6"), ("reduce", "7")][..],
+        ),
+        ("bruck", "allgather", &[("allgather", "2")]),
+        ("neighbor-exchange", "allgather", &[("allgather", "5")]),
+        (
+            "recursive-halving",
+            "reducescatter",
+            &[("reduce_scatter_block", "3")],
+        ),
+    ];
+    let _serial = common::serial();
+    for (algo, ops, numbers) in cases {
+        let (_tmp, out) = tempdir();
+        let args = [
+            "--op",
+            ops,
+            "--algo",
+            algo,
+            "--dtype",
+            "f32,bf16",
+            "--in-place",
+            "both",
+            "-b",
+            "64",
+            "-e",
+            "1M",
+            "-f",
+            "64",
+            "--iters",
+            "3",
+            "--warmup",
+            "1",
+        ];
+        let r = mpirun(4, &out, &args);
+        assert_eq!(r.code(), 0, "{r:?}");
+        let rows = common::summary(&out);
+        let n_ops = ops.split(',').count();
+        assert_eq!(
+            rows.len(),
+            n_ops * 2 * 2 * 3,
+            "{algo}: ops x dtypes x placements x sizes"
+        );
+        assert!(rows
+            .iter()
+            .all(|p| p.key.algo.name() == algo && p.wrong == 0));
+        let env = &common::meta(&out).options["mpi_env"];
+        assert_eq!(env["OMPI_MCA_coll_tuned_use_dynamic_rules"], "1");
+        for (name, number) in numbers {
+            assert_eq!(
+                env[format!("OMPI_MCA_coll_tuned_{name}_algorithm")],
+                *number
+            );
+        }
+    }
 }

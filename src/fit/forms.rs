@@ -13,8 +13,16 @@
 //! | tree | AllReduce | `2⌈log2 p⌉`, `S` (pipelined: bandwidth term independent of p) |
 //! | tree | Broadcast, Reduce | `⌈log2 p⌉`, `S` |
 //! | recursive-doubling | AllReduce | `k`, `k·S` with `k = ⌊log2 p⌋ (+2 if p is not a power of 2)` |
+//! | halving-doubling | AllGather, ReduceScatter | `⌈log2 p⌉`, `(p−1)/p·S` |
+//! | halving-doubling | AllReduce, Reduce | `2⌈log2 p⌉`, `2(p−1)/p·S` (Rabenseifner) |
+//! | neighbor-exchange | AllGather | `p/2`, `(p−1)/p·S` |
 //! | two-level | AllGather, ReduceScatter | `r−1`, `(r−1)/r·S`, `n−1`, `(n−1)/n·S/r` |
 //! | two-level | AllReduce | twice the above (ReduceScatter then AllGather) |
+//!
+//! Halving-doubling is the shape of Bruck's AllGather, the recursive-halving ReduceScatter and
+//! Rabenseifner's AllReduce and Reduce (a halving ReduceScatter, then a doubling AllGather or a
+//! binomial gather); exact for powers of two (and for Bruck at any p), while MPI libraries add
+//! fold-in steps elsewhere.
 //!
 //! Two-level is the hierarchical schedule over n nodes of r ranks: within each node, then
 //! between nodes where each of the r ranks carries 1/r of the data over the network. Reducing
@@ -28,6 +36,8 @@ pub enum Form {
     Ring,
     Tree,
     RecursiveDoubling,
+    HalvingDoubling,
+    NeighborExchange,
     TwoLevel,
 }
 
@@ -46,6 +56,8 @@ impl Form {
             Algo::Ring => Form::Ring,
             Algo::Tree => Form::Tree,
             Algo::RecursiveDoubling => Form::RecursiveDoubling,
+            Algo::RecursiveHalving | Algo::Rabenseifner | Algo::Bruck => Form::HalvingDoubling,
+            Algo::NeighborExchange => Form::NeighborExchange,
             // The library picks per size; the ring form is the bandwidth-optimal shape most
             // libraries use for large messages.
             Algo::Auto => Form::Ring,
@@ -58,6 +70,8 @@ impl Form {
             Form::Ring => "ring",
             Form::Tree => "tree",
             Form::RecursiveDoubling => "recursive-doubling",
+            Form::HalvingDoubling => "halving-doubling",
+            Form::NeighborExchange => "neighbor-exchange",
             Form::TwoLevel => "two-level",
         }
     }
@@ -68,6 +82,8 @@ impl Form {
             Form::Ring,
             Form::Tree,
             Form::RecursiveDoubling,
+            Form::HalvingDoubling,
+            Form::NeighborExchange,
             Form::TwoLevel,
         ]
         .into_iter()
@@ -100,6 +116,11 @@ impl Form {
             (Form::RecursiveDoubling, _) => {
                 "k·alpha + k·S·beta, k = floor(log2 p) + 2 if p is not a power of 2".into()
             }
+            (Form::HalvingDoubling, Op::AllReduce | Op::Reduce) => {
+                "2·ceil(log2 p)·alpha + 2(p-1)/p·S·beta".into()
+            }
+            (Form::HalvingDoubling, _) => "ceil(log2 p)·alpha + (p-1)/p·S·beta".into(),
+            (Form::NeighborExchange, _) => "p/2·alpha + (p-1)/p·S·beta".into(),
             (Form::TwoLevel, Op::AllReduce) => format!("2·[{two}]"),
             (Form::TwoLevel, _) => two.into(),
         }
@@ -121,6 +142,13 @@ impl Form {
                 let k = doubling_steps(p);
                 Some(vec![k, k * kb])
             }
+            (Form::HalvingDoubling, Op::AllGather | Op::ReduceScatter) => {
+                Some(vec![ceil_log2(p), (pf - 1.0) / pf * kb])
+            }
+            (Form::HalvingDoubling, Op::AllReduce | Op::Reduce) => {
+                Some(vec![2.0 * ceil_log2(p), 2.0 * (pf - 1.0) / pf * kb])
+            }
+            (Form::NeighborExchange, Op::AllGather) => Some(vec![pf / 2.0, (pf - 1.0) / pf * kb]),
             (Form::TwoLevel, _) => two_level(op, p, nodes, kb),
             _ => None,
         }
@@ -181,6 +209,31 @@ mod tests {
     }
 
     #[test]
+    fn halving_doubling_and_neighbor_exchange_coefficients() {
+        // 8 ranks, 1 MB: Bruck 3 steps moving 7/8 MB; Rabenseifner twice that.
+        let hd = Form::HalvingDoubling;
+        assert_eq!(
+            hd.coefficients(Op::AllGather, 8, 1, 1e6).unwrap(),
+            vec![3.0, 875.0]
+        );
+        assert_eq!(
+            hd.coefficients(Op::AllReduce, 8, 1, 1e6).unwrap(),
+            vec![6.0, 1750.0]
+        );
+        assert!(hd.coefficients(Op::Broadcast, 8, 1, 1e6).is_none());
+        let ne = Form::NeighborExchange;
+        assert_eq!(
+            ne.coefficients(Op::AllGather, 8, 1, 1e6).unwrap(),
+            vec![4.0, 875.0]
+        );
+        assert!(!ne.covers(Op::AllReduce));
+        for f in [hd, ne] {
+            assert_eq!(Form::from_name(f.name()), Some(f));
+        }
+        assert_eq!(Form::for_algo(Algo::Rabenseifner), hd);
+    }
+
+    #[test]
     fn ring_coefficients_follow_the_busbw_factors() {
         // 8 ranks, 1 MB: AllGather moves 7/8 MB per rank over 7 steps.
         let ag = Form::Ring.coefficients(Op::AllGather, 8, 1, 1e6).unwrap();
@@ -212,6 +265,8 @@ mod tests {
             Form::Ring,
             Form::Tree,
             Form::RecursiveDoubling,
+            Form::HalvingDoubling,
+            Form::NeighborExchange,
             Form::TwoLevel,
         ] {
             assert_eq!(Form::from_name(f.name()), Some(f));

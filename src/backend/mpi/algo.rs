@@ -3,8 +3,11 @@
 //! collective. Open MPI reads these variables when MPI starts, so they are set in the
 //! environment before `MPI_Init`, and one launch measures one algorithm (or `auto`, which sets
 //! nothing and leaves the library's own per-size choice). The numbers are those of
-//! `ompi_info --param coll tuned --level 9` (Open MPI 4.1 and 5.0 agree on them). MPICH reads
-//! other variables (`MPIR_CVAR_*`); there `auto` is the only meaningful choice.
+//! `ompi_info --param coll tuned --level 9` (Open MPI 4.1 and 5.0 agree on them). Where an
+//! algorithm does not apply, Open MPI falls back without saying so (neighbor exchange with odd
+//! p: ring; Rabenseifner with fewer elements than the largest power of two <= p: linear).
+//! MPICH reads other variables (`MPIR_CVAR_*`), which are not mapped: under any library but
+//! Open MPI only `auto` is accepted.
 
 use crate::collective::{Algo, Op};
 use crate::error::{Error, Result};
@@ -21,12 +24,17 @@ pub(super) fn tuned(op: Op, algo: Algo) -> Option<(&'static str, u32)> {
     let number = match (op, algo) {
         (Op::AllReduce, Algo::RecursiveDoubling) => 3,
         (Op::AllReduce, Algo::Ring) => 4,
+        (Op::AllReduce, Algo::Rabenseifner) => 6,
+        (Op::AllGather, Algo::Bruck) => 2,
         (Op::AllGather, Algo::RecursiveDoubling) => 3,
         (Op::AllGather, Algo::Ring) => 4,
+        (Op::AllGather, Algo::NeighborExchange) => 5,
         (Op::ReduceScatter, Algo::RecursiveDoubling) => 2,
+        (Op::ReduceScatter, Algo::RecursiveHalving) => 3,
         // Binary trees rooted at rank 0.
         (Op::Broadcast, Algo::Tree) => 5,
         (Op::Reduce, Algo::Tree) => 4,
+        (Op::Reduce, Algo::Rabenseifner) => 7,
         _ => return None,
     };
     Some((name, number))
@@ -49,6 +57,20 @@ pub(super) fn tuned_env(ops: &[Op], algo: Algo) -> Vec<(String, String)> {
     }
     let dynamic = ("OMPI_MCA_coll_tuned_use_dynamic_rules".into(), "1".into());
     std::iter::once(dynamic).chain(forced).collect()
+}
+
+/// Refuses a forced algorithm under a library that does not read `coll_tuned`'s variables
+/// (`version` as `MPI_Get_library_version` says it): the results would name an algorithm the
+/// library did not run.
+pub(super) fn check_library(algo: Algo, version: &str) -> Result<()> {
+    if algo == Algo::Auto || version.contains("Open MPI") {
+        return Ok(());
+    }
+    let first = version.lines().next().unwrap_or(version).trim();
+    Err(Error::usage(format!(
+        "--algo {algo}: forced algorithms are mapped for Open MPI only, and this is {first}; \
+         use --algo auto (docs/METHODOLOGY.md lists MPICH's own MPIR_CVAR_* variables)"
+    )))
 }
 
 /// The one algorithm of this launch: Open MPI fixes its choice when MPI starts.
@@ -90,6 +112,30 @@ mod tests {
                 assert_eq!(tuned(op, a).is_some(), a != Algo::Auto, "{op} {a}");
             }
         }
+    }
+
+    #[test]
+    fn every_new_variant_has_its_ompi_info_number() {
+        let n = |op, a| tuned(op, a).map(|(_, n)| n);
+        assert_eq!(n(Op::AllReduce, Algo::Rabenseifner), Some(6));
+        assert_eq!(n(Op::AllGather, Algo::Bruck), Some(2));
+        assert_eq!(n(Op::AllGather, Algo::NeighborExchange), Some(5));
+        assert_eq!(n(Op::ReduceScatter, Algo::RecursiveHalving), Some(3));
+        assert_eq!(n(Op::Reduce, Algo::Rabenseifner), Some(7));
+        assert_eq!(n(Op::ReduceScatter, Algo::Ring), None);
+    }
+
+    #[test]
+    fn only_open_mpi_takes_a_forced_algorithm() {
+        let ompi = "Open MPI v4.1.4, package: Debian OpenMPI";
+        let mpich = "MPICH Version:      4.0\nMPICH Release date: Fri Jan 21 2022";
+        assert!(check_library(Algo::Ring, ompi).is_ok());
+        assert!(check_library(Algo::Auto, mpich).is_ok());
+        let msg = check_library(Algo::Ring, mpich).unwrap_err().to_string();
+        assert!(
+            msg.contains("--algo ring") && msg.contains("MPICH Version:      4.0;"),
+            "{msg}"
+        );
     }
 
     #[test]

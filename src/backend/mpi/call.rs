@@ -1,18 +1,27 @@
-//! One collective call through rsmpi on host buffers, and the exact-input fill and check around
-//! it (the same patterns as the host backend, see [`crate::check`]).
+//! One collective call through the MPI C API on host buffers, and the exact-input fill and check
+//! around it (the same patterns and in-place layouts as the host backend, see
+//! [`crate::check`]).
+//!
+//! The calls go through `mpi::ffi` rather than rsmpi's safe API, which has no in-place variants
+//! and types only Rust primitives: in place, the send buffer is the library's `MPI_IN_PLACE`
+//! (see [`super::raw::InPlace`]); f16 and bf16 travel as 2-byte elements reduced by user
+//! operations (see [`super::raw::HalfOps`]).
 
-use mpi::collective::SystemOperation;
-use mpi::datatype::Equivalence;
+use std::os::raw::{c_int, c_void};
+
+use mpi::ffi;
+use mpi::raw::AsRaw;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
+use super::raw::Handles;
 use crate::check::{count_wrong, fill_input};
-use crate::collective::{DType, Op, ReduceOp};
+use crate::collective::Op;
 use crate::error::{Error, Result};
 use crate::sweep::plan::Point;
 
 /// 8-byte aligned input and output, grown once to the largest point so timed loops never
-/// allocate.
+/// allocate. In place, the one buffer is `output` and `input` is empty.
 #[derive(Default)]
 pub(super) struct MpiBuffers {
     input: Vec<u64>,
@@ -26,83 +35,158 @@ fn grow(v: &mut Vec<u64>, bytes: usize) {
     }
 }
 
+/// The bytes of the in-place buffer that hold this rank's input block (AllGather).
+fn own_block(rank: usize, block: usize) -> std::ops::Range<usize> {
+    rank * block..(rank + 1) * block
+}
+
 impl MpiBuffers {
-    /// Input and output bytes sized for `p` (out of place only).
+    /// Input and output bytes sized for `p`; in place, `output` is the one buffer.
     fn views(&mut self, p: &Point) -> (&mut [u8], &mut [u8]) {
         let s = &p.call.shape;
-        grow(&mut self.input, s.in_bytes);
-        grow(&mut self.output, s.out_bytes);
+        let (inb, outb) = if p.in_place {
+            (0, s.in_bytes.max(s.out_bytes))
+        } else {
+            (s.in_bytes, s.out_bytes)
+        };
+        grow(&mut self.input, inb);
+        grow(&mut self.output, outb);
         let input: &mut [u8] = bytemuck::cast_slice_mut(&mut self.input[..]);
         let output: &mut [u8] = bytemuck::cast_slice_mut(&mut self.output[..]);
-        (&mut input[..s.in_bytes], &mut output[..s.out_bytes])
+        (&mut input[..inb], &mut output[..outb])
     }
 
-    /// Puts the known input pattern in the input buffer and clears the output.
+    /// Clears the output and puts the known input pattern where the call reads its input: the
+    /// input buffer, or in place the one buffer (AllGather: this rank's block of it).
     pub(super) fn fill(&mut self, p: &Point, size: usize, rank: usize) {
+        let c = &p.call;
         let (input, output) = self.views(p);
-        fill_input(p.call.op, p.call.dtype, size, rank, input);
         output.fill(0);
+        let target = match (p.in_place, c.op) {
+            (false, _) => input,
+            (true, Op::AllGather) => &mut output[own_block(rank, c.shape.in_bytes)],
+            (true, _) => output,
+        };
+        fill_input(c.op, c.dtype, size, rank, target);
     }
 
-    /// Counts the wrong elements of this rank's output.
+    /// Counts the wrong elements where the call left this rank's output. In place,
+    /// `MPI_Reduce_scatter_block` leaves the rank's block at the start of the buffer (where
+    /// NCCL leaves it at the rank's offset), so the check reads the start.
     pub(super) fn check(&mut self, p: &Point, size: usize, rank: usize) -> u64 {
         let c = &p.call;
         let (_, output) = self.views(p);
-        count_wrong(c.op, c.dtype, c.redop, size, rank, &c.shape, output)
+        let out: &[u8] = match (p.in_place, c.op) {
+            (true, Op::ReduceScatter) => &output[..c.shape.out_bytes],
+            _ => output,
+        };
+        count_wrong(c.op, c.dtype, c.redop, size, rank, &c.shape, out)
     }
 
     /// Runs the point's collective once on `comm`.
-    pub(super) fn call(&mut self, comm: &SimpleCommunicator, p: &Point) -> Result<()> {
-        let (op, redop) = (p.call.op, p.call.redop);
+    pub(super) fn call(&mut self, comm: &SimpleCommunicator, p: &Point, h: &Handles) -> Result<()> {
+        let c = &p.call;
+        let n = if matches!(c.op, Op::AllGather | Op::ReduceScatter) {
+            c.shape.count_per_rank
+        } else {
+            c.shape.count
+        };
+        let count = c_int::try_from(n).map_err(|_| {
+            Error::usage(format!(
+                "{}: {n} elements per call is more than MPI's int count takes; use a smaller -e",
+                p.describe()
+            ))
+        })?;
+        let args = RawCall {
+            op: c.op,
+            count,
+            datatype: h.datatype(c.dtype),
+            reduction: h.reduction(c.dtype, c.redop),
+            comm: comm.as_raw(),
+            is_root: comm.rank() == 0,
+        };
+        let in_place = if p.in_place {
+            Some(h.in_place()?)
+        } else {
+            None
+        };
         let (input, output) = self.views(p);
-        match p.call.dtype {
-            DType::F32 => typed::<f32>(comm, op, redop, input, output),
-            DType::F64 => typed::<f64>(comm, op, redop, input, output),
-            DType::I32 => typed::<i32>(comm, op, redop, input, output),
-            d @ (DType::F16 | DType::BF16) => return Err(unsupported_dtype(d)),
-        }
-        Ok(())
-    }
-}
-
-/// The refusal of a dtype MPI has no type and reduction for.
-pub(super) fn unsupported_dtype(d: DType) -> Error {
-    Error::usage(format!(
-        "--dtype {d}: the mpi backend measures f32, f64 and i32 (MPI has no {d} type); \
-         drop {d} or use --backend host"
-    ))
-}
-
-fn system_op(redop: ReduceOp) -> SystemOperation {
-    match redop {
-        ReduceOp::Sum => SystemOperation::sum(),
-        ReduceOp::Max => SystemOperation::max(),
-        ReduceOp::Min => SystemOperation::min(),
-    }
-}
-
-/// The call on buffers of element type `T` (the byte buffers are 8-byte aligned and hold whole
-/// elements, so the casts cannot fail).
-fn typed<T>(comm: &SimpleCommunicator, op: Op, redop: ReduceOp, input: &[u8], output: &mut [u8])
-where
-    T: Equivalence + bytemuck::Pod,
-{
-    let send: &[T] = bytemuck::cast_slice(input);
-    let recv: &mut [T] = bytemuck::cast_slice_mut(output);
-    let root = comm.process_at_rank(0);
-    let is_root = comm.rank() == 0;
-    match op {
-        Op::AllReduce => comm.all_reduce_into(send, recv, system_op(redop)),
-        Op::AllGather => comm.all_gather_into(send, recv),
-        Op::ReduceScatter => comm.reduce_scatter_block_into(send, recv, system_op(redop)),
-        Op::Broadcast => {
-            // Out of place: the root's input becomes its output, then the root sends it.
-            if is_root {
-                recv.copy_from_slice(send);
+        let rc = match in_place {
+            // SAFETY: `output` holds the whole in-place buffer of the point's shape.
+            Some(marker) => unsafe { args.in_place(marker, output) },
+            None => {
+                if c.op == Op::Broadcast && args.is_root {
+                    // Out of place: the root's input becomes its output, then the root sends it.
+                    output.copy_from_slice(input);
+                }
+                // SAFETY: `input` and `output` hold the point's input and output shapes.
+                unsafe { args.out_of_place(input, output) }
             }
-            root.broadcast_into(recv);
+        };
+        check_rc(rc, p)
+    }
+}
+
+fn check_rc(rc: c_int, p: &Point) -> Result<()> {
+    if rc == ffi::MPI_SUCCESS as c_int {
+        return Ok(());
+    }
+    Err(Error::Rank(format!(
+        "{}: the MPI call failed with error code {rc}",
+        p.describe()
+    )))
+}
+
+/// Everything of one call but its buffers, as the C API takes it.
+struct RawCall {
+    op: Op,
+    /// Elements sent or received per rank, as each call's count argument means it.
+    count: c_int,
+    datatype: ffi::MPI_Datatype,
+    /// Used by the reducing ops only.
+    reduction: ffi::MPI_Op,
+    comm: ffi::MPI_Comm,
+    is_root: bool,
+}
+
+impl RawCall {
+    /// The call with separate buffers (Broadcast: `output` only, already holding the root's
+    /// data). Other ranks' Reduce output is not written.
+    ///
+    /// # Safety
+    /// `input` and `output` must be as long as the op's input and output for `count`.
+    unsafe fn out_of_place(&self, input: &[u8], output: &mut [u8]) -> c_int {
+        let send = input.as_ptr().cast::<c_void>();
+        let recv = output.as_mut_ptr().cast::<c_void>();
+        self.run(send, recv)
+    }
+
+    /// The call in place on `buffer`, with `marker` (`MPI_IN_PLACE`) as the send buffer where
+    /// MPI takes it: every rank for AllReduce, AllGather and ReduceScatter, the root only for
+    /// Reduce (the others send `buffer`); Broadcast has one buffer anyway.
+    ///
+    /// # Safety
+    /// `buffer` must be as long as the op's larger buffer for `count`; `marker` must be the
+    /// library's `MPI_IN_PLACE`.
+    unsafe fn in_place(&self, marker: *const c_void, buffer: &mut [u8]) -> c_int {
+        let recv = buffer.as_mut_ptr().cast::<c_void>();
+        let send = match self.op {
+            Op::Reduce if !self.is_root => recv.cast_const(),
+            _ => marker,
+        };
+        self.run(send, recv)
+    }
+
+    /// # Safety
+    /// As for [`RawCall::out_of_place`] and [`RawCall::in_place`].
+    unsafe fn run(&self, send: *const c_void, recv: *mut c_void) -> c_int {
+        let (n, dt, op, comm) = (self.count, self.datatype, self.reduction, self.comm);
+        match self.op {
+            Op::AllReduce => ffi::MPI_Allreduce(send, recv, n, dt, op, comm),
+            Op::AllGather => ffi::MPI_Allgather(send, n, dt, recv, n, dt, comm),
+            Op::ReduceScatter => ffi::MPI_Reduce_scatter_block(send, recv, n, dt, op, comm),
+            Op::Broadcast => ffi::MPI_Bcast(recv, n, dt, 0, comm),
+            Op::Reduce => ffi::MPI_Reduce(send, recv, n, dt, op, 0, comm),
         }
-        Op::Reduce if is_root => root.reduce_into_root(send, recv, system_op(redop)),
-        Op::Reduce => root.reduce_into(send, system_op(redop)),
     }
 }

@@ -9,9 +9,9 @@
 
 mod algo;
 mod call;
+mod raw;
 mod sweep;
 
-use crate::collective::DType;
 use crate::error::{Error, Result};
 use crate::sweep::plan::SweepOptions;
 use crate::sweep::run::{Outcome, SweepRequest};
@@ -48,9 +48,14 @@ pub fn run_mpi(req: &SweepRequest) -> Result<Option<Outcome>> {
                 .to_string()
         })
         .unwrap_or_else(|_| "unknown MPI library".into());
+    algo::check_library(algo, &version)?;
+    let handles = raw::Handles::new(&version);
+    if req.opts.in_place.contains(&true) && handles.in_place.is_none() {
+        return Err(raw::InPlace::unknown(&version));
+    }
     let library = Library { version, mca };
     // `universe` lives to the end of this function; dropping it finalises MPI.
-    sweep::run(req, &universe.world(), &library)
+    sweep::run(req, &universe.world(), &library, &handles)
 }
 
 /// What the results record about the library: its version, and the variables set for it.
@@ -72,19 +77,6 @@ fn check_launcher(is_set: impl Fn(&str) -> bool) -> Result<()> {
 
 /// What the MPI backend cannot measure yet, refused before MPI starts.
 fn check_request(req: &SweepRequest) -> Result<()> {
-    let opts = &req.opts;
-    if let Some(&d) = opts
-        .dtypes
-        .iter()
-        .find(|d| matches!(d, DType::F16 | DType::BF16))
-    {
-        return Err(call::unsupported_dtype(d));
-    }
-    if opts.in_place.contains(&true) {
-        return Err(Error::usage(
-            "--in-place: the mpi backend measures out of place only; use --in-place off",
-        ));
-    }
     if req.pairs {
         return Err(Error::usage(
             "--pairs is measured by the host backend; drop --backend mpi",

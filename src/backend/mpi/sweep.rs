@@ -8,6 +8,7 @@ use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 
 use super::call::MpiBuffers;
+use super::raw::Handles;
 use crate::backend::BackendKind;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
@@ -53,6 +54,7 @@ pub(super) fn run(
     req: &SweepRequest,
     world: &SimpleCommunicator,
     library: &super::Library,
+    handles: &Handles,
 ) -> Result<Option<Outcome>> {
     let size = world.size() as usize;
     let opts = super::resolve(req, size)?;
@@ -66,10 +68,16 @@ pub(super) fn run(
     let groups = Groups::split(world, &opts.world_sizes);
     let topo = hosts(world);
     if world.rank() != 0 {
-        follow(world, &groups, &plan)?;
+        follow(world, &groups, &plan, handles)?;
         return Ok(None);
     }
-    match lead(req, &opts, &plan, (world, &groups, &topo), library) {
+    match lead(
+        req,
+        &opts,
+        &plan,
+        (world, &groups, &topo),
+        (library, handles),
+    ) {
         Ok(outcome) => Ok(Some(outcome)),
         // The other ranks wait in MPI calls for rank 0: end the whole job.
         Err(e) if size > 1 => {
@@ -81,11 +89,11 @@ pub(super) fn run(
 }
 
 /// A rank other than 0: every point, measured where a member, samples sent to rank 0.
-fn follow(world: &SimpleCommunicator, groups: &Groups, plan: &Plan) -> Result<()> {
+fn follow(world: &SimpleCommunicator, groups: &Groups, plan: &Plan, h: &Handles) -> Result<()> {
     let mut bufs = MpiBuffers::default();
     let root = world.process_at_rank(0);
     for point in &plan.points {
-        let payload = point_payload(world, groups, point, &mut bufs)?;
+        let payload = point_payload(world, groups, point, (&mut bufs, h))?;
         root.gather_into(&payload[..]);
     }
     Ok(())
@@ -97,7 +105,7 @@ fn lead(
     opts: &SweepOptions,
     plan: &Plan,
     comms: (&SimpleCommunicator, &Groups, &Topology),
-    library: &super::Library,
+    (library, handles): (&super::Library, &Handles),
 ) -> Result<Outcome> {
     let dir = req.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(default_run_id(&opts.ops, BackendKind::Mpi.name()))
@@ -117,7 +125,7 @@ fn lead(
     meta.rank_nodes = topo.node_of.clone();
     let mut out = RunDir::create(&dir, &meta)?;
     let console = open_console(plan, req.progress);
-    let result = lead_points(plan, comms, &mut out, &console);
+    let result = lead_points(plan, comms, (&mut out, handles), &console);
     console.finish();
     close_run(out, dir, result)
 }
@@ -127,7 +135,7 @@ fn lead(
 fn lead_points(
     plan: &Plan,
     (world, groups, topo): (&SimpleCommunicator, &Groups, &Topology),
-    out: &mut RunDir,
+    (out, handles): (&mut RunDir, &Handles),
     console: &Console,
 ) -> Result<usize> {
     let mut bufs = MpiBuffers::default();
@@ -135,7 +143,7 @@ fn lead_points(
     let root = world.process_at_rank(0);
     for point in &plan.points {
         console.running(&point.describe());
-        let payload = point_payload(world, groups, point, &mut bufs)?;
+        let payload = point_payload(world, groups, point, (&mut bufs, handles))?;
         let mut all = vec![0u64; payload.len() * world.size() as usize];
         root.gather_into_root(&payload[..], &mut all[..]);
         let (rank_times, wrongs) = members_samples(&all, payload.len());
@@ -191,7 +199,7 @@ fn point_payload(
     world: &SimpleCommunicator,
     groups: &Groups,
     point: &Point,
-    bufs: &mut MpiBuffers,
+    bufs: (&mut MpiBuffers, &Handles),
 ) -> Result<Vec<u64>> {
     // Every rank meets here, so rank 0 has written the previous point before this one starts.
     world.barrier();
@@ -217,24 +225,28 @@ fn members_samples(all: &[u64], len: usize) -> (Vec<Vec<f64>>, Vec<u64>) {
 
 /// Warm-up, timed iterations, then the correctness check: this rank's time of every timed
 /// iteration in microseconds, and the wrong elements in its output.
-fn measure(comm: &SimpleCommunicator, p: &Point, bufs: &mut MpiBuffers) -> Result<(Vec<f64>, u64)> {
+fn measure(
+    comm: &SimpleCommunicator,
+    p: &Point,
+    (bufs, h): (&mut MpiBuffers, &Handles),
+) -> Result<(Vec<f64>, u64)> {
     let (size, rank) = (comm.size() as usize, comm.rank() as usize);
     bufs.fill(p, size, rank);
     for _ in 0..p.warmup {
         comm.barrier();
-        bufs.call(comm, p)?;
+        bufs.call(comm, p, h)?;
     }
     // Allocated before timing so the timed loop never allocates.
     let mut times = Vec::with_capacity(p.iters);
     for _ in 0..p.iters {
         comm.barrier();
         let start = Instant::now();
-        bufs.call(comm, p)?;
+        bufs.call(comm, p, h)?;
         times.push(start.elapsed().as_nanos() as f64 / 1e3);
     }
     bufs.fill(p, size, rank);
     comm.barrier();
-    bufs.call(comm, p)?;
+    bufs.call(comm, p, h)?;
     Ok((times, bufs.check(p, size, rank)))
 }
 

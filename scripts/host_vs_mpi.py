@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""The host backend against the MPI library on the same machine, side by side (docs/PERFORMANCE.md).
+
+Builds collbench with `--features mpi`, then repeats whole launches (this machine's noise is per
+launch), alternating the two backends over the same points: every op, f32, the smallest size
+(8 B, or one element per rank where the op splits the buffer) and 64 MiB, at 2 and 4 ranks.
+The host backend runs each op's algorithms (`ring,tree,recursive-doubling`; the best median
+over launches is compared), the MPI backend the library's own choice (`--algo auto`).
+
+Prints per op and world the median over launches of each backend's median time (small) and
+busbw (large), and the ratio taken launch pair by launch pair, with its range; a ratio of 1 or
+more means the host backend at least matches MPI.
+
+Usage: python3 scripts/host_vs_mpi.py [--launches 5] [--ranks 2,4] [--large 64M]
+"""
+import argparse, csv, os, platform, statistics, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "collbench")
+OPS = "allreduce,allgather,reducescatter,broadcast,reduce"
+HOST_ALGOS = "ring,tree,recursive-doubling"
+
+
+def sweep(backend, ranks, sizes, out):
+    """One whole launch; the rows of its summary.csv."""
+    args = ["sweep", "--no-progress", "--out", out, "--op", OPS, "--dtype", "f32"] + sizes
+    if backend == "host":
+        cmd = [BIN] + args + ["--ranks", str(ranks), "--algo", HOST_ALGOS]
+    else:
+        root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+        cmd = (["mpirun", "-np", str(ranks), "--oversubscribe"] + root + [BIN] + args
+               + ["--backend", "mpi", "--algo", "auto"])
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}")
+    with open(os.path.join(out, "summary.csv")) as f:
+        return list(csv.DictReader(f))
+
+
+def smallest(rows, metric):
+    """Per op, the rows of its smallest size: {op: (bytes, {algo: value})}."""
+    found = {}
+    for r in rows:
+        size = int(r["bytes"])
+        if r["op"] not in found or size < found[r["op"]][0]:
+            found[r["op"]] = (size, {})
+        if size == found[r["op"]][0]:
+            found[r["op"]][1][r["algo"]] = float(r[metric])
+    return found
+
+
+def spread(xs):
+    return f"{statistics.median(xs):8.2f} [{min(xs):.2f}..{max(xs):.2f}]"
+
+
+CLASSES = (("small", ["-b", "8", "-e", "16", "-f", "2"], "time_us_median"),
+           ("large", None, "busbw_gbps"))
+
+
+def one_repetition(i, args, tmp, res):
+    """Every (world, size class) once per backend, host and MPI alternating which goes first."""
+    for ranks in args.ranks:
+        for name, sizes, metric in CLASSES:
+            sizes = sizes or ["-b", args.large, "-e", args.large]
+            order = ("host", "mpi") if i % 2 == 0 else ("mpi", "host")
+            got = {}
+            for backend in order:
+                out = os.path.join(tmp, f"{backend}-{ranks}-{name}-{i}")
+                got[backend] = smallest(sweep(backend, ranks, sizes, out), metric)
+            for op, (size, host) in got["host"].items():
+                if op in got["mpi"]:
+                    mpi = got["mpi"][op][1]["auto"]
+                    res.setdefault((name, ranks, op), []).append((size, host, mpi))
+
+
+def better(name):
+    return min if name == "small" else max
+
+
+def row(name, launches):
+    """The host algorithm with the best median over launches, and per launch pair its value,
+    MPI's and the ratio (>= 1: host at least matches)."""
+    algos = set.intersection(*(set(h) for _, h, _ in launches))
+    med = {a: statistics.median(h[a] for _, h, _ in launches) for a in algos}
+    algo = better(name)(med, key=med.get)
+    pairs = [(h[algo], m, m / h[algo] if name == "small" else h[algo] / m)
+             for _, h, m in launches]
+    return algo, pairs
+
+
+def report(res, args, seconds):
+    lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    model = next((l.split(":", 1)[1].strip() for l in lscpu.splitlines()
+                  if l.startswith("Model name")), platform.processor())
+    mpi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout
+    print(f"# {platform.node()} {time.strftime('%Y-%m-%d %H:%M %Z')} cpu={model} "
+          f"cores={os.cpu_count()} launches={args.launches} wall={seconds:.0f}s")
+    print(f"# {mpi.splitlines()[0] if mpi else 'mpirun: unknown version'}; host: best "
+          f"algorithm by median over launches; ratio per launch pair, >= 1: host at least matches")
+    for name, unit, ratio in (("small", "median time us", "MPI time / host time"),
+                              ("large", "busbw GB/s", "host busbw / MPI busbw")):
+        print(f"\n## {name}: {unit}, median [min..max] over launches; ratio = {ratio}")
+        print(f"{'ranks':>5s} {'op':13s} {'bytes':>9s} {'host algo':18s} "
+              f"{'host':>21s} {'mpi (auto)':>21s} {'ratio':>21s}")
+        for (n, ranks, op), launches in sorted(res.items()):
+            if n != name:
+                continue
+            algo, pairs = row(name, launches)
+            cols = [spread([p[k] for p in pairs]) for k in range(3)]
+            print(f"{ranks:5d} {op:13s} {launches[0][0]:9d} {algo:18s} {cols[0]} {cols[1]} {cols[2]}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--launches", type=int, default=5, help="repetitions of every launch (5)")
+    ap.add_argument("--ranks", default="2,4", help="world sizes, comma separated (2,4)")
+    ap.add_argument("--large", default="64M", help="the large size (64M)")
+    ap.add_argument("--keep", action="store_true", help="keep the results folders")
+    args = ap.parse_args()
+    args.ranks = [int(r) for r in args.ranks.split(",")]
+    if args.launches < 1:
+        ap.error(f"--launches {args.launches}: give 1 or more (5 or more for numbers to keep)")
+    subprocess.run(["cargo", "build", "--release", "-q", "--features", "mpi", "--bin", "collbench"],
+                   check=True, cwd=ROOT)
+    tmp = tempfile.mkdtemp(prefix="collbench-host-vs-mpi-")
+    res = {}
+    start = time.monotonic()
+    for i in range(args.launches):
+        one_repetition(i, args, tmp, res)
+    report(res, args, time.monotonic() - start)
+    if args.keep:
+        print(f"# results: {tmp}")
+    else:
+        subprocess.run(["rm", "-rf", tmp], check=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
