@@ -4,7 +4,9 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
+use super::nvml::NvlinkScope;
 use super::*;
+use crate::report::telemetry_csv::{EnergySource, PowerSource};
 
 fn one_line(why: &str) {
     assert!(!why.is_empty() && !why.contains('\n'), "{why:?}");
@@ -94,5 +96,107 @@ fn the_reason_is_reported_once_per_process() {
     assert_eq!(
         String::from_utf8(out).unwrap(),
         "collbench: NVML unavailable (x): y\n"
+    );
+}
+
+/// Builds fake_nvml.c (a stand-in libnvidia-ml with known readings) into `dir`; `None`, with a
+/// note, where this machine has no C compiler.
+fn fake_nvml(dir: &Path, per_link: bool) -> Option<std::path::PathBuf> {
+    let src = dir.join("fake_nvml.c");
+    std::fs::write(&src, include_str!("fake_nvml.c")).unwrap();
+    let lib = dir.join("libfake-nvml.so");
+    let mut cc = std::process::Command::new("cc");
+    cc.args(["-shared", "-fPIC", "-o"]).arg(&lib).arg(&src);
+    if per_link {
+        cc.arg("-DPER_LINK");
+    }
+    match cc.status() {
+        Ok(status) => {
+            assert!(status.success(), "cc could not build fake_nvml.c");
+            Some(lib)
+        }
+        Err(e) => {
+            eprintln!("skipped: no C compiler to build the fake NVML ({e})");
+            None
+        }
+    }
+}
+
+/// A point of 4 calls measured through the fake library, retried until the sampler has filed a
+/// reading (its thread may be scheduled late on a loaded machine).
+fn fake_point(lib: &Path) -> (Telemetry, GpuPoint) {
+    let one_ms = Duration::from_millis(1);
+    let mut t = Telemetry::open_library(Some(lib), &[DeviceRef::Index(0)], one_ms);
+    assert_eq!(t.unavailable(), None);
+    for _ in 0..500 {
+        t.begin_point();
+        std::thread::sleep(Duration::from_millis(20));
+        let point = t.end_point(4).remove(0);
+        if point.telemetry.samples > 0 {
+            return (t, point);
+        }
+    }
+    panic!("the sampler filed no reading in 500 points");
+}
+
+/// The fake's readings, exactly; NVLink back in KiB over the reported window.
+fn assert_fake_readings(p: &GpuPoint) {
+    let name = "Fake GPU, rev 1".to_string();
+    let gpu = GpuLabel {
+        index: Some(0),
+        name,
+        pci_bus_id: String::new(),
+    };
+    assert_eq!(p.gpu, gpu);
+    let t = &p.telemetry;
+    assert_eq!((t.power_w_mean, t.power_w_max), (Some(300.0), Some(300.0)));
+    assert_eq!(
+        t.power_source,
+        Some(PowerSource::Instant),
+        "instant preferred"
+    );
+    assert_eq!(
+        (t.sm_clock_mhz_mean, t.temp_c_max),
+        (Some(1500.0), Some(55.0))
+    );
+    // One mark of the energy counter: 1000 mJ, over 4 calls.
+    assert_eq!((t.energy_j, t.energy_j_per_op), (Some(1.0), Some(0.25)));
+    assert_eq!(t.energy_source, Some(EnergySource::Counter));
+    let window = t.window_s.unwrap();
+    let kib = |gbps: Option<f64>| gbps.unwrap() * window * 1e9 / 1024.0;
+    // 1000 and 500 KiB × (1 + 2 + 3 + 4) over the four links.
+    assert!((kib(t.nvlink_tx_gbps) - 10_000.0).abs() < 1e-6, "{t:?}");
+    assert!((kib(t.nvlink_rx_gbps) - 5_000.0).abs() < 1e-6, "{t:?}");
+}
+
+fn nvlink_scope(t: &Telemetry) -> NvlinkScope {
+    t.active.as_ref().unwrap().gpus[0].1.nvlink.clone()
+}
+
+#[test]
+fn fake_nvml_reads_nvlink_summed_over_all_links() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = fake_nvml(dir.path(), false) else {
+        return;
+    };
+    let (t, point) = fake_point(&lib);
+    assert_eq!(nvlink_scope(&t), NvlinkScope::AllLinks);
+    assert_fake_readings(&point);
+}
+
+#[test]
+fn fake_nvml_without_the_summed_read_sums_link_by_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(lib) = fake_nvml(dir.path(), true) else {
+        return;
+    };
+    let (t, point) = fake_point(&lib);
+    assert_eq!(nvlink_scope(&t), NvlinkScope::Links(vec![0, 1, 2, 3]));
+    assert_fake_readings(&point);
+    assert!(
+        Telemetry::open_library(Some(&lib), &[7.into()], Duration::ZERO)
+            .unavailable()
+            .unwrap()
+            .contains("no GPU with index 7")
     );
 }
