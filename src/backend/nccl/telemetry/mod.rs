@@ -32,8 +32,9 @@
 //!   (`NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX/RX`, KiB) summed over all links (scope id `UINT_MAX`,
 //!   or link by link where the driver refuses that), over the window; empty without NVLink.
 //!
-//! The sampler reads every [`Telemetry::DEFAULT_INTERVAL`] (10 ms); `begin_point` and `end_point`
-//! make a few NVML calls each (tens of microseconds): call them outside the timed iterations.
+//! The NCCL sweep samples every [`Telemetry::DEFAULT_INTERVAL`] (10 ms). `begin_point` and
+//! `end_point` make several NVML calls each, which go through the driver: call them outside the
+//! timed iterations.
 
 mod aggregate;
 mod nvml;
@@ -47,6 +48,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use nvml_wrapper::Nvml;
+use serde::{Deserialize, Serialize};
 
 pub use self::aggregate::{summarize, Counters, Sample, Window};
 use self::nvml::Capabilities;
@@ -55,8 +57,8 @@ use self::sampler::{SampledGpu, Shared};
 use super::loader::override_path;
 pub use crate::report::telemetry_csv::{GpuLabel, PointTelemetry, TelemetryRow};
 
-/// One GPU's telemetry over one point.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// One GPU's telemetry over one point (serialisable, for a rank to send it to the writer).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct GpuPoint {
     pub gpu: GpuLabel,
     pub telemetry: PointTelemetry,
@@ -108,7 +110,7 @@ static REPORTED: AtomicBool = AtomicBool::new(false);
 impl Telemetry {
     /// The sampling interval used by the NCCL sweep.
     pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(10);
-    /// Shorter intervals are raised to this: NVML calls take tens of microseconds each.
+    /// Shorter intervals are raised to this, so that the sampler never spins on NVML.
     pub const MIN_INTERVAL: Duration = Duration::from_millis(1);
 
     /// Starts sampling `devices` every `interval`. If telemetry cannot run, says why in one line
