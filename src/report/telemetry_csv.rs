@@ -343,6 +343,18 @@ mod tests {
     }
 
     #[test]
+    fn the_fit_reads_the_power_this_writer_writes() {
+        // An empty row (NVML unavailable on that rank) is left out of the run's power.
+        let (dir, _text) = written(0, &[full_row(), TelemetryRow::default()]);
+        let power = crate::fit::power::read_source_power(dir.path())
+            .unwrap()
+            .unwrap();
+        assert_eq!((power.power_w_mean, power.power_w_max), (412.25, 498.5));
+        assert_eq!(power.samples, 41);
+        assert_eq!(power.gpus, ["NVIDIA H100 80GB HBM3"]);
+    }
+
+    #[test]
     fn unknown_source_names_are_refused_with_the_line() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(TELEMETRY_FILE);
