@@ -48,7 +48,9 @@ fn backends_lists_all_three_and_exits_0() {
     let r = run(&["backends"], LIMIT);
     assert_eq!(r.code(), 0, "{r:?}");
     let lines: Vec<_> = r.stdout.lines().collect();
-    assert_eq!(lines.len(), 4, "{}", r.stdout);
+    // A nccl build adds a line under nccl on whether NVML telemetry can run.
+    let nvml_line = usize::from(cfg!(feature = "nccl"));
+    assert_eq!(lines.len(), 4 + nvml_line, "{}", r.stdout);
     assert!(lines[1].starts_with("host     yes    yes"), "{}", r.stdout);
     assert!(lines[2].starts_with("mpi "), "{}", r.stdout);
     let built = if cfg!(feature = "nccl") { "yes" } else { "no " };
@@ -72,6 +74,25 @@ fn backends_json_has_the_schema_and_a_reason_per_backend() {
     assert!(rows
         .iter()
         .all(|r| !r["detail"].as_str().unwrap().is_empty()));
+    assert_eq!(rows[2]["telemetry"].is_string(), cfg!(feature = "nccl"));
+}
+
+#[cfg(feature = "nccl")]
+#[test]
+fn backends_says_why_nvml_telemetry_cannot_run() {
+    let mut cmd = command(&["backends"]);
+    cmd.env("COLLBENCH_NVML_LIB", "/nonexistent/libnvidia-ml.so.1");
+    let r = Spawned::start(cmd).finish(std::time::Instant::now(), LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let line = r.stdout.lines().nth(4).unwrap_or_default().trim_start();
+    assert!(
+        line.starts_with(
+            "telemetry: NVML unavailable (COLLBENCH_NVML_LIB=/nonexistent/libnvidia-ml.so.1: "
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(line.contains("telemetry columns left empty"), "{line}");
 }
 
 #[cfg(not(feature = "nccl"))]

@@ -27,6 +27,9 @@ pub struct BackendStatus {
     pub runs: bool,
     /// What it runs on, or what is missing and how to fix it.
     pub detail: String,
+    /// Whether its GPU telemetry (NVML) can run here; only for a built backend that has it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<String>,
 }
 
 /// The status of every backend, host first.
@@ -49,6 +52,7 @@ fn status(kind: BackendKind) -> BackendStatus {
         built: kind.built(),
         runs: availability.is_ok(),
         detail,
+        telemetry: kind.telemetry(),
     }
 }
 
@@ -67,6 +71,9 @@ pub fn table(rows: &[BackendStatus]) -> String {
             yes(r.runs),
             r.detail
         ));
+        if let Some(t) = &r.telemetry {
+            out.push_str(&format!("{:<27}{t}\n", ""));
+        }
     }
     out
 }
@@ -100,6 +107,14 @@ mod tests {
         assert_eq!(names, ["host", "mpi", "nccl"]);
         assert!(rows[0].built && rows[0].runs);
         assert_eq!(rows[2].built, cfg!(feature = "nccl"));
+        assert_eq!((&rows[0].telemetry, &rows[1].telemetry), (&None, &None));
+        assert_eq!(rows[2].telemetry.is_some(), cfg!(feature = "nccl"));
+        if let Some(t) = &rows[2].telemetry {
+            assert!(
+                t.starts_with("telemetry: NVML ") && !t.contains('\n'),
+                "{t}"
+            );
+        }
         for r in &rows {
             assert!(!r.detail.is_empty(), "{r:?}");
             assert!(r.runs || !r.detail.contains('\n'), "one line: {r:?}");
@@ -113,15 +128,22 @@ mod tests {
             built: true,
             runs: false,
             detail: "no GPU".into(),
+            telemetry: Some("telemetry: NVML unavailable (x)".into()),
         }];
         let t = table(&rows);
         assert!(
             t.lines().nth(1).unwrap().starts_with("nccl     yes    no"),
             "{t}"
         );
+        let under_detail = format!("{}telemetry: NVML unavailable (x)", " ".repeat(27));
+        assert_eq!(t.lines().nth(2).unwrap(), under_detail, "{t}");
         let v: serde_json::Value = serde_json::from_str(&json(&rows).unwrap()).unwrap();
         assert_eq!(v["schema"], SCHEMA);
         assert_eq!(v["backends"][0]["runs"], false);
         assert_eq!(v["backends"][0]["detail"], "no GPU");
+        assert_eq!(
+            v["backends"][0]["telemetry"],
+            "telemetry: NVML unavailable (x)"
+        );
     }
 }

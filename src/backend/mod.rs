@@ -65,6 +65,14 @@ impl BackendKind {
         }
     }
 
+    /// For a backend that records GPU telemetry, one line on whether it can here.
+    pub fn telemetry(self) -> Option<String> {
+        match self {
+            BackendKind::Nccl => nccl_telemetry(),
+            BackendKind::Host | BackendKind::Mpi => None,
+        }
+    }
+
     /// Whether this build includes the backend (its cargo feature was enabled).
     pub fn built(self) -> bool {
         match self {
@@ -98,6 +106,16 @@ fn nccl_availability() -> Result<(), String> {
     Err("this build has no NCCL backend; rebuild with \
          `cargo build --release --features nccl`"
         .into())
+}
+
+#[cfg(feature = "nccl")]
+fn nccl_telemetry() -> Option<String> {
+    Some(nccl::telemetry::status_line())
+}
+
+#[cfg(not(feature = "nccl"))]
+fn nccl_telemetry() -> Option<String> {
+    None
 }
 
 impl fmt::Display for BackendKind {

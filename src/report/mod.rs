@@ -9,5 +9,6 @@ pub mod run_dir;
 pub mod samples_csv;
 pub mod summary_csv;
 pub mod table;
+pub mod telemetry_csv;
 
 pub use run_dir::{default_run_id, RunDir};

@@ -9,6 +9,7 @@ use super::pairs_csv::{PairRow, PairsWriter, PAIRS_FILE, PAIRS_SCHEMA};
 use super::ranks_csv::{RanksWriter, RANKS_FILE, RANKS_SCHEMA};
 use super::samples_csv::{SamplesWriter, SAMPLES_FILE, SAMPLES_SCHEMA};
 use super::summary_csv::{SummaryWriter, SUMMARY_FILE, SUMMARY_SCHEMA};
+use super::telemetry_csv::{TelemetryRow, TelemetryWriter, TELEMETRY_FILE, TELEMETRY_SCHEMA};
 use crate::collective::Op;
 use crate::error::{Error, Result};
 use crate::meta::{Meta, RunStatus, META_FILE, META_SCHEMA};
@@ -24,6 +25,7 @@ pub struct RunDir {
     samples: SamplesWriter,
     ranks: RanksWriter,
     pairs: Option<PairsWriter>,
+    telemetry: Option<TelemetryWriter>,
     points: usize,
 }
 
@@ -46,6 +48,7 @@ impl RunDir {
             samples,
             ranks,
             pairs: None,
+            telemetry: None,
             points: 0,
         })
     }
@@ -56,6 +59,26 @@ impl RunDir {
         let files = &mut self.meta.files;
         files.insert(PAIRS_FILE.into(), PAIRS_SCHEMA.into());
         self.meta.write(&self.path)
+    }
+
+    /// Adds telemetry.csv (an NCCL run) and lists it in meta.json.
+    pub fn add_telemetry(&mut self) -> Result<()> {
+        self.telemetry = Some(TelemetryWriter::create(&self.path)?);
+        let files = &mut self.meta.files;
+        files.insert(TELEMETRY_FILE.into(), TELEMETRY_SCHEMA.into());
+        self.meta.write(&self.path)
+    }
+
+    /// Appends the telemetry rows of the point about to be appended, in one write; call it just
+    /// before [`append_point`](Self::append_point), so that a summary row always has its
+    /// telemetry on disk. Each row's `point` is set here.
+    pub fn append_telemetry(&mut self, rows: &[TelemetryRow]) -> Result<()> {
+        let point = self.points;
+        let writer = self
+            .telemetry
+            .as_mut()
+            .ok_or_else(|| Error::usage("telemetry.csv was not created for this run"))?;
+        writer.append(point, rows)
     }
 
     /// [`append_point`](Self::append_point) for a point of a `--pairs` run: its pair row first
@@ -263,6 +286,28 @@ mod tests {
         let done = Meta::read(&path.join(META_FILE)).unwrap();
         assert_eq!((done.points, done.status), (2, RunStatus::Complete));
         assert!(done.ended.is_some() && done.files.len() == 4);
+    }
+
+    #[test]
+    fn telemetry_rows_carry_the_next_point_and_the_file_is_listed() {
+        use crate::report::telemetry_csv::{read_telemetry, TelemetryRow};
+        let dir = tempfile::tempdir().unwrap();
+        let mut run = RunDir::create(dir.path(), &meta()).unwrap();
+        let row = TelemetryRow::default();
+        assert!(
+            run.append_telemetry(std::slice::from_ref(&row)).is_err(),
+            "not added yet"
+        );
+        run.add_telemetry().unwrap();
+        let written = Meta::read(&dir.path().join(META_FILE)).unwrap();
+        assert_eq!(written.files["telemetry.csv"], "collbench.telemetry/v1");
+        let rec = summary_csv::tests::awkward_record();
+        run.append_telemetry(&[row.clone(), row.clone()]).unwrap();
+        run.append_point(&rec, &[], &[]).unwrap();
+        run.append_telemetry(&[row]).unwrap();
+        let rows = read_telemetry(&dir.path().join(TELEMETRY_FILE)).unwrap();
+        let points: Vec<_> = rows.iter().map(|r| r.point).collect();
+        assert_eq!(points, [0, 0, 1]);
     }
 
     #[test]

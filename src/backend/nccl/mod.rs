@@ -6,6 +6,7 @@
 //! * [`error`]: typed errors for result codes and for libraries that cannot be loaded.
 //! * [`comm`]: the safe communicator, destroyed exactly once without panicking.
 //! * [`map`]: dtype and reduction to NCCL enums. [`probe`]: what this machine lacks.
+//! * [`telemetry`]: NVML power, clock, temperature and NVLink counters sampled per point.
 
 pub mod comm;
 pub mod cuda;
@@ -14,6 +15,7 @@ pub mod loader;
 pub mod map;
 pub mod probe;
 pub mod sys;
+pub mod telemetry;
 
 #[cfg(test)]
 mod tests;
