@@ -38,6 +38,7 @@ pub mod metrics;
 pub mod model;
 pub mod output;
 pub mod plan;
+pub mod replay;
 pub mod specs;
 pub mod stage;
 pub mod step;
