@@ -113,7 +113,7 @@ fn replay(world: usize) -> (f64, f64) {
     let share = num("projected_exposed_comm_s") / num("projected_s");
     let parts = num("projected_compute_s") + num("projected_exposed_comm_s");
     assert!((parts - num("projected_s")).abs() < 1e-9 * num("projected_s"));
-    let summary: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("#  ")).collect();
+    let summary: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("#   ")).collect();
     eprintln!("world {world}: {}", summary.join(" |"));
     (num("median_ratio"), share)
 }

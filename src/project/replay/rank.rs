@@ -42,8 +42,10 @@ pub const STAMPS_PER_STEP: usize = 3;
 pub fn replay_rank_main(args: RankArgs, plan: &ReplayPlan) -> Result<u8> {
     let shared = Rc::new(Shared::attach(args.fd, args.layout)?);
     let cores = affinity::allowed_cpus().len().max(1);
-    // Wait for peers as a sweep of this world waits.
-    let policy = WaitPolicy::for_load(plan.world, cores);
+    // Between collectives a replay rank spins to its compute deadlines, so the cores are more
+    // crowded than in a sweep of the same world: wait as an oversubscribed rank does (yield at
+    // once), never spinning while the peer awaited may need this very core.
+    let policy = WaitPolicy::for_load(cores + 1, cores);
     let mut t = ShmTransport::new(shared.clone(), args.rank, policy);
     match run_steps(&mut t, plan, plan.world > cores) {
         Ok(stamps) => {

@@ -29,9 +29,16 @@ pub fn check(req: &Request, cores: usize) -> Result<()> {
         )));
     }
     if req.tps != [1] || req.pps != [1] {
+        let list = |v: &[usize]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
         return Err(Error::usage(format!(
-            "--tp {:?} --pp {:?} with --replay: the replay runs FSDP only; leave out --tp and --pp",
-            req.tps, req.pps
+            "--tp {} --pp {} with --replay: the replay runs FSDP only; leave out --tp and --pp",
+            list(&req.tps),
+            list(&req.pps)
         )));
     }
     if req.opts.hybrid {
