@@ -1,17 +1,16 @@
 //! One rank of a replay, on one thread. The schedule is a series of windows: collectives
 //! started, then (perhaps) a compute stand-in, then a wait for the collectives. The rank runs a
-//! window by noting the compute's deadline (now + its projected duration), running the window's
-//! collectives in order with the host backend's ring algorithms, then spinning until the
-//! deadline if it has not passed. The window so lasts max(compute, communication) of wall-clock
-//! time with the communication really running inside it: the step model's overlap with
-//! `overlap_slowdown` 0, which is what a communication stream beside a wall-clock compute
-//! stand-in gives.
+//! window by noting the compute's deadline (now + its projected duration), running the
+//! window's collectives in order with the host backend's ring algorithms, then sleeping (the
+//! last 100 us spinning) until the deadline if it has not passed. The window so lasts
+//! max(compute, communication) of wall-clock time with the communication really running inside
+//! it: the step model's overlap with `overlap_slowdown` 0, which is what a communication stream
+//! beside a wall-clock compute stand-in gives.
 //!
-//! Why not a second thread per rank as the stream: measured on this 2-core machine
-//! (docs/METHODOLOGY.md, "Replay"), a main thread that spins starves its own communication
-//! thread; one that yields or sleeps loses the core to other programs for whole time slices,
-//! and every hand-over between the threads is a wake-up. Both inflated the measured step by
-//! 1.5-5x under load, where the one-thread replay stays near its projection.
+//! Why not a second thread per rank as the stream: on a machine with fewer cores than threads,
+//! a main thread that spins starves its own communication thread, one that yields gets the core
+//! back only after other programs' time slices, and every hand-over between the threads is a
+//! wake-up (measurements in docs/METHODOLOGY.md, "Replay").
 //!
 //! Each step starts after a barrier; the rank records its start and end on the machine-wide
 //! monotonic clock (the launcher takes the step as first start to last end) and the time it
@@ -97,6 +96,7 @@ fn run_steps<T: Transport>(t: &mut T, plan: &ReplayPlan, crowded: bool) -> Resul
     };
     let mut stamps = Vec::with_capacity(STAMPS_PER_STEP * plan.steps);
     let mut queued: Vec<(Op, usize)> = Vec::new();
+    set_timer_slack();
     for step in 0..plan.warmup + plan.steps {
         barrier(comm.t, &comm.g)?;
         let start = monotonic_ns();
@@ -107,7 +107,7 @@ fn run_steps<T: Transport>(t: &mut T, plan: &ReplayPlan, crowded: bool) -> Resul
                 Action::Compute { s } => {
                     let deadline = Instant::now() + Duration::from_secs_f64(s.max(0.0));
                     in_comm += flush(&mut comm, &mut queued)?;
-                    spin_until(deadline, crowded);
+                    wait_until(deadline, crowded);
                 }
                 Action::Wait => in_comm += flush(&mut comm, &mut queued)?,
             }
@@ -132,9 +132,19 @@ fn flush<T: Transport>(comm: &mut Comm<'_, T>, queued: &mut Vec<(Op, usize)>) ->
     Ok(monotonic_ns() - start)
 }
 
-/// The rest of a compute stand-in: wall-clock time, spent spinning (yielding between checks
-/// when ranks outnumber cores, so a peer still in its collective gets the core).
-fn spin_until(deadline: Instant, crowded: bool) {
+/// How long before a stand-in's deadline sleeping stops and spinning takes over: enough to
+/// cover a timer's wake-up.
+const SPIN_TAIL: Duration = Duration::from_micros(100);
+
+/// The rest of a compute stand-in: wall-clock time, slept but for the last [`SPIN_TAIL`],
+/// which is spun (yielding between checks when ranks outnumber cores, so a peer still in its
+/// collective gets the core). Sleeping leaves the core to others and keeps the scheduler's
+/// favour for the collectives that follow; spinning all the way measured slower under load
+/// (docs/METHODOLOGY.md, "Replay").
+fn wait_until(deadline: Instant, crowded: bool) {
+    if let Some(sleep) = deadline.checked_duration_since(Instant::now() + SPIN_TAIL) {
+        std::thread::sleep(sleep);
+    }
     while Instant::now() < deadline {
         if crowded {
             // SAFETY: sched_yield has no preconditions.
@@ -143,6 +153,12 @@ fn spin_until(deadline: Instant, crowded: bool) {
             std::hint::spin_loop();
         }
     }
+}
+
+/// Timers of this thread fire within 1 us of their deadline (the default slack is 50 us).
+fn set_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only the calling thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong) };
 }
 
 /// Nanoseconds on CLOCK_MONOTONIC, the same clock in every process of the machine.
