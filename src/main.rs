@@ -128,6 +128,17 @@ fn project(args: collbench::project::args::ProjectArgs) -> Result<u8, Error> {
 
 fn rank(args: collbench::cli::RankCliArgs) -> Result<u8, Error> {
     let layout = collbench::backend::host::layout::Layout::decode(&args.layout)?;
+    let rank_args = RankArgs {
+        rank: args.rank,
+        fd: args.fd,
+        layout,
+    };
+    if let Ok(json) = std::env::var(collbench::project::replay::REPLAY_ENV) {
+        let plan = serde_json::from_str(&json)
+            .map_err(|e| Error::usage(format!("the replay plan is not valid: {e}")))?;
+        return collbench::project::replay::rank::replay_rank_main(rank_args, &plan)
+            .map_err(|e| Error::Rank(format!("rank {}: {e}", args.rank)));
+    }
     let json = std::env::var(OPTIONS_ENV).map_err(|_| {
         Error::usage(format!(
             "{OPTIONS_ENV} is not set; ranks are started by `collbench sweep`"
@@ -135,11 +146,6 @@ fn rank(args: collbench::cli::RankCliArgs) -> Result<u8, Error> {
     })?;
     let opts = serde_json::from_str(&json)
         .map_err(|e| Error::usage(format!("{OPTIONS_ENV} is not valid sweep options: {e}")))?;
-    let rank_args = RankArgs {
-        rank: args.rank,
-        fd: args.fd,
-        layout,
-    };
     rank_main(rank_args, &opts).map_err(|e| Error::Rank(format!("rank {}: {e}", args.rank)))
 }
 

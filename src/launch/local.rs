@@ -73,6 +73,16 @@ impl LocalRanks {
         args: impl Fn(usize) -> Vec<String>,
         options_json: &str,
     ) -> Result<LocalRanks> {
+        Self::spawn_with_env(n, args, &[(OPTIONS_ENV, options_json)])
+    }
+
+    /// Starts `n` ranks with `args` after the rank subcommand and `env` set (what the rank
+    /// process is to do: sweep options, or a replay plan).
+    pub fn spawn_with_env(
+        n: usize,
+        args: impl Fn(usize) -> Vec<String>,
+        env: &[(&str, &str)],
+    ) -> Result<LocalRanks> {
         let exe = std::env::current_exe().map_err(|e| Error::Os {
             what: "finding the collbench executable to start ranks".into(),
             source: e,
@@ -85,7 +95,7 @@ impl LocalRanks {
             let mut cmd = Command::new(&exe);
             cmd.arg(RANK_SUBCOMMAND)
                 .args(args(r))
-                .env(OPTIONS_ENV, options_json)
+                .envs(env.iter().copied())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null());
             // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, _exit).

@@ -17,7 +17,8 @@ use crate::error::{Error, Result};
     after_help = "Examples:\n  \
 collbench project --profile h100-ib400 --model llama2-7b --world-sizes 8,16,...,2048 --tp 1,2,4 --pp 1,2\n  \
 collbench project --profile a100-ib200 --model llama2-70b --tp 4,8 --pp 1,2,4 --reshard --out results/proj\n  \
-collbench project --fit fit.json --hardware h100 --model my-model.toml --global-batch 1024\n\n\
+collbench project --fit fit.json --hardware h100 --model my-model.toml --global-batch 1024\n  \
+collbench project --fit host-fit.json --hardware bench-configs/hardware/host-replay.toml --model bench-configs/models/tiny.toml --world-sizes 2 --replay\n\n\
 Profiles: v100-ib100, a100-ib200, h100-ib400 (hardware defaults to the profile's GPU).\n\
 Models: llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, or a TOML file.\n\
 Hardware: v100, a100, h100, h200, or a TOML file. The model is in docs/METHODOLOGY.md (Projection)."
@@ -66,9 +67,18 @@ pub struct ProjectArgs {
     /// Fraction of peak FLOP/s that compute kernels reach.
     #[arg(long, value_name = "F", default_value = "0.5")]
     pub compute_efficiency: f64,
-    /// How much slower compute runs while communication overlaps it (0.19 = 19%).
-    #[arg(long, value_name = "F", default_value = "0.19")]
-    pub overlap_slowdown: f64,
+    /// How much slower compute runs while communication overlaps it (0.19 = 19%)
+    /// [default: 0.19; 0 with --replay].
+    #[arg(long, value_name = "F")]
+    pub overlap_slowdown: Option<f64>,
+    /// Also run the projected step's collective schedule on this machine's host backend (one
+    /// world of 2 to 2×cores ranks, FSDP only, compute as busy-waits) and print measured
+    /// against projected step time; with --out, also replay.csv.
+    #[arg(long)]
+    pub replay: bool,
+    /// Timed steps of --replay (after 3 untimed ones).
+    #[arg(long, value_name = "N", default_value = "20", requires = "replay")]
+    pub replay_steps: usize,
     /// Write projection.csv and projection.json into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -93,6 +103,20 @@ impl ProjectArgs {
                 "--seq-len and --microbatches must be at least 1",
             ));
         }
+        let overlap_slowdown = match (self.replay, self.overlap_slowdown) {
+            (true, Some(s)) if s != 0.0 => {
+                return Err(Error::usage(format!(
+                    "--overlap-slowdown {s} with --replay: the replay's compute stand-in is \
+                     wall-clock time, which overlap cannot slow; leave it out (the replay \
+                     projects with 0)"
+                )))
+            }
+            (true, _) => 0.0,
+            (false, s) => s.unwrap_or(0.19),
+        };
+        if self.replay_steps == 0 {
+            return Err(Error::usage("--replay-steps must be at least 1"));
+        }
         Ok(ProjectRequest {
             fit: self.fit,
             profile: self.profile,
@@ -108,8 +132,9 @@ impl ProjectArgs {
                 reshard: self.reshard,
                 hybrid: self.hybrid,
                 compute_efficiency: self.compute_efficiency,
-                overlap_slowdown: self.overlap_slowdown,
+                overlap_slowdown,
             },
+            replay: self.replay.then_some(self.replay_steps),
             out: self.out,
             command_line,
         })

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use super::output;
-use super::plan::{project, Batch, Request};
+use super::plan::{project, Batch, Projection, Request};
+use super::replay;
 use super::specs;
 use super::step::StepOptions;
 use crate::error::{Error, Result};
@@ -25,6 +26,8 @@ pub struct ProjectRequest {
     pub batch: Batch,
     pub microbatches: Option<usize>,
     pub opts: StepOptions,
+    /// `--replay`: timed steps to replay on the host backend.
+    pub replay: Option<usize>,
     pub out: Option<PathBuf>,
     pub command_line: Vec<String>,
 }
@@ -64,11 +67,19 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
              fit's source runs"
         );
     }
+    if req.replay.is_some() {
+        let cores = crate::backend::host::affinity::allowed_cpus().len().max(1);
+        replay::run::check(&request, cores)?;
+    }
     let projection = project(&request, &fit)?;
     print!("{}", output::table(&request, &projection, &network));
     for note in &projection.notes {
         eprintln!("collbench: note: {note}");
     }
+    let replayed = match req.replay {
+        Some(steps) => Some(run_replay(&request, &projection, &fit, steps)?),
+        None => None,
+    };
     if let Some(out) = &req.out {
         std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
         write(
@@ -85,8 +96,33 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
             projection.rows.len(),
             out.join("projection.csv").display()
         );
+        if let Some(c) = &replayed {
+            let (m, h) = (&request.model.name, &request.hardware.name);
+            let world = request.worlds[0];
+            write(&out.join("replay.csv"), replay::csv(m, h, world, c))?;
+        }
     }
     Ok(0)
+}
+
+/// Replays the projection's one row and prints the comparison.
+fn run_replay(
+    request: &Request,
+    projection: &Projection,
+    fit: &FitFile,
+    steps: usize,
+) -> Result<replay::Comparison> {
+    let row =
+        match &projection.rows[..] {
+            [row] if row.fits_memory => row,
+            _ => return Err(Error::usage(
+                "--replay: the layout does not fit in the hardware's memory; raise hbm_gb in the \
+                 hardware spec or give a smaller model",
+            )),
+        };
+    let c = replay::run::replay(request, row, fit, steps)?;
+    print!("{}", c.summary(row.world));
+    Ok(c)
 }
 
 /// The fit to read and a name for it.

@@ -25,8 +25,12 @@
 //!   GPU, best layout per world size ([`metrics`], [`plan`], [`output`]).
 //!
 //! Everything but [`specs`] (reading TOML and profiles) and [`command`] (printing, writing) is
-//! pure and unit tested with hand-computed numbers. Not here yet: replaying the projected
-//! schedule on the host backend (`--replay` of issue 5).
+//! pure and unit tested with hand-computed numbers.
+//!
+//! - **Replay** ([`replay`]). `--replay` runs one projected FSDP step (tp 1, pp 1, one node) on
+//!   this machine's host backend: the same collectives, sizes and order, with compute stood in
+//!   by wall-clock time, and prints measured against projected step time (replay.csv with
+//!   `--out`).
 
 pub mod args;
 pub mod comm;
@@ -38,6 +42,7 @@ pub mod metrics;
 pub mod model;
 pub mod output;
 pub mod plan;
+pub mod replay;
 pub mod specs;
 pub mod stage;
 pub mod step;

@@ -1,0 +1,93 @@
+//! What `--replay` checks before anything starts, and the replay of one projected row.
+
+use std::time::Duration;
+
+use super::launch::run_ranks;
+use super::schedule::{schedule, simulate, ScheduleInput};
+use super::{max_world, Comparison, ReplayPlan, WARMUP_STEPS};
+use crate::error::{Error, Result};
+use crate::fit::schema::FitFile;
+use crate::project::comm::Network;
+use crate::project::layout::Layout;
+use crate::project::plan::{Request, Row};
+use crate::project::stage::stages;
+use crate::project::step::StepBatch;
+
+/// Refuses a request the replay cannot run on this machine, naming the flag and the fix.
+pub fn check(req: &Request, cores: usize) -> Result<()> {
+    let limit = max_world(cores);
+    let [world] = req.worlds[..] else {
+        return Err(Error::usage(format!(
+            "--replay runs one world size, not {}: give --world-sizes N with N from 2 to {limit}",
+            req.worlds.len()
+        )));
+    };
+    if world < 2 || world > limit {
+        return Err(Error::usage(format!(
+            "--world-sizes {world} with --replay: this machine has {cores} cores and a replay \
+             rank runs two threads, so give --world-sizes from 2 to {limit}"
+        )));
+    }
+    if req.tps != [1] || req.pps != [1] {
+        let list = |v: &[usize]| {
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        return Err(Error::usage(format!(
+            "--tp {} --pp {} with --replay: the replay runs FSDP only; leave out --tp and --pp",
+            list(&req.tps),
+            list(&req.pps)
+        )));
+    }
+    if req.opts.hybrid {
+        return Err(Error::usage(
+            "--hybrid with --replay: the replay runs on one node, where hybrid sharding is plain \
+             FSDP; leave out --hybrid",
+        ));
+    }
+    let gpn = req.hardware.gpus_per_node;
+    if world > gpn {
+        return Err(Error::usage(format!(
+            "--world-sizes {world} with --replay: hardware {} has {gpn} GPUs per node and the \
+             replay runs one node; use a hardware spec with gpus_per_node >= {world}",
+            req.hardware.name
+        )));
+    }
+    Ok(())
+}
+
+/// Replays the projected step of `row` for `steps` timed steps.
+pub fn replay(req: &Request, row: &Row, fit: &FitFile, steps: usize) -> Result<Comparison> {
+    let layout = Layout::new(row.world, 1, 1, req.hardware.gpus_per_node).map_err(Error::usage)?;
+    let st = stages(&req.model, 1, req.seq).map_err(Error::usage)?;
+    let batch = StepBatch {
+        seq: req.seq,
+        microbatch: row.microbatch_size,
+        microbatches: row.microbatches,
+    };
+    let actions = schedule(&ScheduleInput {
+        peak_flops: req.hardware.peak_flops(),
+        layout: &layout,
+        stage: &st[0],
+        batch: &batch,
+        opts: &req.opts,
+    });
+    let net = Network::new(fit);
+    let group = layout.dp_group();
+    let projected = simulate(&actions, |op, bytes| net.time_s(op, group, bytes as f64))?;
+    let plan = ReplayPlan {
+        world: row.world,
+        steps,
+        warmup: WARMUP_STEPS,
+        actions,
+    };
+    // Generous: a step may run several times slower than projected on a loaded machine.
+    let budget = projected.step_s * (steps + WARMUP_STEPS) as f64 * 20.0 + 60.0;
+    let measured = run_ranks(&plan, Duration::from_secs_f64(budget))?;
+    Ok(Comparison {
+        projected,
+        steps: measured,
+    })
+}
