@@ -8,6 +8,7 @@
 //! * [`map`]: dtype and reduction to NCCL enums. [`probe`]: what this machine lacks.
 //! * [`telemetry`]: NVML power, clock, temperature and NVLink counters sampled per point.
 
+pub mod calls;
 pub mod comm;
 pub mod cuda;
 pub mod error;

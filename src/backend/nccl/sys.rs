@@ -50,7 +50,20 @@ pub type ncclCommInitRank_t = unsafe extern "C" fn(
 pub type ncclCommDestroy_t = unsafe extern "C" fn(comm: ncclComm_t) -> ncclResult_t;
 pub type ncclCommGetAsyncError_t =
     unsafe extern "C" fn(comm: ncclComm_t, async_error: *mut ncclResult_t) -> ncclResult_t;
+pub type ncclCommAbort_t = unsafe extern "C" fn(comm: ncclComm_t) -> ncclResult_t;
 pub type ncclGetErrorString_t = unsafe extern "C" fn(result: ncclResult_t) -> *const c_char;
+/// `ncclGetLastError` (2.13+): the last error's detail for `comm` (may be NULL).
+pub type ncclGetLastError_t = unsafe extern "C" fn(comm: ncclComm_t) -> *const c_char;
+/// `NCCL_SPLIT_NOCOLOR`: a rank passing it gets no new communicator (`*newcomm = NULL`).
+pub const NCCL_SPLIT_NOCOLOR: c_int = -1;
+/// `ncclCommSplit` (2.18+). `config` may be NULL: the new communicator inherits the parent's.
+pub type ncclCommSplit_t = unsafe extern "C" fn(
+    comm: ncclComm_t,
+    color: c_int,
+    key: c_int,
+    newcomm: *mut ncclComm_t,
+    config: *mut c_void,
+) -> ncclResult_t;
 pub type ncclGroupStart_t = unsafe extern "C" fn() -> ncclResult_t;
 pub type ncclGroupEnd_t = unsafe extern "C" fn() -> ncclResult_t;
 pub type ncclAllReduce_t = unsafe extern "C" fn(
