@@ -166,6 +166,10 @@ pub struct Meta {
     /// library's version string); absent for the host backend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub library: Option<String>,
+    /// The GPU of every rank, in rank order (nccl backend: the driver's device name); absent
+    /// for backends that run on CPUs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<String>,
 }
 
 impl Meta {
@@ -198,6 +202,7 @@ impl Meta {
             points: 0,
             files: BTreeMap::new(),
             library: None,
+            gpus: Vec::new(),
         }
     }
 

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use super::csvio::{self, push_row, CsvFile, Row};
+use crate::collective::Proto;
 use crate::error::Result;
 use crate::sweep::record::{PointKey, PointRecord};
 
@@ -16,8 +17,9 @@ pub const SUMMARY_SCHEMA: &str = "collbench.summary/v1";
 /// File name of the summary inside a results folder.
 pub const SUMMARY_FILE: &str = "summary.csv";
 
-/// The columns of summary.csv, in order.
-pub const SUMMARY_COLUMNS: [&str; 27] = [
+/// The columns of summary.csv, in order. The last ones were added after the schema first
+/// appeared (see [`REQUIRED_COLUMNS`]).
+pub const SUMMARY_COLUMNS: [&str; 28] = [
     "backend",
     "op",
     "algo",
@@ -45,7 +47,11 @@ pub const SUMMARY_COLUMNS: [&str; 27] = [
     "wrong",
     "slowest_rank",
     "skew_us_median",
+    "proto",
 ];
+
+/// The columns every summary.csv has; `proto` may be absent from files written before it.
+const REQUIRED_COLUMNS: usize = 27;
 
 /// What errors call a file that should be a summary.
 const WHAT: &str = "collbench summary.csv (collbench.summary/v1)";
@@ -109,13 +115,19 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         rec.wrong.to_string(),
         rec.slowest_rank.to_string(),
         f(rec.skew_us_median),
+        rec.key.proto.map_or(String::new(), |p| p.to_string()),
     ])
 }
 
 /// Reads a summary.csv back. Errors name the file and line: an empty file, a header without
 /// the summary columns, a row cut short, or a value that is not a number are all refused.
 pub fn read_summary(path: &Path) -> Result<Vec<PointRecord>> {
-    csvio::read_rows(path, WHAT, &SUMMARY_COLUMNS, parse_record)
+    csvio::read_rows(
+        path,
+        WHAT,
+        &SUMMARY_COLUMNS[..REQUIRED_COLUMNS],
+        parse_record,
+    )
 }
 
 /// One row as a record.
@@ -155,7 +167,18 @@ fn parse_key(row: &Row) -> Result<PointKey> {
         bytes: row.parse("bytes")?,
         count: row.parse("count")?,
         in_place: row.boolean("in_place")?,
+        proto: parse_proto(row)?,
     })
+}
+
+/// The `proto` column: empty (or absent, in older files) where the backend has no protocols.
+fn parse_proto(row: &Row) -> Result<Option<Proto>> {
+    let text: String = row.parse_or("proto", String::new())?;
+    if text.is_empty() {
+        return Ok(None);
+    }
+    // The column is there (it held text): the default is never used.
+    row.parse_or("proto", Proto::Auto).map(Some)
 }
 
 #[cfg(test)]
@@ -179,6 +202,7 @@ pub(crate) mod tests {
                 bytes: 8,
                 count: 3,
                 in_place: true,
+                proto: None,
             },
             iters: 1000,
             warmup: 5,
@@ -219,6 +243,35 @@ pub(crate) mod tests {
         b.time_cv = back[1].time_cv;
         assert_eq!(back[1].key, b.key);
         assert_eq!(back.len(), 2);
+    }
+
+    #[test]
+    fn proto_round_trips_and_older_files_without_it_read_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SummaryWriter::create(dir.path()).unwrap();
+        let mut a = awkward_record();
+        a.key.proto = Some(Proto::Ll128);
+        w.append(&a).unwrap();
+        let text = std::fs::read_to_string(w.path()).unwrap();
+        assert!(text.lines().nth(1).unwrap().ends_with(",ll128"), "{text}");
+        assert_eq!(
+            read_summary(w.path()).unwrap()[0].key.proto,
+            Some(Proto::Ll128)
+        );
+        // A file from before the column: the header and every row end at skew_us_median.
+        let old: String = text
+            .lines()
+            .map(|l| format!("{}\n", &l[..l.rfind(',').unwrap()]))
+            .collect();
+        let path = dir.path().join("old.csv");
+        std::fs::write(&path, old).unwrap();
+        let back = read_summary(&path).unwrap();
+        assert_eq!(back[0].key.proto, None);
+        assert_eq!(back[0].time_us_median, a.time_us_median);
+        let bad = text.replace(",ll128", ",ll64");
+        std::fs::write(&path, bad).unwrap();
+        let msg = read_summary(&path).unwrap_err().to_string();
+        assert!(msg.contains("column proto: cannot read 'll64'"), "{msg}");
     }
 
     #[test]

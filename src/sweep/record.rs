@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::collective::{Algo, DType, Op, ReduceOp};
+use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 
 /// Identifies a point of the sweep plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -21,6 +21,9 @@ pub struct PointKey {
     /// Elements in `S`.
     pub count: usize,
     pub in_place: bool,
+    /// The NCCL protocol asked for (`NCCL_PROTO`); `None` for backends without protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proto: Option<Proto>,
 }
 
 impl PointKey {
@@ -38,6 +41,7 @@ impl PointKey {
             bytes: c.shape.bytes,
             count: c.shape.count,
             in_place: p.in_place,
+            proto: None,
         }
     }
 }

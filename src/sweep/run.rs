@@ -36,6 +36,8 @@ pub struct SweepRequest {
     pub pairs: bool,
     pub progress: bool,
     pub command_line: Vec<String>,
+    /// `--proto` (NCCL protocols; empty for the other backends).
+    pub protos: Vec<crate::collective::Proto>,
 }
 
 /// What a finished sweep produced.

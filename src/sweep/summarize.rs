@@ -137,6 +137,7 @@ mod tests {
             bytes,
             count: bytes / 4,
             in_place: false,
+            proto: None,
         }
     }
 
