@@ -77,6 +77,10 @@ pub struct PointRecord {
     pub slowest_rank: usize,
     /// Median over iterations of (slowest rank time - fastest rank time), in microseconds.
     pub skew_us_median: f64,
+    /// NCCL's own estimate of one call's time (`ncclGroupSimulateEnd`, NCCL 2.22+), the largest
+    /// over the ranks, in microseconds; `None` where the library offers none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl_estimate_us: Option<f64>,
 }
 
 /// One timed iteration across the ranks of a point (a row of samples.csv).

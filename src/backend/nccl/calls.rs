@@ -78,9 +78,66 @@ impl Nccl {
     }
 }
 
+impl Nccl {
+    /// NCCL's own estimate of `e`'s time in microseconds: the call inside
+    /// `ncclGroupStart`/`ncclGroupSimulateEnd`, which plans it (algorithm, protocol, channels)
+    /// without launching anything. `None` where the library has no `ncclGroupSimulateEnd` or
+    /// gives no estimate (a world of one). Collective like the call: every member simulates
+    /// the same calls in the same order, since planning may connect peers.
+    ///
+    /// # Safety
+    /// As [`Nccl::enqueue`].
+    pub unsafe fn estimate(
+        &self,
+        comm: &RawComm,
+        e: &Enqueue,
+        stream: sys::cudaStream_t,
+    ) -> Result<Option<f64>, NcclError> {
+        let Some(simulate_end) = self.group_simulate_end else {
+            return Ok(None);
+        };
+        let mut sim = sim_info(self.version_code()?);
+        self.check("ncclGroupStart", (self.group_start)())?;
+        let queued = self.enqueue(comm, e, stream);
+        // The group is ended whatever the call returned, or this thread stays inside it.
+        let ended = self.check("ncclGroupSimulateEnd", simulate_end(&mut sim));
+        queued?;
+        ended?;
+        Ok(estimate_us(sim.estimated_time))
+    }
+}
+
+/// `NCCL_SIM_INFO_INITIALIZER` for the library of version `code`.
+pub fn sim_info(code: std::os::raw::c_int) -> sys::ncclSimInfo_t {
+    sys::ncclSimInfo_t {
+        size: std::mem::size_of::<sys::ncclSimInfo_t>(),
+        magic: sys::NCCL_SIM_INFO_MAGIC,
+        version: code.max(0) as std::os::raw::c_uint,
+        estimated_time: sys::NCCL_UNDEF_FLOAT,
+    }
+}
+
+/// An estimate as recorded: `None` for `NCCL_UNDEF_FLOAT` and anything not a time.
+pub fn estimate_us(t: f32) -> Option<f64> {
+    (t.is_finite() && t >= 0.0).then_some(f64::from(t))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn simulation_info_is_nccl_h_initializer() {
+        // size_t, two unsigned ints, a float: 24 bytes with the tail padding on 64-bit Linux.
+        assert_eq!(std::mem::size_of::<sys::ncclSimInfo_t>(), 24);
+        let s = sim_info(22203);
+        assert_eq!((s.size, s.magic, s.version), (24, 0x7468_5283, 22203));
+        assert_eq!(s.estimated_time, -1.0);
+        assert_eq!(estimate_us(sys::NCCL_UNDEF_FLOAT), None);
+        assert_eq!(estimate_us(f32::NAN), None);
+        assert_eq!(estimate_us(12.5), Some(12.5));
+        assert_eq!(estimate_us(0.0), Some(0.0));
+    }
 
     #[test]
     fn counts_follow_nccl_h() {

@@ -92,6 +92,8 @@ pub struct Nccl {
     pub get_last_error: Option<sys::ncclGetLastError_t>,
     pub group_start: sys::ncclGroupStart_t,
     pub group_end: sys::ncclGroupEnd_t,
+    /// NCCL 2.22+; `None` with older libraries (no time estimate is recorded then).
+    pub group_simulate_end: Option<sys::ncclGroupSimulateEnd_t>,
     pub all_reduce: sys::ncclAllReduce_t,
     pub all_gather: sys::ncclAllGather_t,
     pub reduce_scatter: sys::ncclReduceScatter_t,
@@ -122,6 +124,7 @@ impl Nccl {
             get_last_error: get(s("ncclGetLastError")).ok(),
             group_start: get(s("ncclGroupStart"))?,
             group_end: get(s("ncclGroupEnd"))?,
+            group_simulate_end: get(s("ncclGroupSimulateEnd")).ok(),
             all_reduce: get(s("ncclAllReduce"))?,
             all_gather: get(s("ncclAllGather"))?,
             reduce_scatter: get(s("ncclReduceScatter"))?,
@@ -181,10 +184,15 @@ impl Nccl {
 
     /// `ncclGetVersion`, decoded.
     pub fn version(&self) -> Result<Version, NcclError> {
+        self.version_code().map(Version::from_code)
+    }
+
+    /// `ncclGetVersion` as NCCL encodes it (`NCCL_VERSION_CODE`, e.g. 22105).
+    pub fn version_code(&self) -> Result<c_int, NcclError> {
         let mut raw: c_int = 0;
         // SAFETY: ncclGetVersion writes one int through a valid pointer.
         self.check("ncclGetVersion", unsafe { (self.get_version)(&mut raw) })?;
-        Ok(Version::from_code(raw))
+        Ok(raw)
     }
 
     /// `ncclGetUniqueId`: the id rank 0 creates and shares with the others.

@@ -148,18 +148,29 @@ pub struct Member<'a> {
     pub size: usize,
 }
 
-/// Warm-up, timed iterations, correctness: this rank's time of every timed iteration in
-/// microseconds (GPU time between the iteration's two events), and its wrong elements.
-/// Iterations are enqueued back to back, as nccl-tests does; none waits for the host.
+/// What one rank measured of one point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    /// GPU time of every timed iteration between its two events, in microseconds.
+    pub times: Vec<f64>,
+    /// Wrong elements in this rank's output of the checked call.
+    pub wrong: u64,
+    /// NCCL's own estimate of one call, where the library offers one.
+    pub estimate_us: Option<f64>,
+}
+
+/// NCCL's estimate, then warm-up, timed iterations and correctness. Iterations are enqueued
+/// back to back, as nccl-tests does; none waits for the host.
 pub fn measure(
     gpu: &Gpu,
     bufs: &mut DeviceBuffers,
     m: &Member,
     p: &Point,
     stall: Duration,
-) -> Result<(Vec<f64>, u64)> {
+) -> Result<Measured> {
     let pl = placement(p, m.me);
     let call = enqueue_of(gpu, bufs, p, &pl);
+    let estimate_us = estimate(gpu, m, &call)?;
     fill(gpu, bufs, p, m, &pl, false)?;
     for _ in 0..p.warmup {
         launch(gpu, m, &call)?;
@@ -179,7 +190,12 @@ pub fn measure(
             .map_err(|e| driver_error("cuEventElapsedTime", e))?;
         times.push(f64::from(ms) * 1e3);
     }
-    Ok((times, check(gpu, bufs, p, m, &pl, &call, stall)?))
+    let wrong = check(gpu, bufs, p, m, &pl, &call, stall)?;
+    Ok(Measured {
+        times,
+        wrong,
+        estimate_us,
+    })
 }
 
 /// The checked call: poison the output, put exact inputs in, call once, copy back and count.
@@ -251,6 +267,13 @@ fn launch(gpu: &Gpu, m: &Member, call: &Enqueue) -> Result<()> {
     // SAFETY: the addresses come from this rank's device buffers, sized by `buffer_sizes` for
     // every point of the sweep and alive as long as `bufs`; the stream is the rank's own.
     unsafe { m.comm.nccl().enqueue(raw, call, gpu.raw_stream()) }
+        .map_err(|e| Error::Rank(e.to_string()))
+}
+
+fn estimate(gpu: &Gpu, m: &Member, call: &Enqueue) -> Result<Option<f64>> {
+    let raw = m.comm.live().map_err(|e| Error::Rank(e.to_string()))?;
+    // SAFETY: as in `launch`; the simulated call is planned, never launched.
+    unsafe { m.comm.nccl().estimate(raw, call, gpu.raw_stream()) }
         .map_err(|e| Error::Rank(e.to_string()))
 }
 

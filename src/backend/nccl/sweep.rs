@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::comm::Communicator;
 use super::gpu::Gpu;
 use super::loader::Nccl;
-use super::measure::{buffer_sizes, measure, DeviceBuffers, Member};
+use super::measure::{buffer_sizes, measure, DeviceBuffers, Measured, Member};
 use super::tuning::{self, Stage};
 use crate::backend::BackendKind;
 use crate::error::{Error, Result};
@@ -259,9 +259,7 @@ impl Walk<'_> {
                 me: self.ctx.rank,
                 size: p.world,
             };
-            let (times, wrong) = measure(&self.gpu, &mut self.bufs, &m, p, stall)?;
-            payload = vec![1, wrong];
-            payload.extend(times.iter().map(|t| t.to_bits()));
+            payload = encode_part(&measure(&self.gpu, &mut self.bufs, &m, p, stall)?);
         }
         // TELEMETRY: per-point sampling ends here, after the checked call; its summary joins
         // the payload gathered below.
@@ -276,7 +274,7 @@ impl Walk<'_> {
 
 impl Lead {
     fn write(&mut self, p: &Point, stage: &Stage, all: &[Vec<u8>]) -> Result<()> {
-        let (rank_times, wrongs) = members_samples(all);
+        let (rank_times, wrongs, estimates) = members_samples(all);
         let mut key = PointKey::of(p, BackendKind::Nccl.name());
         key.proto = Some(stage.proto);
         key.nodes = self.topo.node_of[..p.world]
@@ -293,6 +291,8 @@ impl Lead {
         for r in per_rank.iter_mut() {
             r.node = self.topo.node_of[r.global_rank];
         }
+        let mut rec = rec;
+        rec.nccl_estimate_us = estimates.into_iter().flatten().reduce(f64::max);
         self.out.append_point(&rec, &samples, &per_rank)?;
         self.console.point(&rec);
         self.wrong_points += usize::from(rec.wrong > 0);
@@ -316,36 +316,61 @@ fn with_env(e: Error, vars: &[(&'static str, Option<String>); 2]) -> Error {
     }
 }
 
-/// The members' per-iteration times and wrong counts, in rank order, from every rank's
-/// gathered payload (`[1, wrong, time bits...]` for members, `[0]` for the others).
-pub fn members_samples(all: &[Vec<u8>]) -> (Vec<Vec<f64>>, Vec<u64>) {
+/// A member's part of a point as gathered: `[1, wrong, estimate bits, time bits...]`, the
+/// estimate NaN where there is none. Non-members send `[0]`.
+pub fn encode_part(m: &Measured) -> Vec<u64> {
+    let estimate = m.estimate_us.unwrap_or(f64::NAN);
+    let mut words = vec![1, m.wrong, estimate.to_bits()];
+    words.extend(m.times.iter().map(|t| t.to_bits()));
+    words
+}
+
+/// Every member's part, in rank order: per-iteration times, wrong counts and estimates.
+pub fn members_samples(all: &[Vec<u8>]) -> (Vec<Vec<f64>>, Vec<u64>, Vec<Option<f64>>) {
     let words = |b: &Vec<u8>| -> Vec<u64> {
         b.chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
             .collect()
     };
-    all.iter()
-        .map(words)
-        .filter(|w| w.len() >= 2 && w[0] == 1)
-        .map(|w| (w[2..].iter().map(|&b| f64::from_bits(b)).collect(), w[1]))
-        .unzip()
+    let mut out = (Vec::new(), Vec::new(), Vec::new());
+    for w in all.iter().map(words).filter(|w| w.len() >= 3 && w[0] == 1) {
+        out.0
+            .push(w[3..].iter().map(|&b| f64::from_bits(b)).collect());
+        out.1.push(w[1]);
+        out.2
+            .push(Some(f64::from_bits(w[2])).filter(|x| !x.is_nan()));
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
-    use super::members_samples;
+    use super::*;
+
+    fn bytes(words: &[u64]) -> Vec<u8> {
+        words.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
 
     #[test]
-    fn gathered_payloads_keep_members_in_rank_order() {
-        let enc = |w: &[u64]| -> Vec<u8> { w.iter().flat_map(|x| x.to_le_bytes()).collect() };
-        let t = |us: f64| us.to_bits();
+    fn gathered_parts_keep_members_in_rank_order() {
+        let a = Measured {
+            times: vec![2.5, 3.0],
+            wrong: 0,
+            estimate_us: Some(7.5),
+        };
+        let b = Measured {
+            times: vec![4.0, 1.0],
+            wrong: 7,
+            estimate_us: None,
+        };
         let all = vec![
-            enc(&[1, 0, t(2.5), t(3.0)]),
-            enc(&[0]),
-            enc(&[1, 7, t(4.0), t(1.0)]),
+            bytes(&encode_part(&a)),
+            bytes(&[0]),
+            bytes(&encode_part(&b)),
         ];
-        let (times, wrong) = members_samples(&all);
+        let (times, wrong, est) = members_samples(&all);
         assert_eq!(times, vec![vec![2.5, 3.0], vec![4.0, 1.0]]);
         assert_eq!(wrong, vec![0, 7]);
+        assert_eq!(est, vec![Some(7.5), None]);
     }
 }
