@@ -237,12 +237,18 @@ fn fill(
     poison: bool,
 ) -> Result<()> {
     if poison {
-        let whole = Region {
-            buf: Buf::Output,
-            offset: 0,
-            len: pl.output_len,
-        };
-        bufs.copy_in(gpu, whole, &vec![0xffu8; pl.output_len])?;
+        let base = gpu.address(&bufs.output);
+        // SAFETY: the output buffer holds at least `output_len` bytes (`buffer_sizes`) and is
+        // used on this stream only.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(
+                base,
+                0xff,
+                pl.output_len,
+                gpu.stream.cu_stream(),
+            )
+        }
+        .map_err(|e| driver_error("cuMemsetD8Async", e))?;
     }
     let mut host = vec![0u8; pl.fill.len];
     fill_input(p.call.op, p.call.dtype, m.size, m.me, &mut host);
