@@ -287,6 +287,21 @@ mod tests {
     }
 
     #[test]
+    fn gpus_are_written_only_for_gpu_runs_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut meta = sample();
+        meta.write(dir.path()).unwrap();
+        let text = fs::read_to_string(dir.path().join(META_FILE)).unwrap();
+        assert!(!text.contains("\"gpus\""), "{text}");
+        meta.gpus = vec!["NVIDIA H100 80GB HBM3".into(); 2];
+        meta.library = Some("NCCL 2.21.5".into());
+        meta.write(dir.path()).unwrap();
+        let back = Meta::read(&dir.path().join(META_FILE)).unwrap();
+        assert_eq!(back.gpus, meta.gpus);
+        assert_eq!(back.library.as_deref(), Some("NCCL 2.21.5"));
+    }
+
+    #[test]
     fn new_meta_is_running_and_described() {
         let meta = sample();
         assert_eq!(meta.status, RunStatus::Running);

@@ -99,7 +99,9 @@ pub struct Nccl {
     pub reduce_scatter: sys::ncclReduceScatter_t,
     pub broadcast: sys::ncclBroadcast_t,
     pub reduce: sys::ncclReduce_t,
-    _lib: Library,
+    /// Never unloaded: NCCL keeps threads and CUDA state that outlive its communicators, and
+    /// unloading it under them would crash at exit.
+    _lib: std::mem::ManuallyDrop<Library>,
 }
 
 impl Nccl {
@@ -131,7 +133,7 @@ impl Nccl {
             broadcast: get(s("ncclBroadcast"))?,
             reduce: get(s("ncclReduce"))?,
             path: path.clone(),
-            _lib: lib,
+            _lib: std::mem::ManuallyDrop::new(lib),
         }))
     }
 

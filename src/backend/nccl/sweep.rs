@@ -59,15 +59,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     let nccl = Nccl::load().map_err(|e| Error::Usage(e.to_string()))?;
     let version = nccl.version().map_err(|e| Error::Rank(e.to_string()))?;
     let gpu = Gpu::open(ctx.device)?;
-    let opts = resolve(req, ctx.world)?;
-    let plan = opts.plan_for(BackendKind::Nccl);
-    let stages = tuning::stages(&plan.points, &req.protos);
-    if stages.iter().all(Stage::is_empty) {
-        return Err(Error::usage(format!(
-            "nothing to measure: {}",
-            plan.notes.first().map_or("no points", |n| n.as_str())
-        )));
-    }
+    let (opts, plan, stages) = check_plan(req, ctx.world)?;
     let (hosts, gpus) = gather_ranks(&mut ctx.store, &gpu)?;
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
     let bufs = DeviceBuffers::new(&gpu, buffer_sizes(plan.points.iter()), max_iters)?;
@@ -110,6 +102,21 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     let result = walk.stages(&stages, Some(&mut lead));
     lead.console.finish();
     close_run(lead.out, dir, result.map(|()| lead.wrong_points)).map(Some)
+}
+
+/// The options, plan and stages of a launch of `world` ranks; a usage error when they are
+/// inconsistent or measure nothing.
+pub fn check_plan(req: &SweepRequest, world: usize) -> Result<(SweepOptions, Plan, Vec<Stage>)> {
+    let opts = resolve(req, world)?;
+    let plan = opts.plan_for(BackendKind::Nccl);
+    let stages = tuning::stages(&plan.points, &req.protos);
+    if stages.iter().all(Stage::is_empty) {
+        return Err(Error::usage(format!(
+            "nothing to measure: {}",
+            plan.notes.first().map_or("no points", |n| n.as_str())
+        )));
+    }
+    Ok((opts, plan, stages))
 }
 
 fn stage_points(s: &Stage) -> impl Iterator<Item = &Point> {
@@ -349,6 +356,49 @@ mod tests {
 
     fn bytes(words: &[u64]) -> Vec<u8> {
         words.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    fn request(args: &[&str]) -> SweepRequest {
+        use clap::Parser;
+        let mut full = vec!["collbench", "sweep", "--backend", "nccl"];
+        full.extend_from_slice(args);
+        match crate::cli::Cli::try_parse_from(full).unwrap().command {
+            crate::cli::Command::Sweep(a) => a.into_request(vec![]).unwrap(),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn plans_are_checked_against_the_launch_before_any_gpu_is_used() {
+        let err = |r: &SweepRequest, world| match check_plan(r, world) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e.to_string(),
+        };
+        let e = err(&request(&["--world-sizes", "16"]), 8);
+        assert!(e.contains("world size 16"), "{e}");
+        // Sizes below one element per rank leave nothing to measure.
+        let r = request(&["--op", "allgather", "-b", "8", "-e", "16"]);
+        let e = err(&r, 8);
+        assert!(
+            e.starts_with("nothing to measure: allgather f32 at world 8"),
+            "{e}"
+        );
+        // Worlds default to the launch; one stage per (algorithm, protocol).
+        let r = request(&[
+            "--op",
+            "allreduce",
+            "--algo",
+            "ring,tree",
+            "--proto",
+            "ll,simple",
+        ]);
+        let (opts, plan, stages) = check_plan(&r, 4).unwrap();
+        assert_eq!((opts.ranks, opts.world_sizes.clone()), (4, vec![4]));
+        assert_eq!(stages.len(), 4);
+        assert_eq!(
+            stages.iter().map(Stage::len).sum::<usize>(),
+            2 * plan.points.len()
+        );
     }
 
     #[test]
