@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::backend::host::affinity::Bind;
 use crate::backend::BackendKind;
-use crate::collective::{Algo, DType, Op, ReduceOp};
+use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 use crate::error::{Error, Result};
 use crate::fit::command::FitRequest;
 use crate::fit::export::{ExportFormat, ExportOptions, ExportRequest};
@@ -58,10 +58,14 @@ pub struct SweepArgs {
     pub op: String,
     /// Algorithms, comma separated: ring, tree, recursive-doubling; with --backend mpi also
     /// auto (the library's own choice), recursive-halving, rabenseifner, bruck and
-    /// neighbor-exchange. Ops without a listed algorithm are skipped
-    /// [default: ring; auto with --backend mpi].
+    /// neighbor-exchange; with --backend nccl auto, ring, tree, nvls and collnet. Ops without a
+    /// listed algorithm are skipped [default: ring; auto with --backend mpi or nccl].
     #[arg(long)]
     pub algo: Option<String>,
+    /// NCCL protocols, comma separated: ll, ll128, simple, auto (--backend nccl only; each is
+    /// set as NCCL_PROTO for its own communicators) [default: auto].
+    #[arg(long)]
+    pub proto: Option<String>,
     /// Element types, comma separated: f32, f64, f16, bf16, i32.
     #[arg(long, default_value = "f32")]
     pub dtype: String,
@@ -254,6 +258,18 @@ fn check_combinations(
     )))
 }
 
+/// `--proto`: NCCL protocols, refused for the other backends (they have no such choice).
+fn parse_protos(backend: BackendKind, text: Option<&str>) -> Result<Vec<Proto>> {
+    match (backend, text) {
+        (BackendKind::Nccl, t) => parse_list::<Proto>(t.unwrap_or("auto")),
+        (_, None) => Ok(Vec::new()),
+        (b, Some(t)) => Err(Error::usage(format!(
+            "--proto {}: protocols are NCCL's; drop --proto or use --backend nccl (this is --backend {b})",
+            t.trim()
+        ))),
+    }
+}
+
 fn default_ranks() -> usize {
     std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -302,9 +318,10 @@ impl SweepArgs {
         let ops = parse_list::<Op>(&self.op)?;
         let backend = self.backend.parse::<BackendKind>()?;
         let algo_text = self.algo.as_deref().unwrap_or(match backend {
-            BackendKind::Mpi => "auto",
-            BackendKind::Host | BackendKind::Nccl => "ring",
+            BackendKind::Mpi | BackendKind::Nccl => "auto",
+            BackendKind::Host => "ring",
         });
+        let protos = parse_protos(backend, self.proto.as_deref())?;
         let algos = parse_list::<Algo>(algo_text)?;
         check_combinations(backend, (&ops, &algos), &self.op, algo_text)?;
         let opts = SweepOptions {
@@ -333,6 +350,7 @@ impl SweepArgs {
             world_specs,
             progress: !self.no_progress,
             command_line,
+            protos,
         })
     }
 }
@@ -390,5 +408,28 @@ mod tests {
             "--op allgather,reducescatter with --algo tree: no such combination on the host backend \
              (allgather runs ring; reducescatter runs ring)"
         );
+    }
+
+    #[test]
+    fn proto_is_nccl_only_and_nccl_defaults_to_the_library_choice() {
+        let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(
+            msg(&["--proto", "ll128"]),
+            "--proto ll128: protocols are NCCL's; drop --proto or use --backend nccl (this is --backend host)"
+        );
+        assert!(msg(&["--backend", "mpi", "--proto", "ll"]).contains("--backend mpi"));
+        assert!(msg(&["--backend", "nccl", "--proto", "ll256"]).contains("'ll256'"));
+        let r = parse(&["--backend", "nccl", "--proto", "ll,simple"]).unwrap();
+        assert_eq!(r.protos, vec![Proto::Ll, Proto::Simple]);
+        let r = parse(&["--backend", "nccl"]).unwrap();
+        assert_eq!(
+            (r.protos, r.opts.algos),
+            (vec![Proto::Auto], vec![Algo::Auto])
+        );
+        assert!(parse(&["--ranks", "2"]).unwrap().protos.is_empty());
+        let r = parse(&["--backend", "nccl", "--op", "broadcast", "--algo", "nvls"]);
+        let e = r.err().unwrap().to_string();
+        assert!(e.contains("broadcast runs auto/ring"), "{e}");
+        assert!(msg(&["--algo", "nvls"]).contains("on the host backend"));
     }
 }

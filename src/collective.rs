@@ -100,7 +100,25 @@ named_enum!(
         /// Neighbor exchange AllGather (Chen et al. 2005): p/2 steps exchanging pairs of blocks
         /// with alternating neighbours; even p only.
         NeighborExchange => "neighbor-exchange",
-        /// The library's own choice (MPI backend): whatever it picks per size and world.
+                /// The library's own choice (MPI and NCCL backends): whatever it picks per size and world.
+        Auto => "auto",
+        /// NCCL's NVLink SHARP algorithms (NVLS, NVLSTree): reductions in the NVSwitch.
+        Nvls => "nvls",
+        /// NCCL's CollNet algorithms (CollNetDirect, CollNetChain): in-network reduction.
+        CollNet => "collnet",
+    }
+);
+
+named_enum!(
+    /// The NCCL protocol (`NCCL_PROTO`): how data moves between steps of an algorithm.
+    Proto, "protocol", {
+        /// Low latency: 8-byte stores with flags, half the bandwidth.
+        Ll => "ll",
+        /// Low latency in 128-byte lines, most of the bandwidth where NVLink orders stores.
+        Ll128 => "ll128",
+        /// Simple: bulk copies with fences; the highest bandwidth for large messages.
+        Simple => "simple",
+        /// NCCL's own choice per size.
         Auto => "auto",
     }
 );
@@ -162,6 +180,24 @@ impl Op {
             Op::ReduceScatter => &[Auto, RecursiveDoubling, RecursiveHalving],
             Op::Broadcast => &[Auto, Tree],
             Op::Reduce => &[Auto, Tree, Rabenseifner],
+        }
+    }
+
+    /// The algorithms the NCCL backend can ask NCCL for with this op (`NCCL_ALGO`), following
+    /// NCCL's enqueue tables: Broadcast and Reduce run rings only.
+    pub fn nccl_algos(self) -> &'static [Algo] {
+        match self {
+            Op::AllReduce => &[
+                Algo::Auto,
+                Algo::Ring,
+                Algo::Tree,
+                Algo::Nvls,
+                Algo::CollNet,
+            ],
+            Op::AllGather | Op::ReduceScatter => {
+                &[Algo::Auto, Algo::Ring, Algo::Nvls, Algo::CollNet]
+            }
+            Op::Broadcast | Op::Reduce => &[Algo::Auto, Algo::Ring],
         }
     }
 

@@ -80,6 +80,9 @@ fn sweep(args: collbench::cli::SweepArgs) -> Result<u8, Error> {
             None => Ok(0),
         };
     }
+    if req.backend == collbench::backend::BackendKind::Nccl {
+        return sweep_nccl(&req);
+    }
     // Started once per rank by mpirun, srun or torchrun: join the others; only rank 0 reports.
     let outcome = match collbench::launch::env::detect_process()? {
         Some(boot) if boot.world > 1 => match run_distributed(&req, &boot)? {
@@ -102,6 +105,25 @@ fn sweep_mpi(req: &SweepRequest) -> Result<Option<Outcome>, Error> {
 fn sweep_mpi(req: &SweepRequest) -> Result<Option<Outcome>, Error> {
     req.backend.availability().map_err(Error::Usage)?;
     Ok(None)
+}
+
+/// The NCCL backend, in a build that has it: rank 0 reports, the local launcher relays its
+/// ranks' exit.
+#[cfg(feature = "nccl")]
+fn sweep_nccl(req: &SweepRequest) -> Result<u8, Error> {
+    use collbench::backend::nccl::{run_sweep, NcclRun};
+    Ok(match run_sweep(req)? {
+        NcclRun::Lead(outcome) => report_outcome(&outcome),
+        NcclRun::Follower => 0,
+        NcclRun::Launcher(code) => code,
+    })
+}
+
+/// A build without the NCCL backend says how to get one.
+#[cfg(not(feature = "nccl"))]
+fn sweep_nccl(req: &SweepRequest) -> Result<u8, Error> {
+    req.backend.availability().map_err(Error::Usage)?;
+    Ok(0)
 }
 
 /// Prints where the points went and maps wrong results to exit code 1.

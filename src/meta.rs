@@ -166,6 +166,10 @@ pub struct Meta {
     /// library's version string); absent for the host backend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub library: Option<String>,
+    /// The GPU of every rank, in rank order (nccl backend: the driver's device name); absent
+    /// for backends that run on CPUs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<String>,
 }
 
 impl Meta {
@@ -198,6 +202,7 @@ impl Meta {
             points: 0,
             files: BTreeMap::new(),
             library: None,
+            gpus: Vec::new(),
         }
     }
 
@@ -279,6 +284,21 @@ mod tests {
         assert_eq!(back, meta);
         let text = fs::read_to_string(dir.path().join(META_FILE)).unwrap();
         assert!(text.contains("\"status\": \"failed\""), "{text}");
+    }
+
+    #[test]
+    fn gpus_are_written_only_for_gpu_runs_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut meta = sample();
+        meta.write(dir.path()).unwrap();
+        let text = fs::read_to_string(dir.path().join(META_FILE)).unwrap();
+        assert!(!text.contains("\"gpus\""), "{text}");
+        meta.gpus = vec!["NVIDIA H100 80GB HBM3".into(); 2];
+        meta.library = Some("NCCL 2.21.5".into());
+        meta.write(dir.path()).unwrap();
+        let back = Meta::read(&dir.path().join(META_FILE)).unwrap();
+        assert_eq!(back.gpus, meta.gpus);
+        assert_eq!(back.library.as_deref(), Some("NCCL 2.21.5"));
     }
 
     #[test]

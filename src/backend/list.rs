@@ -44,6 +44,7 @@ fn status(kind: BackendKind) -> BackendStatus {
     let availability = kind.availability();
     let detail = match (&availability, kind) {
         (Ok(()), BackendKind::Host) => "built in: rank processes over shared memory or TCP".into(),
+        (Ok(()), BackendKind::Nccl) => format!("ready: {}", super::nccl_found()),
         (Ok(()), _) => "ready".into(),
         (Err(why), _) => why.clone(),
     };

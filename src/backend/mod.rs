@@ -52,7 +52,8 @@ impl BackendKind {
     pub fn algos(self, op: crate::collective::Op) -> &'static [Algo] {
         match self {
             BackendKind::Mpi => op.mpi_algos(),
-            BackendKind::Host | BackendKind::Nccl => op.host_algos(),
+            BackendKind::Nccl => op.nccl_algos(),
+            BackendKind::Host => op.host_algos(),
         }
     }
 
@@ -99,6 +100,17 @@ fn mpi_availability() -> Result<(), String> {
 #[cfg(feature = "nccl")]
 fn nccl_availability() -> Result<(), String> {
     nccl::probe::availability()
+}
+
+/// The GPUs and NCCL found, for `collbench backends`.
+#[cfg(feature = "nccl")]
+pub(crate) fn nccl_found() -> String {
+    nccl::probe::found()
+}
+
+#[cfg(not(feature = "nccl"))]
+pub(crate) fn nccl_found() -> String {
+    String::new()
 }
 
 #[cfg(not(feature = "nccl"))]

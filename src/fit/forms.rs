@@ -59,8 +59,9 @@ impl Form {
             Algo::RecursiveHalving | Algo::Rabenseifner | Algo::Bruck => Form::HalvingDoubling,
             Algo::NeighborExchange => Form::NeighborExchange,
             // The library picks per size; the ring form is the bandwidth-optimal shape most
-            // libraries use for large messages.
-            Algo::Auto => Form::Ring,
+            // libraries use for large messages. NVLS and CollNet reduce in the switch or the
+            // network: bandwidth-bound like a ring, with a flat latency the ring's alpha absorbs.
+            Algo::Auto | Algo::Nvls | Algo::CollNet => Form::Ring,
         }
     }
 

@@ -206,7 +206,7 @@ fn open_peer_fd(at: &str, owner: usize) -> Result<i32> {
     Ok(fd)
 }
 
-fn missing_token(boot: &Bootstrap) -> Error {
+pub(crate) fn missing_token(boot: &Bootstrap) -> Error {
     let pass = match boot.launcher {
         crate::launch::env::Launcher::OpenMpi => {
             format!(" and pass it with `mpirun -x {TOKEN_ENV}`")
@@ -233,7 +233,7 @@ fn check_same_sweep(store: &mut StoreClient, fingerprint: &str) -> Result<()> {
 
 /// Where rank 0's store listens: on `COLLBENCH_LISTEN_ADDR` when set (only that interface),
 /// else on every interface, at the store's port.
-fn store_bind(boot: &Bootstrap) -> Result<Option<String>> {
+pub(crate) fn store_bind(boot: &Bootstrap) -> Result<Option<String>> {
     let (Some(all), Some((_, port))) = (boot.store_bind_addr(), boot.master.as_ref()) else {
         return Ok(None);
     };

@@ -26,7 +26,7 @@ pub enum RankExit {
 }
 
 impl RankExit {
-    fn from_status(s: ExitStatus) -> RankExit {
+    pub(crate) fn from_status(s: ExitStatus) -> RankExit {
         match (s.code(), s.signal()) {
             (Some(c), _) => RankExit::Code(c),
             (None, Some(sig)) => RankExit::Signal(sig),

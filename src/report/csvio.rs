@@ -172,6 +172,19 @@ impl Row<'_> {
         }
     }
 
+    /// A float column added after the file's schema first appeared: as [`Row::float`], and
+    /// NaN (undefined) where the file predates it.
+    pub(crate) fn float_or(&self, column: &str) -> Result<f64> {
+        let field: String = self.parse_or(column, String::new())?;
+        if field.is_empty() {
+            return Ok(f64::NAN);
+        }
+        match field.parse::<f64>() {
+            Ok(x) if x.is_finite() => Ok(x),
+            _ => Err(self.error(format!("column {column}: '{field}' is not a finite number"))),
+        }
+    }
+
     /// A boolean column (`true` or `false`).
     pub(crate) fn boolean(&self, column: &str) -> Result<bool> {
         match self.get(column)? {

@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use super::csvio::{self, push_row, CsvFile, Row};
+use crate::collective::Proto;
 use crate::error::Result;
 use crate::sweep::record::{PointKey, PointRecord};
 
@@ -16,8 +17,9 @@ pub const SUMMARY_SCHEMA: &str = "collbench.summary/v1";
 /// File name of the summary inside a results folder.
 pub const SUMMARY_FILE: &str = "summary.csv";
 
-/// The columns of summary.csv, in order.
-pub const SUMMARY_COLUMNS: [&str; 27] = [
+/// The columns of summary.csv, in order. The last ones were added after the schema first
+/// appeared (see [`REQUIRED_COLUMNS`]).
+pub const SUMMARY_COLUMNS: [&str; 29] = [
     "backend",
     "op",
     "algo",
@@ -45,7 +47,13 @@ pub const SUMMARY_COLUMNS: [&str; 27] = [
     "wrong",
     "slowest_rank",
     "skew_us_median",
+    "proto",
+    "nccl_estimate_us",
 ];
+
+/// The columns every summary.csv has; `proto` and `nccl_estimate_us` may be absent from files
+/// written before them.
+const REQUIRED_COLUMNS: usize = 27;
 
 /// What errors call a file that should be a summary.
 const WHAT: &str = "collbench summary.csv (collbench.summary/v1)";
@@ -109,13 +117,20 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         rec.wrong.to_string(),
         rec.slowest_rank.to_string(),
         f(rec.skew_us_median),
+        rec.key.proto.map_or(String::new(), |p| p.to_string()),
+        rec.nccl_estimate_us.map_or(String::new(), f),
     ])
 }
 
 /// Reads a summary.csv back. Errors name the file and line: an empty file, a header without
 /// the summary columns, a row cut short, or a value that is not a number are all refused.
 pub fn read_summary(path: &Path) -> Result<Vec<PointRecord>> {
-    csvio::read_rows(path, WHAT, &SUMMARY_COLUMNS, parse_record)
+    csvio::read_rows(
+        path,
+        WHAT,
+        &SUMMARY_COLUMNS[..REQUIRED_COLUMNS],
+        parse_record,
+    )
 }
 
 /// One row as a record.
@@ -139,6 +154,7 @@ fn parse_record(row: &Row) -> Result<PointRecord> {
         wrong: row.parse("wrong")?,
         slowest_rank: row.parse("slowest_rank")?,
         skew_us_median: row.float("skew_us_median")?,
+        nccl_estimate_us: Some(row.float_or("nccl_estimate_us")?).filter(|x| !x.is_nan()),
     })
 }
 
@@ -155,7 +171,18 @@ fn parse_key(row: &Row) -> Result<PointKey> {
         bytes: row.parse("bytes")?,
         count: row.parse("count")?,
         in_place: row.boolean("in_place")?,
+        proto: parse_proto(row)?,
     })
+}
+
+/// The `proto` column: empty (or absent, in older files) where the backend has no protocols.
+fn parse_proto(row: &Row) -> Result<Option<Proto>> {
+    let text: String = row.parse_or("proto", String::new())?;
+    if text.is_empty() {
+        return Ok(None);
+    }
+    // The column is there (it held text): the default is never used.
+    row.parse_or("proto", Proto::Auto).map(Some)
 }
 
 #[cfg(test)]
@@ -179,6 +206,7 @@ pub(crate) mod tests {
                 bytes: 8,
                 count: 3,
                 in_place: true,
+                proto: None,
             },
             iters: 1000,
             warmup: 5,
@@ -197,6 +225,7 @@ pub(crate) mod tests {
             wrong: u64::MAX,
             slowest_rank: 2,
             skew_us_median: 0.001,
+            nccl_estimate_us: Some(12.125),
         }
     }
 
@@ -219,6 +248,45 @@ pub(crate) mod tests {
         b.time_cv = back[1].time_cv;
         assert_eq!(back[1].key, b.key);
         assert_eq!(back.len(), 2);
+    }
+
+    #[test]
+    fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SummaryWriter::create(dir.path()).unwrap();
+        let mut a = awkward_record();
+        a.key.proto = Some(Proto::Ll128);
+        w.append(&a).unwrap();
+        let text = std::fs::read_to_string(w.path()).unwrap();
+        assert!(
+            text.lines().nth(1).unwrap().ends_with(",ll128,12.125"),
+            "{text}"
+        );
+        let back = read_summary(w.path()).unwrap();
+        assert_eq!(back[0].key.proto, Some(Proto::Ll128));
+        assert_eq!(back[0].nccl_estimate_us, Some(12.125));
+        // A file from before the columns: the header and every row end at skew_us_median.
+        let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
+        let old: String = text
+            .lines()
+            .map(|l| format!("{}\n", cut(&cut(l))))
+            .collect();
+        let path = dir.path().join("old.csv");
+        std::fs::write(&path, old).unwrap();
+        let back = read_summary(&path).unwrap();
+        assert_eq!(back[0].key.proto, None);
+        assert_eq!(back[0].nccl_estimate_us, None);
+        assert_eq!(back[0].time_us_median, a.time_us_median);
+        let bad = text.replace(",ll128,", ",ll64,");
+        std::fs::write(&path, bad).unwrap();
+        let msg = read_summary(&path).unwrap_err().to_string();
+        assert!(msg.contains("column proto: cannot read 'll64'"), "{msg}");
+        std::fs::write(&path, text.replace(",12.125", ",inf")).unwrap();
+        let msg = read_summary(&path).unwrap_err().to_string();
+        assert!(msg.contains("column nccl_estimate_us: 'inf'"), "{msg}");
+        // An empty estimate (the library gave none) reads as None.
+        std::fs::write(&path, text.replace(",12.125", ",")).unwrap();
+        assert_eq!(read_summary(&path).unwrap()[0].nccl_estimate_us, None);
     }
 
     #[test]
@@ -258,7 +326,10 @@ pub(crate) mod tests {
         let good = good_text();
         let cut = &good[..good.len() - 4];
         assert!(read_err(cut).contains("line 2: incomplete last line"));
-        let short = format!("{}\n", &cut[..cut.rfind(',').unwrap()]);
+        let mut lines = good.lines();
+        let (header, row) = (lines.next().unwrap(), lines.next().unwrap());
+        let fields: Vec<&str> = row.split(',').collect();
+        let short = format!("{header}\n{}\n", fields[..26].join(","));
         assert!(read_err(&short).contains("line 2: 26 fields"));
         let nan = good.replace(",0.30000000000000004,", ",NaN,");
         assert!(read_err(&nan).contains("line 2: column time_us_mean: 'NaN'"));

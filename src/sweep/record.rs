@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::collective::{Algo, DType, Op, ReduceOp};
+use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 
 /// Identifies a point of the sweep plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -21,6 +21,9 @@ pub struct PointKey {
     /// Elements in `S`.
     pub count: usize,
     pub in_place: bool,
+    /// The NCCL protocol asked for (`NCCL_PROTO`); `None` for backends without protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proto: Option<Proto>,
 }
 
 impl PointKey {
@@ -38,6 +41,7 @@ impl PointKey {
             bytes: c.shape.bytes,
             count: c.shape.count,
             in_place: p.in_place,
+            proto: None,
         }
     }
 }
@@ -73,6 +77,10 @@ pub struct PointRecord {
     pub slowest_rank: usize,
     /// Median over iterations of (slowest rank time - fastest rank time), in microseconds.
     pub skew_us_median: f64,
+    /// NCCL's own estimate of one call's time (`ncclGroupSimulateEnd`, NCCL 2.22+), the largest
+    /// over the ranks, in microseconds; `None` where the library offers none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl_estimate_us: Option<f64>,
 }
 
 /// One timed iteration across the ranks of a point (a row of samples.csv).

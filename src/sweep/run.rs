@@ -36,6 +36,8 @@ pub struct SweepRequest {
     pub pairs: bool,
     pub progress: bool,
     pub command_line: Vec<String>,
+    /// `--proto` (NCCL protocols; empty for the other backends).
+    pub protos: Vec<crate::collective::Proto>,
 }
 
 /// What a finished sweep produced.
@@ -57,6 +59,14 @@ fn install_interrupt_handler() {
 /// Runs a whole sweep on the host backend.
 pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     req.backend.availability().map_err(Error::Usage)?;
+    if req.backend != BackendKind::Host {
+        // The other backends start their own processes from `collbench sweep`.
+        return Err(Error::usage(format!(
+            "the {0} backend sweeps only from `collbench sweep --backend {0}`; run that, then \
+             judge its folder with `collbench accept --run DIR`",
+            req.backend
+        )));
+    }
     if let Some(WorldSpec::Shape(s)) = req
         .world_specs
         .iter()

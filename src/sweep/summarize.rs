@@ -45,6 +45,7 @@ pub fn summarize(
         wrong: wrong.iter().fold(0u64, |a, &w| a.saturating_add(w)),
         slowest_rank: most_often_slowest(&samples, rank_times.len()),
         skew_us_median: stats::median(&skews),
+        nccl_estimate_us: None,
         key,
     };
     Some((record, samples, ranks))
@@ -137,6 +138,7 @@ mod tests {
             bytes,
             count: bytes / 4,
             in_place: false,
+            proto: None,
         }
     }
 

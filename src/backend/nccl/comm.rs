@@ -48,6 +48,32 @@ impl Communicator {
         &self.nccl
     }
 
+    /// `ncclCommSplit` of this communicator (collective over it): members get a communicator of
+    /// `nranks` ranks where they are `rank`; ranks passing `NCCL_SPLIT_NOCOLOR` get `None`.
+    pub fn split(
+        &self,
+        color: i32,
+        nranks: usize,
+        rank: usize,
+    ) -> Result<Option<Communicator>, NcclError> {
+        let raw = self.live()?;
+        let key = i32::try_from(self.rank).unwrap_or(i32::MAX);
+        let new = self.nccl.comm_split(raw, color, key)?;
+        Ok(new.map(|raw| Communicator {
+            nccl: Arc::clone(&self.nccl),
+            raw: Some(raw),
+            rank,
+            nranks,
+        }))
+    }
+
+    /// The live handle.
+    pub fn live(&self) -> Result<&RawComm, NcclError> {
+        self.raw
+            .as_ref()
+            .ok_or_else(|| NcclError::Argument("the communicator was already destroyed".into()))
+    }
+
     /// Fails with the communicator's asynchronous error, if one is pending.
     pub fn check_async(&self) -> Result<(), NcclError> {
         match &self.raw {
@@ -65,10 +91,12 @@ impl Communicator {
     }
 }
 
+/// A communicator dropped without [`Communicator::destroy`] is on a failure path, where peers
+/// may be dead: it is aborted (`ncclCommAbort` never waits for them) rather than destroyed.
 impl Drop for Communicator {
     fn drop(&mut self) {
         if let Some(raw) = self.raw.take() {
-            if let Err(e) = self.nccl.comm_destroy(raw) {
+            if let Err(e) = self.nccl.comm_abort(raw) {
                 // Never panic in Drop: a failed write to stderr is ignored too.
                 let _ = writeln!(std::io::stderr(), "collbench: rank {}: {e}", self.rank);
             }

@@ -84,15 +84,24 @@ pub struct Nccl {
     pub comm_init_rank: sys::ncclCommInitRank_t,
     pub comm_destroy: sys::ncclCommDestroy_t,
     pub comm_get_async_error: sys::ncclCommGetAsyncError_t,
+    pub comm_abort: sys::ncclCommAbort_t,
+    /// NCCL 2.18+; `None` with older libraries (world sizes then use fresh communicators).
+    pub comm_split: Option<sys::ncclCommSplit_t>,
     pub get_error_string: sys::ncclGetErrorString_t,
+    /// NCCL 2.13+; `None` with older libraries.
+    pub get_last_error: Option<sys::ncclGetLastError_t>,
     pub group_start: sys::ncclGroupStart_t,
     pub group_end: sys::ncclGroupEnd_t,
+    /// NCCL 2.22+; `None` with older libraries (no time estimate is recorded then).
+    pub group_simulate_end: Option<sys::ncclGroupSimulateEnd_t>,
     pub all_reduce: sys::ncclAllReduce_t,
     pub all_gather: sys::ncclAllGather_t,
     pub reduce_scatter: sys::ncclReduceScatter_t,
     pub broadcast: sys::ncclBroadcast_t,
     pub reduce: sys::ncclReduce_t,
-    _lib: Library,
+    /// Never unloaded: NCCL keeps threads and CUDA state that outlive its communicators, and
+    /// unloading it under them would crash at exit.
+    _lib: std::mem::ManuallyDrop<Library>,
 }
 
 impl Nccl {
@@ -111,16 +120,20 @@ impl Nccl {
             comm_init_rank: get(s("ncclCommInitRank"))?,
             comm_destroy: get(s("ncclCommDestroy"))?,
             comm_get_async_error: get(s("ncclCommGetAsyncError"))?,
+            comm_abort: get(s("ncclCommAbort"))?,
+            comm_split: get(s("ncclCommSplit")).ok(),
             get_error_string: get(s("ncclGetErrorString"))?,
+            get_last_error: get(s("ncclGetLastError")).ok(),
             group_start: get(s("ncclGroupStart"))?,
             group_end: get(s("ncclGroupEnd"))?,
+            group_simulate_end: get(s("ncclGroupSimulateEnd")).ok(),
             all_reduce: get(s("ncclAllReduce"))?,
             all_gather: get(s("ncclAllGather"))?,
             reduce_scatter: get(s("ncclReduceScatter"))?,
             broadcast: get(s("ncclBroadcast"))?,
             reduce: get(s("ncclReduce"))?,
             path: path.clone(),
-            _lib: lib,
+            _lib: std::mem::ManuallyDrop::new(lib),
         }))
     }
 
@@ -138,17 +151,50 @@ impl Nccl {
             .into_owned()
     }
 
-    /// Checks a raw result, with the library's message.
+    /// Checks a raw result, with the library's message and, where the library keeps one, the
+    /// detail of its last error.
     pub fn check(&self, call: &'static str, raw: sys::ncclResult_t) -> Result<(), NcclError> {
-        check(call, raw, |code| self.error_string(code))
+        check(call, raw, |code| {
+            let text = self.error_string(code);
+            match self.last_error() {
+                Some(detail) if !detail.is_empty() && detail != text => {
+                    format!("{text} ({detail})")
+                }
+                _ => text,
+            }
+        })
+    }
+
+    /// `ncclGetLastError(NULL)`: the library's description of its last error, if it has one.
+    pub fn last_error(&self) -> Option<String> {
+        let f = self.get_last_error?;
+        // SAFETY: ncclGetLastError accepts a NULL communicator and returns a NUL-terminated
+        // string owned by the library (or NULL).
+        let ptr = unsafe { f(std::ptr::null_mut()) };
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: non-null results are NUL-terminated C strings that live in the library.
+        let text = unsafe { CStr::from_ptr(ptr) }.to_string_lossy();
+        Some(text.trim().to_string())
+    }
+
+    /// Whether this library has `ncclCommSplit` (NCCL 2.18+).
+    pub fn has_split(&self) -> bool {
+        self.comm_split.is_some()
     }
 
     /// `ncclGetVersion`, decoded.
     pub fn version(&self) -> Result<Version, NcclError> {
+        self.version_code().map(Version::from_code)
+    }
+
+    /// `ncclGetVersion` as NCCL encodes it (`NCCL_VERSION_CODE`, e.g. 22105).
+    pub fn version_code(&self) -> Result<c_int, NcclError> {
         let mut raw: c_int = 0;
         // SAFETY: ncclGetVersion writes one int through a valid pointer.
         self.check("ncclGetVersion", unsafe { (self.get_version)(&mut raw) })?;
-        Ok(Version::from_code(raw))
+        Ok(raw)
     }
 
     /// `ncclGetUniqueId`: the id rank 0 creates and shares with the others.
@@ -187,6 +233,37 @@ impl Nccl {
         self.check("ncclCommDestroy", unsafe { (self.comm_destroy)(comm.0) })
     }
 
+    /// `ncclCommAbort`: frees the communicator without waiting for its peers (the failure path;
+    /// never hangs on a dead rank). Consumes the handle.
+    pub fn comm_abort(&self, comm: RawComm) -> Result<(), NcclError> {
+        if comm.0.is_null() {
+            return Ok(());
+        }
+        // SAFETY: the handle came from NCCL and is released exactly once (consumed here).
+        self.check("ncclCommAbort", unsafe { (self.comm_abort)(comm.0) })
+    }
+
+    /// `ncclCommSplit(comm, color, key, &new, NULL)`: collective over `comm`. `None` for ranks
+    /// that pass `NCCL_SPLIT_NOCOLOR`; an error naming the version when the library lacks it.
+    pub fn comm_split(
+        &self,
+        comm: &RawComm,
+        color: c_int,
+        key: c_int,
+    ) -> Result<Option<RawComm>, NcclError> {
+        let Some(split) = self.comm_split else {
+            return Err(NcclError::Argument(
+                "this NCCL has no ncclCommSplit (added in NCCL 2.18)".into(),
+            ));
+        };
+        let mut new: sys::ncclComm_t = std::ptr::null_mut();
+        // SAFETY: `comm` is live; `new` is a valid out-pointer; a NULL config inherits the
+        // parent's configuration (nccl.h).
+        let raw = unsafe { split(comm.0, color, key, &mut new, std::ptr::null_mut()) };
+        self.check("ncclCommSplit", raw)?;
+        Ok((!new.is_null()).then_some(RawComm(new)))
+    }
+
     /// `ncclCommGetAsyncError`: the communicator's pending asynchronous error, if any.
     pub fn async_error(&self, comm: &RawComm) -> Result<(), NcclError> {
         let mut state: sys::ncclResult_t = sys::NCCL_SUCCESS;
@@ -207,6 +284,13 @@ pub struct RawComm(sys::ncclComm_t);
 
 // SAFETY: NCCL communicators may be used from any one thread at a time; `RawComm` is not `Sync`.
 unsafe impl Send for RawComm {}
+
+impl RawComm {
+    /// The handle, for the calls of [`super::calls`].
+    pub(super) fn as_ptr(&self) -> sys::ncclComm_t {
+        self.0
+    }
+}
 
 /// The 128-byte id that joins ranks into one communicator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

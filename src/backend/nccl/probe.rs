@@ -70,12 +70,13 @@ impl Probe {
 
 /// Whether `sweep --backend nccl` can run here; the error is one line for the user.
 pub fn availability() -> Result<(), String> {
-    let probe = Probe::run();
-    match probe.missing() {
+    match Probe::run().missing() {
         Some(missing) => Err(format!("the nccl backend cannot run here: {missing}")),
-        None => Err(format!(
-            "found {}, but this build does not run NCCL sweeps yet; use --backend host",
-            probe.found()
-        )),
+        None => Ok(()),
     }
+}
+
+/// What `collbench backends` says when the backend can run: the GPUs and the library found.
+pub fn found() -> String {
+    Probe::run().found()
 }

@@ -3,7 +3,7 @@
 
 #![allow(non_camel_case_types)]
 
-use std::os::raw::{c_char, c_int, c_void};
+use std::os::raw::{c_char, c_int, c_uint, c_void};
 
 /// `ncclResult_t`.
 pub type ncclResult_t = c_int;
@@ -50,8 +50,39 @@ pub type ncclCommInitRank_t = unsafe extern "C" fn(
 pub type ncclCommDestroy_t = unsafe extern "C" fn(comm: ncclComm_t) -> ncclResult_t;
 pub type ncclCommGetAsyncError_t =
     unsafe extern "C" fn(comm: ncclComm_t, async_error: *mut ncclResult_t) -> ncclResult_t;
+pub type ncclCommAbort_t = unsafe extern "C" fn(comm: ncclComm_t) -> ncclResult_t;
 pub type ncclGetErrorString_t = unsafe extern "C" fn(result: ncclResult_t) -> *const c_char;
+/// `ncclGetLastError` (2.13+): the last error's detail for `comm` (may be NULL).
+pub type ncclGetLastError_t = unsafe extern "C" fn(comm: ncclComm_t) -> *const c_char;
+/// `NCCL_SPLIT_NOCOLOR`: a rank passing it gets no new communicator (`*newcomm = NULL`).
+pub const NCCL_SPLIT_NOCOLOR: c_int = -1;
+/// `ncclCommSplit` (2.18+). `config` may be NULL: the new communicator inherits the parent's.
+pub type ncclCommSplit_t = unsafe extern "C" fn(
+    comm: ncclComm_t,
+    color: c_int,
+    key: c_int,
+    newcomm: *mut ncclComm_t,
+    config: *mut c_void,
+) -> ncclResult_t;
 pub type ncclGroupStart_t = unsafe extern "C" fn() -> ncclResult_t;
+/// `ncclSimInfo_t` (NCCL 2.22+), as `NCCL_SIM_INFO_INITIALIZER` fills it: `size`,
+/// `magic` = [`NCCL_SIM_INFO_MAGIC`], `version` = `NCCL_VERSION_CODE`, `estimatedTime` =
+/// [`NCCL_UNDEF_FLOAT`]. NCCL copies at most `size` bytes and refuses another magic.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct ncclSimInfo_t {
+    pub size: usize,
+    pub magic: c_uint,
+    pub version: c_uint,
+    /// Output: the estimated time of the group's operations (microseconds, the unit of NCCL's
+    /// tuning model), or `NCCL_UNDEF_FLOAT` where NCCL made no estimate.
+    pub estimated_time: f32,
+}
+pub const NCCL_SIM_INFO_MAGIC: c_uint = 0x7468_5283;
+/// `NCCL_UNDEF_FLOAT`.
+pub const NCCL_UNDEF_FLOAT: f32 = -1.0;
+/// `ncclGroupSimulateEnd` (2.22+): ends a group without launching it, filling `estimatedTime`.
+pub type ncclGroupSimulateEnd_t = unsafe extern "C" fn(sim: *mut ncclSimInfo_t) -> ncclResult_t;
 pub type ncclGroupEnd_t = unsafe extern "C" fn() -> ncclResult_t;
 pub type ncclAllReduce_t = unsafe extern "C" fn(
     send: *const c_void,

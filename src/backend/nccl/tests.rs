@@ -87,6 +87,10 @@ fn versions_decode_both_encodings() {
 #[ignore = "needs an NVIDIA GPU, its driver and libnccl"]
 fn gpu_one_rank_communicator_is_created_checked_and_destroyed() {
     use super::comm::Communicator;
+    if let Some(missing) = super::probe::Probe::run().missing() {
+        eprintln!("SKIPPED gpu_one_rank_communicator_is_created_checked_and_destroyed: {missing}");
+        return;
+    }
     let driver = super::cuda::probe_driver().expect("a CUDA driver and device");
     assert!(driver.devices >= 1);
     let nccl = Nccl::load().expect("libnccl");

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# NCCL sweep of one 8-GPU node (H100 SXM class), and the nccl-tests runs that measure the same
+# points, to cross-check the two tools. Run from the repository root on the GPU node:
+#
+#   bench-configs/nccl/one-node-8gpu.sh            # collbench only
+#   NCCL_TESTS=/opt/nccl-tests/build bench-configs/nccl/one-node-8gpu.sh   # and nccl-tests
+#
+# Same points: total size S from 8 B to 8 GiB by factors of 2, bf16, in and out of place, 20
+# timed iterations after 5 warm-up ones, one process per GPU, root 0, sum. Compare collbench's
+# busbw_gbps_mean (busbw from the mean time) with nccl-tests' busbw column: nccl-tests times the
+# 20 iterations as one batch and prints their mean. NCCL_ALGO and NCCL_PROTO, where set, are the
+# same variables collbench sets for --algo and --proto (auto: unset).
+set -euo pipefail
+
+COLLBENCH=${COLLBENCH:-./target/release/collbench}
+OUT=${OUT:-results/nccl-8gpu-$(date -u +%Y%m%d-%H%M%S)}
+COMMON=(-b 8 -e 8G -f 2 --iters 20 --warmup 5 --dtype bf16 --in-place both)
+
+"$COLLBENCH" sweep --backend nccl --ranks 8 "${COMMON[@]}" \
+    --op allreduce,allgather,reducescatter,broadcast,reduce --out "$OUT/auto"
+# Forced algorithms and protocols for AllReduce: one folder per protocol, so that fit, plot and
+# compare (which do not key on proto) see one curve per algorithm.
+for proto in ll ll128 simple; do
+    "$COLLBENCH" sweep --backend nccl --ranks 8 "${COMMON[@]}" --op allreduce \
+        --algo ring,tree,nvls --proto "$proto" --out "$OUT/allreduce-$proto"
+done
+
+[ -n "${NCCL_TESTS:-}" ] || exit 0
+# nccl-tests built with MPI=1; -g 1: one GPU per process, as collbench runs. -c 1 checks results.
+NT=(-b 8 -e 8G -f 2 -g 1 -n 20 -w 5 -c 1 -d bfloat16)
+for t in all_reduce all_gather reduce_scatter broadcast reduce; do
+    mpirun -np 8 "$NCCL_TESTS/${t}_perf" "${NT[@]}" -o sum -r 0 | tee "$OUT/nccl-tests-$t.txt"
+done
+for proto in LL LL128 Simple; do
+    for algo in Ring Tree NVLS,NVLSTree; do
+        NCCL_ALGO=$algo NCCL_PROTO=$proto mpirun -np 8 -x NCCL_ALGO -x NCCL_PROTO \
+            "$NCCL_TESTS/all_reduce_perf" "${NT[@]}" | tee "$OUT/nccl-tests-all_reduce-$algo-$proto.txt"
+    done
+done

@@ -1,0 +1,426 @@
+//! The rank program of an NCCL sweep, the same on every rank whoever started it: load NCCL,
+//! open the rank's GPU, then for each (algorithm, protocol) combination set `NCCL_ALGO` and
+//! `NCCL_PROTO`, create the world communicator (unique id from rank 0 through the store), split
+//! it per world size, and measure every point. After each point every rank's per-iteration
+//! times and wrong count are gathered to rank 0 through the store, which applies the
+//! slowest-rank rule ([`summarize`]) and writes the point before the ranks go on.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::comm::Communicator;
+use super::gpu::Gpu;
+use super::loader::Nccl;
+use super::measure::{buffer_sizes, measure, DeviceBuffers, Measured, Member};
+use super::tuning::{self, Stage};
+use crate::backend::BackendKind;
+use crate::error::{Error, Result};
+use crate::launch::store::StoreClient;
+use crate::meta::Meta;
+use crate::report::run_dir::RunDir;
+use crate::sweep::console::Console;
+use crate::sweep::plan::{Plan, Point, SweepOptions};
+use crate::sweep::record::PointKey;
+use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
+use crate::sweep::summarize::summarize;
+use crate::sweep::topology::Topology;
+
+/// Who this rank is and how it reaches the others.
+pub struct RankContext {
+    pub rank: usize,
+    pub world: usize,
+    /// The GPU this rank drives (its rank among the ranks of its node).
+    pub device: usize,
+    pub store: StoreClient,
+    /// Where rank 0 writes the results.
+    pub out: PathBuf,
+}
+
+/// What every rank holds while it walks the stages.
+struct Walk<'a> {
+    req: &'a SweepRequest,
+    nccl: Arc<Nccl>,
+    gpu: Gpu,
+    bufs: DeviceBuffers,
+    ctx: RankContext,
+}
+
+/// Rank 0's side: the results folder and the console.
+struct Lead {
+    out: RunDir,
+    console: Console,
+    topo: Topology,
+    wrong_points: usize,
+}
+
+/// Runs this rank's sweep; rank 0 returns the outcome, the others `None`.
+pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outcome>> {
+    let nccl = Nccl::load().map_err(|e| Error::Usage(e.to_string()))?;
+    let version = nccl.version().map_err(|e| Error::Rank(e.to_string()))?;
+    let gpu = Gpu::open(ctx.device)?;
+    let (opts, plan, stages) = check_plan(req, ctx.world)?;
+    let (hosts, gpus) = gather_ranks(&mut ctx.store, &gpu)?;
+    let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
+    let bufs = DeviceBuffers::new(&gpu, buffer_sizes(plan.points.iter()), max_iters)?;
+    let mut walk = Walk {
+        req,
+        nccl,
+        gpu,
+        bufs,
+        ctx,
+    };
+    if walk.ctx.rank != 0 {
+        return walk.stages(&stages, None).map(|()| None);
+    }
+    let topo = Topology::from_hosts(&hosts);
+    let mut meta = Meta::new(
+        req.command_line.clone(),
+        "nccl",
+        "nccl",
+        walk.ctx.world,
+        topo.nodes(),
+        options_json(&opts, req, &walk.nccl),
+    );
+    meta.library = Some(format!("NCCL {version}"));
+    meta.gpus = gpus;
+    meta.hosts = topo.hosts.clone();
+    meta.rank_nodes = topo.node_of.clone();
+    let dir = walk.ctx.out.clone();
+    let out = RunDir::create(&dir, &meta)?;
+    let ordered = Plan {
+        points: stages.iter().flat_map(stage_points).cloned().collect(),
+        notes: plan.notes,
+    };
+    let console = open_console(&ordered, req.progress);
+    let mut lead = Lead {
+        out,
+        console,
+        topo,
+        wrong_points: 0,
+    };
+    let result = walk.stages(&stages, Some(&mut lead));
+    lead.console.finish();
+    close_run(lead.out, dir, result.map(|()| lead.wrong_points)).map(Some)
+}
+
+/// The options, plan and stages of a launch of `world` ranks; a usage error when they are
+/// inconsistent or measure nothing.
+pub fn check_plan(req: &SweepRequest, world: usize) -> Result<(SweepOptions, Plan, Vec<Stage>)> {
+    let opts = resolve(req, world)?;
+    let plan = opts.plan_for(BackendKind::Nccl);
+    let stages = tuning::stages(&plan.points, &req.protos);
+    if stages.iter().all(Stage::is_empty) {
+        return Err(Error::usage(format!(
+            "nothing to measure: {}",
+            plan.notes.first().map_or("no points", |n| n.as_str())
+        )));
+    }
+    Ok((opts, plan, stages))
+}
+
+fn stage_points(s: &Stage) -> impl Iterator<Item = &Point> {
+    s.groups.iter().flat_map(|(_, p)| p.iter())
+}
+
+/// The options of this launch: its world, and the world sizes measured (groups of the first
+/// ranks).
+fn resolve(req: &SweepRequest, world: usize) -> Result<SweepOptions> {
+    let mut opts = req.opts.clone();
+    opts.ranks = world;
+    opts.world_sizes = if req.world_specs.is_empty() {
+        vec![world]
+    } else {
+        req.world_specs
+            .iter()
+            .map(crate::sweep::topology::WorldSpec::world)
+            .collect()
+    };
+    opts.validate_for(BackendKind::Nccl)?;
+    Ok(opts)
+}
+
+/// The resolved options, with what NCCL was asked for beside them.
+fn options_json(opts: &SweepOptions, req: &SweepRequest, nccl: &Nccl) -> serde_json::Value {
+    let mut v = serde_json::to_value(opts).unwrap_or_default();
+    if let Some(map) = v.as_object_mut() {
+        map.insert("protos".into(), serde_json::json!(req.protos));
+        let groups = if nccl.has_split() {
+            "ncclCommSplit"
+        } else {
+            "ncclCommInitRank"
+        };
+        map.insert("nccl_groups".into(), groups.into());
+    }
+    v
+}
+
+/// Every rank's node name and GPU name, in rank order.
+fn gather_ranks(store: &mut StoreClient, gpu: &Gpu) -> Result<(Vec<String>, Vec<String>)> {
+    let host = std::env::var(crate::launch::cluster::NODE_NAME_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| crate::meta::HostInfo::detect().hostname);
+    let mine = format!("{host}\n{}", gpu.name);
+    let all = store.all_gather("nccl-ranks", mine.as_bytes())?;
+    Ok(all
+        .iter()
+        .map(|b| {
+            let text = String::from_utf8_lossy(b);
+            let (h, g) = text.split_once('\n').unwrap_or((&text, "unknown"));
+            (h.to_string(), g.to_string())
+        })
+        .unzip())
+}
+
+impl Walk<'_> {
+    fn stall(&self) -> Duration {
+        self.req.timeout
+    }
+
+    fn stages(&mut self, stages: &[Stage], mut lead: Option<&mut Lead>) -> Result<()> {
+        let user = tuning::user_env();
+        for (k, stage) in stages.iter().enumerate() {
+            let vars = tuning::env_for(stage.algo, stage.proto, &user);
+            tuning::apply_env(&vars);
+            self.stage(k, stage, lead.as_deref_mut())
+                .map_err(|e| with_env(e, &vars))?;
+        }
+        Ok(())
+    }
+
+    /// One combination: its world communicator, a group per world size, every point.
+    fn stage(&mut self, k: usize, stage: &Stage, mut lead: Option<&mut Lead>) -> Result<()> {
+        let world = self.init(&format!("nccl-id-{k}"), self.ctx.world)?;
+        let world = world.ok_or_else(|| Error::Rank("no world communicator".into()))?;
+        for (w, points) in &stage.groups {
+            let sub = self.group(&world, k, *w)?;
+            let comm = if *w == self.ctx.world {
+                Some(&world)
+            } else {
+                sub.as_ref()
+            };
+            for p in points {
+                self.point(comm, p, stage, lead.as_deref_mut())?;
+            }
+            if let Some(sub) = sub {
+                sub.destroy().map_err(|e| Error::Rank(e.to_string()))?;
+            }
+        }
+        world.destroy().map_err(|e| Error::Rank(e.to_string()))
+    }
+
+    /// A fresh communicator of the first `n` ranks from a unique id that rank 0 creates and
+    /// shares under `key`; `None` on ranks outside it.
+    fn init(&mut self, key: &str, n: usize) -> Result<Option<Communicator>> {
+        if self.ctx.rank >= n {
+            return Ok(None);
+        }
+        let nccl_err = |e: super::error::NcclError| Error::Rank(e.to_string());
+        let id = if self.ctx.rank == 0 {
+            let id = self.nccl.unique_id().map_err(nccl_err)?;
+            self.ctx.store.set(key, &tuning::encode_id(&id))?;
+            id
+        } else {
+            tuning::decode_id(key, &self.ctx.store.get(key)?)?
+        };
+        let comm = Communicator::init(Arc::clone(&self.nccl), n, &id, self.ctx.rank);
+        comm.map(Some).map_err(nccl_err)
+    }
+
+    /// The communicator of the first `w` ranks within `world`: split from it (every rank takes
+    /// part) where NCCL has ncclCommSplit, else a fresh one. `None` for the full world (use
+    /// `world` itself) and on non-members.
+    fn group(&mut self, world: &Communicator, k: usize, w: usize) -> Result<Option<Communicator>> {
+        if w == self.ctx.world {
+            return Ok(None);
+        }
+        if !self.nccl.has_split() {
+            return self.init(&format!("nccl-id-{k}-{w}"), w);
+        }
+        let color = tuning::split_color(self.ctx.rank, w);
+        world
+            .split(color, w, self.ctx.rank)
+            .map_err(|e| Error::Rank(e.to_string()))
+    }
+
+    /// Measures `p` where a member, then gathers every rank's part to rank 0, which writes it.
+    fn point(
+        &mut self,
+        comm: Option<&Communicator>,
+        p: &Point,
+        stage: &Stage,
+        lead: Option<&mut Lead>,
+    ) -> Result<()> {
+        if let Some(l) = &lead {
+            l.console
+                .running(&format!("{} proto {}", p.describe(), stage.proto));
+        }
+        // TELEMETRY: per-point GPU sampling (src/backend/nccl/telemetry.rs) begins here, on
+        // every member rank, before the warm-up.
+        let mut payload = vec![0u64];
+        let stall = self.stall();
+        if let Some(comm) = comm {
+            let m = Member {
+                comm,
+                me: self.ctx.rank,
+                size: p.world,
+            };
+            payload = encode_part(&measure(&self.gpu, &mut self.bufs, &m, p, stall)?);
+        }
+        // TELEMETRY: per-point sampling ends here, after the checked call; its summary joins
+        // the payload gathered below.
+        let bytes: Vec<u8> = payload.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let all = self.ctx.store.all_gather("nccl-point", &bytes)?;
+        match lead {
+            Some(l) => l.write(p, stage, &all),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Lead {
+    fn write(&mut self, p: &Point, stage: &Stage, all: &[Vec<u8>]) -> Result<()> {
+        let (rank_times, wrongs, estimates) = members_samples(all);
+        let mut key = PointKey::of(p, BackendKind::Nccl.name());
+        key.proto = Some(stage.proto);
+        key.nodes = self.topo.node_of[..p.world]
+            .iter()
+            .max()
+            .map_or(1, |n| n + 1);
+        let (rec, samples, mut per_rank) = summarize(key, p.warmup, &rank_times, &wrongs)
+            .ok_or_else(|| {
+                Error::Rank(format!(
+                    "invalid samples from the ranks for {}",
+                    p.describe()
+                ))
+            })?;
+        for r in per_rank.iter_mut() {
+            r.node = self.topo.node_of[r.global_rank];
+        }
+        let mut rec = rec;
+        rec.nccl_estimate_us = estimates.into_iter().flatten().reduce(f64::max);
+        self.out.append_point(&rec, &samples, &per_rank)?;
+        self.console.point(&rec);
+        self.wrong_points += usize::from(rec.wrong > 0);
+        Ok(())
+    }
+}
+
+/// Adds the NCCL variables in force to a rank error: a forced algorithm or protocol this system
+/// lacks (NVLS without NVSwitch, CollNet without a SHARP network) fails inside NCCL.
+fn with_env(e: Error, vars: &[(&'static str, Option<String>); 2]) -> Error {
+    let set: Vec<String> = vars
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
+        .collect();
+    match e {
+        Error::Rank(m) if !set.is_empty() => Error::Rank(format!(
+            "{m} (with {}; drop the --algo or --proto this system lacks)",
+            set.join(" ")
+        )),
+        e => e,
+    }
+}
+
+/// A member's part of a point as gathered: `[1, wrong, estimate bits, time bits...]`, the
+/// estimate NaN where there is none. Non-members send `[0]`.
+pub fn encode_part(m: &Measured) -> Vec<u64> {
+    let estimate = m.estimate_us.unwrap_or(f64::NAN);
+    let mut words = vec![1, m.wrong, estimate.to_bits()];
+    words.extend(m.times.iter().map(|t| t.to_bits()));
+    words
+}
+
+/// Every member's part, in rank order: per-iteration times, wrong counts and estimates.
+pub fn members_samples(all: &[Vec<u8>]) -> (Vec<Vec<f64>>, Vec<u64>, Vec<Option<f64>>) {
+    let words = |b: &Vec<u8>| -> Vec<u64> {
+        b.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect()
+    };
+    let mut out = (Vec::new(), Vec::new(), Vec::new());
+    for w in all.iter().map(words).filter(|w| w.len() >= 3 && w[0] == 1) {
+        out.0
+            .push(w[3..].iter().map(|&b| f64::from_bits(b)).collect());
+        out.1.push(w[1]);
+        out.2
+            .push(Some(f64::from_bits(w[2])).filter(|x| !x.is_nan()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(words: &[u64]) -> Vec<u8> {
+        words.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    fn request(args: &[&str]) -> SweepRequest {
+        use clap::Parser;
+        let mut full = vec!["collbench", "sweep", "--backend", "nccl"];
+        full.extend_from_slice(args);
+        match crate::cli::Cli::try_parse_from(full).unwrap().command {
+            crate::cli::Command::Sweep(a) => a.into_request(vec![]).unwrap(),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn plans_are_checked_against_the_launch_before_any_gpu_is_used() {
+        let err = |r: &SweepRequest, world| match check_plan(r, world) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e.to_string(),
+        };
+        let e = err(&request(&["--world-sizes", "16"]), 8);
+        assert!(e.contains("world size 16"), "{e}");
+        // Sizes below one element per rank leave nothing to measure.
+        let r = request(&["--op", "allgather", "-b", "8", "-e", "16"]);
+        let e = err(&r, 8);
+        assert!(
+            e.starts_with("nothing to measure: allgather f32 at world 8"),
+            "{e}"
+        );
+        // Worlds default to the launch; one stage per (algorithm, protocol).
+        let r = request(&[
+            "--op",
+            "allreduce",
+            "--algo",
+            "ring,tree",
+            "--proto",
+            "ll,simple",
+        ]);
+        let (opts, plan, stages) = check_plan(&r, 4).unwrap();
+        assert_eq!((opts.ranks, opts.world_sizes.clone()), (4, vec![4]));
+        assert_eq!(stages.len(), 4);
+        assert_eq!(
+            stages.iter().map(Stage::len).sum::<usize>(),
+            2 * plan.points.len()
+        );
+    }
+
+    #[test]
+    fn gathered_parts_keep_members_in_rank_order() {
+        let a = Measured {
+            times: vec![2.5, 3.0],
+            wrong: 0,
+            estimate_us: Some(7.5),
+        };
+        let b = Measured {
+            times: vec![4.0, 1.0],
+            wrong: 7,
+            estimate_us: None,
+        };
+        let all = vec![
+            bytes(&encode_part(&a)),
+            bytes(&[0]),
+            bytes(&encode_part(&b)),
+        ];
+        let (times, wrong, est) = members_samples(&all);
+        assert_eq!(times, vec![vec![2.5, 3.0], vec![4.0, 1.0]]);
+        assert_eq!(wrong, vec![0, 7]);
+        assert_eq!(est, vec![Some(7.5), None]);
+    }
+}

@@ -1,0 +1,169 @@
+//! What the sweep asks of NCCL beyond the call itself, as plain data: the `NCCL_ALGO` and
+//! `NCCL_PROTO` values of each (algorithm, protocol) combination, the order in which points are
+//! measured so that each combination's communicators are created once, the colour of each rank
+//! when the world communicator is split, and the unique id as it travels through the store.
+//!
+//! NCCL reads `NCCL_ALGO` and `NCCL_PROTO` while it tunes a new communicator (init or split),
+//! matching names case-insensitively against its own lists (`Tree, Ring, CollNetDirect,
+//! CollNetChain, NVLS, NVLSTree, PAT` and `LL, LL128, Simple` in NCCL 2.18-2.23); a name it does
+//! not know enables nothing. So every combination gets communicators of its own, created after
+//! the variables are set.
+
+use std::os::raw::c_int;
+
+use super::loader::UniqueId;
+use super::sys;
+use crate::collective::{Algo, Proto};
+use crate::error::{Error, Result};
+use crate::sweep::plan::Point;
+
+/// The environment variable NCCL reads for the algorithms it may use.
+pub const ALGO_ENV: &str = "NCCL_ALGO";
+/// The environment variable NCCL reads for the protocols it may use.
+pub const PROTO_ENV: &str = "NCCL_PROTO";
+
+/// `NCCL_ALGO` for `algo`; `None` for `auto` (NCCL's own choice).
+pub fn algo_value(algo: Algo) -> Option<&'static str> {
+    match algo {
+        Algo::Ring => Some("Ring"),
+        Algo::Tree => Some("Tree"),
+        // NVLSTree is NVLS within a node and a tree across nodes: NCCL picks the one that fits.
+        Algo::Nvls => Some("NVLS,NVLSTree"),
+        Algo::CollNet => Some("CollNetDirect,CollNetChain"),
+        _ => None,
+    }
+}
+
+/// `NCCL_PROTO` for `proto`; `None` for `auto`.
+pub fn proto_value(proto: Proto) -> Option<&'static str> {
+    match proto {
+        Proto::Ll => Some("LL"),
+        Proto::Ll128 => Some("LL128"),
+        Proto::Simple => Some("Simple"),
+        Proto::Auto => None,
+    }
+}
+
+/// What the two variables must hold for one combination: the forced value, or for `auto` what
+/// the user's own environment held when collbench started (`None`: unset).
+pub fn env_for(
+    algo: Algo,
+    proto: Proto,
+    user: &(Option<String>, Option<String>),
+) -> [(&'static str, Option<String>); 2] {
+    let pick = |forced: Option<&str>, own: &Option<String>| {
+        forced.map(str::to_string).or_else(|| own.clone())
+    };
+    [
+        (ALGO_ENV, pick(algo_value(algo), &user.0)),
+        (PROTO_ENV, pick(proto_value(proto), &user.1)),
+    ]
+}
+
+/// The user's own `NCCL_ALGO` and `NCCL_PROTO`, read once before collbench sets them.
+pub fn user_env() -> (Option<String>, Option<String>) {
+    (std::env::var(ALGO_ENV).ok(), std::env::var(PROTO_ENV).ok())
+}
+
+/// Sets the variables for one combination in this process, before its communicators exist.
+/// Called only while this process runs no other thread of ours; NCCL's own threads read the
+/// variables only inside communicator creation, which is not running.
+pub fn apply_env(vars: &[(&'static str, Option<String>); 2]) {
+    for (k, v) in vars {
+        match v {
+            Some(v) => std::env::set_var(k, v),
+            None => std::env::remove_var(k),
+        }
+    }
+}
+
+/// The points of one (algorithm, protocol) combination, grouped by world size (largest
+/// first, as planned), each group in plan order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stage {
+    pub algo: Algo,
+    pub proto: Proto,
+    /// (world size, its points).
+    pub groups: Vec<(usize, Vec<Point>)>,
+}
+
+impl Stage {
+    /// The number of points.
+    pub fn len(&self) -> usize {
+        self.groups.iter().map(|(_, p)| p.len()).sum()
+    }
+
+    /// Whether the stage has no point.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Orders the plan's points by algorithm (as first planned), then protocol (as given), then
+/// world size, keeping the plan's order within: one world communicator per combination and one
+/// split per world size, instead of one per point.
+pub fn stages(points: &[Point], protos: &[Proto]) -> Vec<Stage> {
+    let mut algos: Vec<Algo> = Vec::new();
+    let mut worlds: Vec<usize> = Vec::new();
+    for p in points {
+        if !algos.contains(&p.call.algo) {
+            algos.push(p.call.algo);
+        }
+        if !worlds.contains(&p.world) {
+            worlds.push(p.world);
+        }
+    }
+    worlds.sort_unstable_by(|a, b| b.cmp(a));
+    let mut out = Vec::new();
+    for &algo in &algos {
+        for &proto in protos {
+            let groups = worlds
+                .iter()
+                .map(|&w| {
+                    let of = points
+                        .iter()
+                        .filter(|p| p.call.algo == algo && p.world == w);
+                    (w, of.cloned().collect::<Vec<_>>())
+                })
+                .filter(|(_, p)| !p.is_empty())
+                .collect();
+            out.push(Stage {
+                algo,
+                proto,
+                groups,
+            });
+        }
+    }
+    out
+}
+
+/// The colour of `rank` when the world communicator is split for a group of the first `world`
+/// ranks: 0 for members, `NCCL_SPLIT_NOCOLOR` for the others (who get no communicator).
+pub fn split_color(rank: usize, world: usize) -> c_int {
+    if rank < world {
+        0
+    } else {
+        sys::NCCL_SPLIT_NOCOLOR
+    }
+}
+
+/// A unique id as the bytes stored under its key.
+pub fn encode_id(id: &UniqueId) -> Vec<u8> {
+    id.0.to_vec()
+}
+
+/// A unique id back from the store; anything but 128 bytes is refused.
+pub fn decode_id(key: &str, bytes: &[u8]) -> Result<UniqueId> {
+    let raw: [u8; sys::NCCL_UNIQUE_ID_BYTES] = bytes.try_into().map_err(|_| {
+        Error::Rank(format!(
+            "store key '{key}' holds {} bytes, not a {}-byte NCCL unique id",
+            bytes.len(),
+            sys::NCCL_UNIQUE_ID_BYTES
+        ))
+    })?;
+    Ok(UniqueId(raw))
+}
+
+#[cfg(test)]
+#[path = "tuning_tests.rs"]
+mod tests;

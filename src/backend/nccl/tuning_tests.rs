@@ -1,0 +1,135 @@
+use super::*;
+use crate::backend::host::affinity::Bind;
+use crate::backend::BackendKind;
+use crate::collective::{DType, Op, ReduceOp};
+use crate::sweep::plan::{SweepOptions, TransportKind};
+
+fn opts(algos: &[Algo], world_sizes: &[usize]) -> SweepOptions {
+    SweepOptions {
+        ops: vec![Op::AllReduce, Op::Broadcast],
+        algos: algos.to_vec(),
+        dtypes: vec![DType::F32],
+        redop: ReduceOp::Sum,
+        ranks: 8,
+        world_sizes: world_sizes.to_vec(),
+        sizes: vec![1024, 2048],
+        in_place: vec![false, true],
+        iters: Some(2),
+        warmup: Some(1),
+        bind: Bind::None,
+        transport: TransportKind::Shm,
+        shapes: Vec::new(),
+        pairs: Vec::new(),
+    }
+}
+
+#[test]
+fn every_algo_and_proto_has_the_name_nccl_matches() {
+    assert_eq!(algo_value(Algo::Ring), Some("Ring"));
+    assert_eq!(algo_value(Algo::Tree), Some("Tree"));
+    assert_eq!(algo_value(Algo::Nvls), Some("NVLS,NVLSTree"));
+    assert_eq!(
+        algo_value(Algo::CollNet),
+        Some("CollNetDirect,CollNetChain")
+    );
+    assert_eq!(algo_value(Algo::Auto), None);
+    assert_eq!(proto_value(Proto::Ll), Some("LL"));
+    assert_eq!(proto_value(Proto::Ll128), Some("LL128"));
+    assert_eq!(proto_value(Proto::Simple), Some("Simple"));
+    assert_eq!(proto_value(Proto::Auto), None);
+    // Every algorithm the nccl backend offers has a value or is auto.
+    for op in Op::ALL {
+        for &a in op.nccl_algos() {
+            assert_eq!(algo_value(a).is_none(), a == Algo::Auto, "{op} {a}");
+        }
+    }
+}
+
+#[test]
+fn auto_keeps_the_users_own_setting_and_forced_values_win() {
+    let none = (None, None);
+    assert_eq!(
+        env_for(Algo::Tree, Proto::Ll128, &none),
+        [
+            ("NCCL_ALGO", Some("Tree".to_string())),
+            ("NCCL_PROTO", Some("LL128".to_string()))
+        ]
+    );
+    assert_eq!(
+        env_for(Algo::Auto, Proto::Auto, &none),
+        [("NCCL_ALGO", None), ("NCCL_PROTO", None)]
+    );
+    let user = (Some("^NVLS".to_string()), Some("Simple".to_string()));
+    let vars = env_for(Algo::Auto, Proto::Ll, &user);
+    assert_eq!(vars[0], ("NCCL_ALGO", Some("^NVLS".to_string())));
+    assert_eq!(vars[1], ("NCCL_PROTO", Some("LL".to_string())));
+}
+
+#[test]
+fn stages_group_points_by_combination_then_world_largest_first() {
+    let o = opts(&[Algo::Ring, Algo::Tree], &[2, 8, 4]);
+    let plan = o.plan_for(BackendKind::Nccl);
+    let protos = [Proto::Ll, Proto::Simple];
+    let st = stages(&plan.points, &protos);
+    // (ring, tree) x (ll, simple): tree has no broadcast, so its stages hold fewer points.
+    let combos: Vec<(Algo, Proto)> = st.iter().map(|s| (s.algo, s.proto)).collect();
+    assert_eq!(
+        combos,
+        [
+            (Algo::Ring, Proto::Ll),
+            (Algo::Ring, Proto::Simple),
+            (Algo::Tree, Proto::Ll),
+            (Algo::Tree, Proto::Simple)
+        ]
+    );
+    for s in &st {
+        let worlds: Vec<usize> = s.groups.iter().map(|g| g.0).collect();
+        assert_eq!(worlds, [8, 4, 2], "{:?}", (s.algo, s.proto));
+        for (w, points) in &s.groups {
+            assert!(points
+                .iter()
+                .all(|p| p.world == *w && p.call.algo == s.algo));
+        }
+    }
+    // ring: allreduce and broadcast, 2 sizes, 2 placements, per world: 8 points; tree: 4.
+    assert_eq!(st[0].len(), 3 * 8);
+    assert_eq!(st[2].len(), 3 * 4);
+    // Every planned point is measured once per protocol.
+    let total: usize = st.iter().map(Stage::len).sum();
+    assert_eq!(total, plan.points.len() * protos.len());
+}
+
+#[test]
+fn stages_keep_plan_order_within_a_group() {
+    let plan = opts(&[Algo::Auto], &[8]).plan_for(BackendKind::Nccl);
+    let st = stages(&plan.points, &[Proto::Auto]);
+    assert_eq!(st.len(), 1);
+    assert_eq!(st[0].groups[0].1, plan.points);
+}
+
+#[test]
+fn split_colours_members_and_leaves_the_rest_out() {
+    assert_eq!(split_color(0, 4), 0);
+    assert_eq!(split_color(3, 4), 0);
+    assert_eq!(split_color(4, 4), -1);
+    assert_eq!(split_color(7, 4), sys::NCCL_SPLIT_NOCOLOR);
+}
+
+#[test]
+fn unique_ids_cross_the_store_byte_for_byte() {
+    let mut raw = [0u8; 128];
+    for (i, b) in raw.iter_mut().enumerate() {
+        *b = (i * 37 + 255) as u8;
+    }
+    let id = UniqueId(raw);
+    let bytes = encode_id(&id);
+    assert_eq!(bytes.len(), 128);
+    assert_eq!(decode_id("k", &bytes).unwrap(), id);
+    let e = decode_id("nccl-id-3", &bytes[..127])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "store key 'nccl-id-3' holds 127 bytes, not a 128-byte NCCL unique id"
+    );
+}

@@ -1,0 +1,197 @@
+//! Sweeps on real GPUs. Each test is `#[ignore]`d (no GPU in CI) and, when run with
+//! `--ignored`, prints SKIPPED and passes where `collbench backends` says nccl cannot run here.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::common::{meta, run, summary, sweep_ok};
+use collbench::collective::{Algo, DType, Op, Proto};
+
+const GPU_LIMIT: Duration = Duration::from_secs(600);
+
+/// The GPUs this machine offers NCCL, or `None` (after printing SKIPPED) where it cannot run.
+fn gpus_or_skip(test: &str) -> Option<usize> {
+    let r = run(&["backends", "--json"], Duration::from_secs(60));
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let row = &v["backends"][2];
+    let detail = row["detail"].as_str().unwrap_or("").to_string();
+    if row["runs"] != true {
+        eprintln!("SKIPPED {test}: {detail}");
+        return None;
+    }
+    // "ready: 8 GPU(s) (driver for CUDA 12.4, ...)".
+    let count = detail
+        .trim_start_matches("ready: ")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("the detail starts with the GPU count");
+    Some(count)
+}
+
+fn sweep_dir(args: &[&str], dir: &Path) {
+    sweep_ok(args, dir, GPU_LIMIT);
+}
+
+#[test]
+#[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
+fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
+    let Some(gpus) = gpus_or_skip("gpu_every_op_and_dtype_in_and_out_of_place_is_exact") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let args = [
+        "--backend",
+        "nccl",
+        "--op",
+        "allreduce,allgather,reducescatter,broadcast,reduce",
+        "--dtype",
+        "f32,f16,bf16,f64,i32",
+        "--in-place",
+        "both",
+        "-b",
+        "64",
+        "-e",
+        "4M",
+        "-f",
+        "16",
+        "--iters",
+        "5",
+        "--warmup",
+        "2",
+    ];
+    sweep_dir(&args, &dir);
+    let rows = summary(&dir);
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert_eq!(r.wrong, 0, "{:?}", r.key);
+        assert_eq!(r.key.backend, "nccl");
+        assert_eq!((r.key.algo, r.key.proto), (Algo::Auto, Some(Proto::Auto)));
+        assert_eq!(r.key.world, gpus);
+        assert!(r.time_us_median > 0.0 && r.busbw_gbps > 0.0, "{r:?}");
+    }
+    for op in Op::ALL {
+        for d in DType::ALL {
+            for in_place in [false, true] {
+                let has = |r: &&collbench::sweep::record::PointRecord| {
+                    r.key.op == *op && r.key.dtype == *d && r.key.in_place == in_place
+                };
+                assert!(rows.iter().any(|r| has(&r)), "{op} {d} in place {in_place}");
+            }
+        }
+    }
+    let m = meta(&dir);
+    assert_eq!(m.backend, "nccl");
+    assert!(
+        m.library.as_deref().unwrap_or("").starts_with("NCCL 2."),
+        "{m:?}"
+    );
+    assert_eq!(m.gpus.len(), gpus);
+    assert!(m.gpus.iter().all(|g| !g.is_empty()), "{:?}", m.gpus);
+}
+
+#[test]
+#[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
+fn gpu_forced_algorithms_and_protocols_are_recorded_per_point() {
+    if gpus_or_skip("gpu_forced_algorithms_and_protocols_are_recorded_per_point").is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let args = [
+        "--backend",
+        "nccl",
+        "--op",
+        "allreduce",
+        "--algo",
+        "ring,tree",
+        "--proto",
+        "ll,simple",
+        "-b",
+        "1K",
+        "-e",
+        "1M",
+        "-f",
+        "32",
+        "--iters",
+        "5",
+    ];
+    sweep_dir(&args, &dir);
+    let rows = summary(&dir);
+    for algo in [Algo::Ring, Algo::Tree] {
+        for proto in [Proto::Ll, Proto::Simple] {
+            let n = rows
+                .iter()
+                .filter(|r| r.key.algo == algo && r.key.proto == Some(proto))
+                .count();
+            // 1K, 32K, 1M.
+            assert_eq!(n, 3, "{algo} {proto}");
+        }
+    }
+    assert!(rows.iter().all(|r| r.wrong == 0));
+    let text = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    assert!(text.lines().next().unwrap().ends_with(",proto"));
+}
+
+#[test]
+#[ignore = "needs at least two NVIDIA GPUs, their driver and libnccl"]
+fn gpu_world_sizes_split_the_world_communicator() {
+    let Some(gpus) = gpus_or_skip("gpu_world_sizes_split_the_world_communicator") else {
+        return;
+    };
+    if gpus < 2 {
+        eprintln!("SKIPPED gpu_world_sizes_split_the_world_communicator: one GPU");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let sizes = if gpus == 2 {
+        "2,1".to_string()
+    } else {
+        format!("{gpus},2,1")
+    };
+    let args = [
+        "--backend",
+        "nccl",
+        "--op",
+        "allreduce,allgather",
+        "--world-sizes",
+        &sizes,
+        "-b",
+        "4K",
+        "-e",
+        "64K",
+        "-f",
+        "4",
+        "--iters",
+        "4",
+    ];
+    sweep_dir(&args, &dir);
+    let rows = summary(&dir);
+    let mut worlds: Vec<usize> = rows.iter().map(|r| r.key.world).collect();
+    worlds.dedup();
+    let want: Vec<usize> = if gpus == 2 {
+        vec![2, 1]
+    } else {
+        vec![gpus, 2, 1]
+    };
+    assert_eq!(worlds, want, "largest group first, then each split");
+    assert!(rows.iter().all(|r| r.wrong == 0));
+}
+
+#[test]
+#[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
+fn gpu_more_ranks_than_gpus_is_refused_in_one_line() {
+    let Some(gpus) = gpus_or_skip("gpu_more_ranks_than_gpus_is_refused_in_one_line") else {
+        return;
+    };
+    let too_many = (gpus + 1).to_string();
+    let r = run(
+        &["sweep", "--backend", "nccl", "--ranks", &too_many],
+        GPU_LIMIT,
+    );
+    assert_eq!(r.code(), 2, "{r:?}");
+    let want = format!("--ranks {too_many} but this node has {gpus} GPU(s)");
+    assert!(r.stderr.contains(&want), "{r:?}");
+}
