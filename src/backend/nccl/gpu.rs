@@ -77,6 +77,16 @@ impl Gpu {
         ptr
     }
 
+    /// The PCI bus id as NVML reads it (`00000000:18:00.0`), if the driver says.
+    pub fn pci_bus_id(&self) -> Option<String> {
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let get = |a| self.ctx.attribute(a).ok();
+        let domain = get(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?;
+        let bus = get(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?;
+        let device = get(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?;
+        Some(super::point_telemetry::pci_bus_id(domain, bus, device))
+    }
+
     /// The raw stream, for NCCL.
     pub fn raw_stream(&self) -> super::sys::cudaStream_t {
         self.stream.cu_stream() as super::sys::cudaStream_t

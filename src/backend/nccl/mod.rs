@@ -8,7 +8,8 @@
 //! * [`error`]: typed errors for result codes and for libraries that cannot be loaded.
 //! * [`comm`]: the safe communicator: destroyed once, aborted when dropped on a failure path.
 //! * [`map`]: dtype and reduction to NCCL enums. [`probe`]: what this machine lacks.
-//! * [`telemetry`]: NVML power, clock, temperature and NVLink counters sampled per point.
+//! * [`telemetry`]: NVML power, clock, temperature and NVLink counters sampled per point;
+//!   [`point_telemetry`] wraps it around each point of the sweep and gathers it to rank 0.
 //! * [`tuning`]: `NCCL_ALGO`/`NCCL_PROTO` per (algorithm, protocol), the order of points,
 //!   split colours, the unique id through the store.
 //! * [`gpu`], [`measure`]: the rank's device through cudarc's driver layer; one point's warm-up,
@@ -28,6 +29,7 @@ pub mod launch;
 pub mod loader;
 pub mod map;
 pub mod measure;
+pub mod point_telemetry;
 pub mod probe;
 pub mod sweep;
 pub mod sys;

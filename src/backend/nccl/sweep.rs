@@ -3,7 +3,8 @@
 //! `NCCL_PROTO`, create the world communicator (unique id from rank 0 through the store), split
 //! it per world size, and measure every point. After each point every rank's per-iteration
 //! times and wrong count are gathered to rank 0 through the store, which applies the
-//! slowest-rank rule ([`summarize`]) and writes the point before the ranks go on.
+//! slowest-rank rule ([`summarize`]) and writes the point (its telemetry.csv rows first, from
+//! NVML sampling around the point on every member, [`point_telemetry`]) before the ranks go on.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,6 +14,8 @@ use super::comm::Communicator;
 use super::gpu::Gpu;
 use super::loader::Nccl;
 use super::measure::{buffer_sizes, measure, DeviceBuffers, Measured, Member};
+use super::point_telemetry;
+use super::telemetry::Telemetry;
 use super::tuning::{self, Stage};
 use crate::backend::BackendKind;
 use crate::error::{Error, Result};
@@ -44,6 +47,7 @@ struct Walk<'a> {
     gpu: Gpu,
     bufs: DeviceBuffers,
     ctx: RankContext,
+    telemetry: Telemetry,
 }
 
 /// Rank 0's side: the results folder and the console.
@@ -63,12 +67,14 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     let (hosts, gpus) = gather_ranks(&mut ctx.store, &gpu)?;
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
     let bufs = DeviceBuffers::new(&gpu, buffer_sizes(plan.points.iter()), max_iters)?;
+    let telemetry = point_telemetry::start(ctx.rank, &gpu);
     let mut walk = Walk {
         req,
         nccl,
         gpu,
         bufs,
         ctx,
+        telemetry,
     };
     if walk.ctx.rank != 0 {
         return walk.stages(&stages, None).map(|()| None);
@@ -87,7 +93,8 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     meta.hosts = topo.hosts.clone();
     meta.rank_nodes = topo.node_of.clone();
     let dir = walk.ctx.out.clone();
-    let out = RunDir::create(&dir, &meta)?;
+    let mut out = RunDir::create(&dir, &meta)?;
+    out.add_telemetry()?;
     let ordered = Plan {
         points: stages.iter().flat_map(stage_points).cloned().collect(),
         notes: plan.notes,
@@ -256,9 +263,8 @@ impl Walk<'_> {
             l.console
                 .running(&format!("{} proto {}", p.describe(), stage.proto));
         }
-        // TELEMETRY: per-point GPU sampling (src/backend/nccl/telemetry.rs) begins here, on
-        // every member rank, before the warm-up.
         let mut payload = vec![0u64];
+        let mut gpu_points = Vec::new();
         let stall = self.stall();
         if let Some(comm) = comm {
             let m = Member {
@@ -266,14 +272,20 @@ impl Walk<'_> {
                 me: self.ctx.rank,
                 size: p.world,
             };
-            payload = encode_part(&measure(&self.gpu, &mut self.bufs, &m, p, stall)?);
+            self.telemetry.begin_point();
+            let measured = measure(&self.gpu, &mut self.bufs, &m, p, stall)?;
+            gpu_points = self.telemetry.end_point(point_telemetry::calls(p));
+            payload = encode_part(&measured);
         }
-        // TELEMETRY: per-point sampling ends here, after the checked call; its summary joins
-        // the payload gathered below.
         let bytes: Vec<u8> = payload.iter().flat_map(|w| w.to_le_bytes()).collect();
         let all = self.ctx.store.all_gather("nccl-point", &bytes)?;
+        let telemetry = point_telemetry::encode(&gpu_points);
+        let telemetry = self.ctx.store.all_gather("nccl-telemetry", &telemetry)?;
         match lead {
-            Some(l) => l.write(p, stage, &all),
+            Some(l) => {
+                l.out.append_telemetry(&point_telemetry::rows(&telemetry))?;
+                l.write(p, stage, &all)
+            }
             None => Ok(()),
         }
     }
