@@ -89,6 +89,13 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
     );
     assert_eq!(m.gpus.len(), gpus);
     assert!(m.gpus.iter().all(|g| !g.is_empty()), "{:?}", m.gpus);
+    // One telemetry row per point and rank, whether or not NVML could run.
+    let telemetry =
+        collbench::report::telemetry_csv::read_telemetry(&dir.join("telemetry.csv")).unwrap();
+    assert_eq!(telemetry.len(), rows.len() * gpus, "telemetry rows");
+    for (i, t) in telemetry.iter().enumerate() {
+        assert_eq!((t.point, t.rank), (i / gpus, i % gpus));
+    }
 }
 
 #[test]
