@@ -1,7 +1,10 @@
 //! Collective times from a fit.json (or a bundled profile): which model serves which op, group
 //! size and level, and its evaluation.
 //!
-//! A group spanning nodes uses the fit's two-level model of the op (evaluated with the group's
+//! A group of a size (and node count) the fit's runs measured uses that curve's own alpha-beta
+//! fit (the regime covering the size): a cross-world form cannot know that, say, 4 ranks on 2
+//! cores run slower per byte than its `(p−1)/p` shape says. Other groups use the cross-world
+//! models. A group spanning nodes uses the fit's two-level model of the op (evaluated with the group's
 //! nodes and ranks per node); only when the fit has none does a single-level model stand in,
 //! with a note. A group inside one node uses a single-level model fitted within one node, else
 //! the two-level model with one node (its intra-node terms), else any single-level model, with a
@@ -17,7 +20,7 @@ use super::layout::Group;
 use crate::collective::{Algo, DType, Op};
 use crate::error::{Error, Result};
 use crate::fit::forms::Form;
-use crate::fit::schema::{FitFile, WorldModel};
+use crate::fit::schema::{CurveFit, FitFile, Line, WorldModel};
 
 /// The network as the fit describes it.
 pub struct Network<'a> {
@@ -42,6 +45,9 @@ impl<'a> Network<'a> {
     pub fn time_s(&self, op: Op, group: Group, bytes: f64) -> Result<f64> {
         if group.ranks <= 1 || bytes <= 0.0 {
             return Ok(0.0);
+        }
+        if let Some(us) = self.measured_us(op, group, bytes) {
+            return Ok(us.max(0.0) * 1e-6);
         }
         let (model, form) = self.choose(op, group)?;
         let x = form
@@ -75,11 +81,31 @@ impl<'a> Network<'a> {
         self.time_s(Op::AllGather, pair, 2.0 * bytes)
     }
 
+    /// µs from the fit's curve measured at exactly this group's ranks and nodes, if any.
+    fn measured_us(&self, op: Op, group: Group, bytes: f64) -> Option<f64> {
+        let curve = algos_of(op)
+            .iter()
+            .find_map(|&algo| self.measured_curve(op, algo, group))?;
+        let line = regime(&curve.segments, bytes).unwrap_or(&curve.line);
+        self.note(format!(
+            "{op} {}: {} ranks on {} node(s) were measured, so that curve's fit is used there",
+            curve.key.algo, group.ranks, group.nodes
+        ));
+        Some(line.alpha_us.value + line.beta_ns_per_byte.value * bytes * 1e-3)
+    }
+
+    fn measured_curve(&self, op: Op, algo: Algo, group: Group) -> Option<&'a CurveFit> {
+        let k = |c: &&CurveFit| c.key.clone();
+        self.fit
+            .curves
+            .iter()
+            .filter(|c| c.key.op == op && c.key.algo == algo)
+            .filter(|c| c.key.world == group.ranks && c.key.nodes.max(1) == group.nodes.max(1))
+            .min_by_key(|c| (dtype_rank(c.key.dtype), c.key.in_place, k(c)))
+    }
+
     fn choose(&self, op: Op, group: Group) -> Result<(&'a WorldModel, Form)> {
-        let algos: &[Algo] = match op {
-            Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling],
-            _ => &[Algo::Ring],
-        };
+        let algos = algos_of(op);
         let inter = group.nodes > 1;
         for &algo in algos {
             if let Some(found) = self.choose_algo(op, algo, inter) {
@@ -137,17 +163,12 @@ impl<'a> Network<'a> {
         algo: Algo,
         keep: impl Fn(&WorldModel) -> bool,
     ) -> Option<&'a WorldModel> {
-        let rank = |d: DType| match d {
-            DType::BF16 => 0,
-            DType::F16 => 1,
-            _ => 2,
-        };
         self.fit
             .models
             .iter()
             .filter(|m| m.op == op && m.algo == algo && keep(m))
             .filter(|m| Form::from_name(&m.form).is_some())
-            .min_by_key(|m| (rank(m.dtype), m.in_place))
+            .min_by_key(|m| (dtype_rank(m.dtype), m.in_place))
     }
 
     fn missing(&self, op: Op, algo: Algo, inter: bool) -> Error {
@@ -173,6 +194,32 @@ impl<'a> Network<'a> {
     fn note(&self, msg: String) {
         self.notes.borrow_mut().insert(msg);
     }
+}
+
+/// The algorithms whose models stand for `op`, in order of preference.
+fn algos_of(op: Op) -> &'static [Algo] {
+    match op {
+        Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling],
+        _ => &[Algo::Ring],
+    }
+}
+
+/// bf16 first, then f16, then any other dtype.
+fn dtype_rank(d: DType) -> u8 {
+    match d {
+        DType::BF16 => 0,
+        DType::F16 => 1,
+        _ => 2,
+    }
+}
+
+/// The regime whose size range holds `bytes`; below the first, the first; above the last, the
+/// last.
+fn regime(segments: &[Line], bytes: f64) -> Option<&Line> {
+    segments
+        .iter()
+        .find(|s| bytes <= s.max_bytes as f64)
+        .or(segments.last())
 }
 
 #[cfg(test)]
