@@ -44,14 +44,11 @@ pub fn summarize(rows: &[PointPower]) -> Option<SourcePower> {
         .iter()
         .filter(|r| r.samples > 0 && r.mean_w.is_some())
         .collect();
-    let samples: u64 = measured.iter().map(|r| r.samples).sum();
-    if samples == 0 {
-        return None;
-    }
-    let weighted: f64 = measured
-        .iter()
-        .map(|r| r.mean_w.unwrap_or(0.0) * r.samples as f64)
-        .sum();
+    let (mean, samples) = weighted_mean(
+        measured
+            .iter()
+            .map(|r| (r.mean_w.unwrap_or(0.0), r.samples)),
+    )?;
     let max = measured
         .iter()
         .filter_map(|r| r.max_w.or(r.mean_w))
@@ -60,11 +57,20 @@ pub fn summarize(rows: &[PointPower]) -> Option<SourcePower> {
     gpus.sort();
     gpus.dedup();
     Some(SourcePower {
-        power_w_mean: weighted / samples as f64,
+        power_w_mean: mean,
         power_w_max: max,
         samples,
         gpus,
     })
+}
+
+/// The mean of `(mean, samples)` parts weighted by their samples, and the samples in all;
+/// `None` without samples.
+pub fn weighted_mean(parts: impl IntoIterator<Item = (f64, u64)>) -> Option<(f64, u64)> {
+    let (sum, samples) = parts.into_iter().fold((0.0, 0u64), |(s, n), (mean, k)| {
+        (s + mean * k as f64, n + k)
+    });
+    (samples > 0).then(|| (sum / samples as f64, samples))
 }
 
 #[cfg(test)]

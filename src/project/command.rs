@@ -10,6 +10,7 @@ use super::replay;
 use super::specs;
 use super::step::StepOptions;
 use crate::error::{Error, Result};
+use crate::fit::power::weighted_mean;
 use crate::fit::schema::FitFile;
 
 /// What `collbench project` was asked to do, parsed.
@@ -140,20 +141,8 @@ fn network(req: &ProjectRequest) -> Result<(FitFile, String)> {
 
 /// The sample-weighted mean GPU power of the fit's source runs that NVML measured.
 pub fn measured_comm_power(fit: &FitFile) -> Option<f64> {
-    let measured: Vec<_> = fit
-        .sources
-        .iter()
-        .filter_map(|s| s.gpu_power.as_ref())
-        .collect();
-    let samples: u64 = measured.iter().map(|p| p.samples).sum();
-    if samples == 0 {
-        return None;
-    }
-    let weighted: f64 = measured
-        .iter()
-        .map(|p| p.power_w_mean * p.samples as f64)
-        .sum();
-    Some(weighted / samples as f64)
+    let measured = fit.sources.iter().filter_map(|s| s.gpu_power.as_ref());
+    weighted_mean(measured.map(|p| (p.power_w_mean, p.samples))).map(|(mean, _)| mean)
 }
 
 /// `--out` must be a folder or not exist yet, under an existing parent.
