@@ -287,3 +287,50 @@ fn rabenseifner_bruck_neighbor_exchange_and_recursive_halving_are_exact() {
         }
     }
 }
+
+/// Ranks that say they run on two nodes (COLLBENCH_NODE_NAME, as on a real cluster the host
+/// name would) are recorded as such: meta.json's hosts and rank nodes, each group's node count
+/// in summary.csv, each rank's node in ranks.csv.
+#[test]
+fn ranks_on_two_named_nodes_are_recorded_per_node() {
+    if !have_mpirun() {
+        return;
+    }
+    let _serial = common::serial();
+    let (_tmp, out) = tempdir();
+    // Ranks 0 and 1 on node n0, ranks 2 and 3 on n1: each rank names its node before exec.
+    let script = format!(
+        "COLLBENCH_NODE_NAME=n$((OMPI_COMM_WORLD_RANK / 2)) exec {} sweep --backend mpi \
+         --no-progress --out {} --op allreduce --world-sizes 2,4 -b 8 -e 64 -f 8 --iters 3",
+        exe(),
+        out.display()
+    );
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "-np",
+        "4",
+        "sh",
+        "-c",
+    ])
+    .arg(&script)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let r = Spawned::start(cmd).finish(Instant::now(), LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let m = common::meta(&out);
+    assert_eq!(m.hosts, vec!["n0".to_string(), "n1".to_string()]);
+    assert_eq!(m.rank_nodes, vec![0, 0, 1, 1]);
+    let rows = common::summary(&out);
+    assert!(!rows.is_empty());
+    for p in &rows {
+        let nodes = if p.key.world == 4 { 2 } else { 1 };
+        assert_eq!((p.key.nodes, p.wrong), (nodes, 0), "{:?}", p.key);
+    }
+    let ranks = collbench::report::ranks_csv::read_ranks(&out.join("ranks.csv")).unwrap();
+    for (_, r) in &ranks {
+        assert_eq!(r.node, r.global_rank / 2, "{r:?}");
+    }
+}
