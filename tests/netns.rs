@@ -112,7 +112,8 @@ fn payload_share(bytes: f64, packets: f64) -> f64 {
 /// sockperf's median one-way TCP latency (half the round trip) between lab nodes 0 and 1, in
 /// µs. The median, like collbench's fit, is not dragged by the rare scheduling outlier that
 /// sockperf's average includes.
-fn sockperf_latency_us(lab: &NetLab) -> Option<f64> {
+/// sockperf's median and minimum one-way TCP latency, µs.
+fn sockperf_latency_us(lab: &NetLab) -> Option<(f64, f64)> {
     let ip = lab.nodes[1].ip.clone();
     let mut server = lab
         .command(
@@ -144,8 +145,11 @@ fn sockperf_latency_us(lab: &NetLab) -> Option<f64> {
     // sockperf writes its report to stdout or stderr depending on the version.
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    let after = text.split("percentile 50.000 =").nth(1)?;
-    after.split_whitespace().next()?.parse().ok()
+    let value = |label: &str| -> Option<f64> {
+        let after = text.split(label).nth(1)?;
+        after.split_whitespace().next()?.parse().ok()
+    };
+    Some((value("percentile 50.000 =")?, value("<MIN> observation =")?))
 }
 
 fn found_sockperf() -> bool {
@@ -223,13 +227,16 @@ fn a_shaped_link_is_fitted_at_its_rate_and_latency() {
         );
         return;
     }
-    let one_way = sockperf_latency_us(&lab).expect("sockperf ping-pong gave no latency");
-    eprintln!("fitted alpha {alpha:.2} us, sockperf one-way latency {one_way:.2} us");
-    // The floor is loose on purpose: sockperf's ends sleep in a blocking receive while our ranks
-    // poll briefly before they block, so one of our hops can beat sockperf's by the wake-up cost
-    // (seen at 0.79x on a loaded 2-core machine). Below half of it would mean a mis-measurement.
+    let (one_way, fastest) = sockperf_latency_us(&lab).expect("sockperf ping-pong gave no latency");
+    eprintln!(
+        "fitted alpha {alpha:.2} us, sockperf one-way latency {one_way:.2} us (fastest {fastest:.2} us)"
+    );
+    // The floor is half of sockperf's fastest exchange: sockperf's ends sleep in a blocking
+    // receive while our ranks poll briefly before they block, so even sockperf's fastest
+    // exchange carries a wake-up ours does not (medians 13-20 us, fastest 13.5 us, against our
+    // fitted 10-12 us on this machine). Below half of it would be a mis-measurement.
     assert!(
-        alpha >= 0.5 * one_way && alpha <= 3.0 * one_way + 20.0,
+        alpha >= 0.5 * fastest && alpha <= 3.0 * one_way + 20.0,
         "alpha {alpha:.2} us against sockperf's {one_way:.2} us"
     );
 }
