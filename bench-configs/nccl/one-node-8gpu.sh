@@ -24,12 +24,20 @@ for proto in ll ll128 simple; do
     "$COLLBENCH" sweep --backend nccl --ranks 8 "${COMMON[@]}" --op allreduce \
         --algo ring,tree,nvls --proto "$proto" --out "$OUT/allreduce-$proto"
 done
+# CUDA-graph mode: each iteration one launch of a graph holding the captured call.
+"$COLLBENCH" sweep --backend nccl --ranks 8 "${COMMON[@]}" --cuda-graph \
+    --op allreduce,allgather --out "$OUT/cuda-graph"
 
 [ -n "${NCCL_TESTS:-}" ] || exit 0
 # nccl-tests built with MPI=1; -g 1: one GPU per process, as collbench runs. -c 1 checks results.
 NT=(-b 8 -e 8G -f 2 -g 1 -n 20 -w 5 -c 1 -d bfloat16)
 for t in all_reduce all_gather reduce_scatter broadcast reduce; do
     mpirun -np 8 "$NCCL_TESTS/${t}_perf" "${NT[@]}" -o sum -r 0 | tee "$OUT/nccl-tests-$t.txt"
+done
+# -n 1 -G 20: one call captured per graph, the graph launched 20 times, as --cuda-graph does.
+for t in all_reduce all_gather; do
+    mpirun -np 8 "$NCCL_TESTS/${t}_perf" -b 8 -e 8G -f 2 -g 1 -n 1 -G 20 -w 5 -c 1 -d bfloat16 \
+        | tee "$OUT/nccl-tests-$t-graph.txt"
 done
 for proto in LL LL128 Simple; do
     for algo in Ring Tree NVLS,NVLSTree; do

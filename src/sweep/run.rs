@@ -38,6 +38,8 @@ pub struct SweepRequest {
     pub command_line: Vec<String>,
     /// `--proto` (NCCL protocols; empty for the other backends).
     pub protos: Vec<crate::collective::Proto>,
+    /// `--cuda-graph` (NCCL only): time one CUDA-graph launch of the call per iteration.
+    pub cuda_graph: bool,
 }
 
 /// What a finished sweep produced.

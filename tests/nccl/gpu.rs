@@ -138,7 +138,48 @@ fn gpu_forced_algorithms_and_protocols_are_recorded_per_point() {
     }
     assert!(rows.iter().all(|r| r.wrong == 0));
     let text = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
-    assert!(text.lines().next().unwrap().ends_with(",proto"));
+    let header = text.lines().next().unwrap();
+    assert!(header.contains(",proto,nccl_estimate_us"), "{header}");
+}
+
+#[test]
+#[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
+fn gpu_cuda_graph_mode_is_exact_and_recorded() {
+    if gpus_or_skip("gpu_cuda_graph_mode_is_exact_and_recorded").is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let args = [
+        "--backend",
+        "nccl",
+        "--cuda-graph",
+        "--op",
+        "allreduce,allgather,reducescatter,broadcast,reduce",
+        "--dtype",
+        "bf16,i32",
+        "--in-place",
+        "both",
+        "-b",
+        "64",
+        "-e",
+        "1M",
+        "-f",
+        "128",
+        "--iters",
+        "10",
+        "--warmup",
+        "2",
+    ];
+    sweep_dir(&args, &dir);
+    let rows = summary(&dir);
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert_eq!(r.wrong, 0, "{:?}", r.key);
+        assert!(r.time_us_median > 0.0, "{r:?}");
+    }
+    let m = meta(&dir);
+    assert_eq!(m.options["cuda_graph"], true, "{:?}", m.options);
 }
 
 #[test]

@@ -2,6 +2,9 @@
 //! warm-up and timed iterations with an event pair around each call on the rank's stream, and
 //! the correctness check after timing, on exact inputs copied to the device and the output
 //! copied back (the same patterns and checker as the host backend, see [`crate::check`]).
+//! With `--cuda-graph` the call is captured into a CUDA graph after one plain call (which makes
+//! NCCL connect its peers outside the capture), and every warm-up, timed and checked iteration
+//! is one launch of that graph.
 
 use std::time::Duration;
 
@@ -10,86 +13,11 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaViewMut};
 use super::calls::{nccl_count, Enqueue};
 use super::comm::Communicator;
 use super::gpu::{driver_error, wait_events, Gpu};
+use super::graph::Graph;
+use super::placement::{placement, Buf, Placement, Region};
 use crate::check::{count_wrong, fill_input};
-use crate::collective::Op;
 use crate::error::{Error, Result};
 use crate::sweep::plan::Point;
-
-/// Which device buffer a region lies in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Buf {
-    Input,
-    Output,
-}
-
-/// A byte range of one buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Region {
-    pub buf: Buf,
-    pub offset: usize,
-    pub len: usize,
-}
-
-/// Where one rank's call of a point reads, writes, is filled and is checked. In place follows
-/// nccl-tests and nccl.h: AllGather sends from its own block of the output
-/// (`recv + rank × sendcount`), ReduceScatter receives into its own block of the input
-/// (`send + rank × recvcount`), the other ops use one buffer for both.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Placement {
-    pub send: Region,
-    pub recv: Region,
-    /// Where the input pattern goes (the send region).
-    pub fill: Region,
-    /// What the checker reads (the receive region).
-    pub check: Region,
-    /// The whole output buffer the point uses, poisoned before the checked call.
-    pub output_len: usize,
-}
-
-/// The placement of `p` for the rank at index `me` of its group.
-pub fn placement(p: &Point, me: usize) -> Placement {
-    let s = &p.call.shape;
-    let region = |buf, offset, len| Region { buf, offset, len };
-    let (send, recv) = match (p.in_place, p.call.op) {
-        (false, _) => (
-            region(Buf::Input, 0, s.in_bytes),
-            region(Buf::Output, 0, s.out_bytes),
-        ),
-        (true, Op::AllGather) => (
-            region(Buf::Output, me * s.in_bytes, s.in_bytes),
-            region(Buf::Output, 0, s.out_bytes),
-        ),
-        (true, Op::ReduceScatter) => (
-            region(Buf::Output, 0, s.in_bytes),
-            region(Buf::Output, me * s.out_bytes, s.out_bytes),
-        ),
-        (true, _) => (
-            region(Buf::Output, 0, s.in_bytes),
-            region(Buf::Output, 0, s.out_bytes),
-        ),
-    };
-    let output_len = if p.in_place {
-        s.in_bytes.max(s.out_bytes)
-    } else {
-        s.out_bytes
-    };
-    Placement {
-        send,
-        recv,
-        fill: send,
-        check: recv,
-        output_len,
-    }
-}
-
-/// The largest input and output buffers any of `points` needs.
-pub fn buffer_sizes<'a>(points: impl Iterator<Item = &'a Point>) -> (usize, usize) {
-    points.fold((0, 0), |(i, o), p| {
-        let pl = placement(p, 0);
-        let input = if p.in_place { 0 } else { p.call.shape.in_bytes };
-        (i.max(input), o.max(pl.output_len))
-    })
-}
 
 /// The rank's device buffers and timing events, allocated once for the whole sweep.
 pub struct DeviceBuffers {
@@ -159,6 +87,47 @@ pub struct Measured {
     pub estimate_us: Option<f64>,
 }
 
+/// How each iteration is enqueued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchMode {
+    /// One NCCL call on the stream per iteration.
+    Stream,
+    /// One launch of a CUDA graph holding the captured call per iteration (`--cuda-graph`).
+    Graph,
+}
+
+/// A point's call, ready to go once per iteration in the chosen mode.
+struct Launcher<'a> {
+    gpu: &'a Gpu,
+    m: &'a Member<'a>,
+    call: Enqueue,
+    graph: Option<Graph>,
+}
+
+impl<'a> Launcher<'a> {
+    /// For graph mode: one plain call, then the capture.
+    fn new(gpu: &'a Gpu, m: &'a Member<'a>, call: Enqueue, mode: LaunchMode) -> Result<Self> {
+        let mut l = Launcher {
+            gpu,
+            m,
+            call,
+            graph: None,
+        };
+        if mode == LaunchMode::Graph {
+            l.go()?;
+            l.graph = Some(Graph::capture(gpu, || launch(gpu, m, &call))?);
+        }
+        Ok(l)
+    }
+
+    fn go(&self) -> Result<()> {
+        match &self.graph {
+            Some(g) => g.launch(),
+            None => launch(self.gpu, self.m, &self.call),
+        }
+    }
+}
+
 /// NCCL's estimate, then warm-up, timed iterations and correctness. Iterations are enqueued
 /// back to back, as nccl-tests does; none waits for the host.
 pub fn measure(
@@ -166,19 +135,20 @@ pub fn measure(
     bufs: &mut DeviceBuffers,
     m: &Member,
     p: &Point,
-    stall: Duration,
+    (mode, stall): (LaunchMode, Duration),
 ) -> Result<Measured> {
     let pl = placement(p, m.me);
     let call = enqueue_of(gpu, bufs, p, &pl);
     let estimate_us = estimate(gpu, m, &call)?;
     fill(gpu, bufs, p, m, &pl, false)?;
+    let launcher = Launcher::new(gpu, m, call, mode)?;
     for _ in 0..p.warmup {
-        launch(gpu, m, &call)?;
+        launcher.go()?;
     }
     let iters = p.iters.min(bufs.starts.len());
     for i in 0..iters {
         record(&bufs.starts[i], gpu)?;
-        launch(gpu, m, &call)?;
+        launcher.go()?;
         record(&bufs.ends[i], gpu)?;
     }
     let ends: Vec<&CudaEvent> = bufs.ends[..iters].iter().collect();
@@ -190,7 +160,7 @@ pub fn measure(
             .map_err(|e| driver_error("cuEventElapsedTime", e))?;
         times.push(f64::from(ms) * 1e3);
     }
-    let wrong = check(gpu, bufs, p, m, &pl, &call, stall)?;
+    let wrong = check(bufs, p, &pl, &launcher, stall)?;
     Ok(Measured {
         times,
         wrong,
@@ -198,18 +168,18 @@ pub fn measure(
     })
 }
 
-/// The checked call: poison the output, put exact inputs in, call once, copy back and count.
+/// The checked call: poison the output, put exact inputs in, call once (in the timed mode), copy
+/// back and count.
 fn check(
-    gpu: &Gpu,
     bufs: &mut DeviceBuffers,
     p: &Point,
-    m: &Member,
     pl: &Placement,
-    call: &Enqueue,
+    launcher: &Launcher,
     stall: Duration,
 ) -> Result<u64> {
+    let (gpu, m) = (launcher.gpu, launcher.m);
     fill(gpu, bufs, p, m, pl, true)?;
-    launch(gpu, m, call)?;
+    launcher.go()?;
     record(&bufs.done, gpu)?;
     wait_events(&[&bufs.done], m.comm, stall)?;
     let mut out = vec![0u8; pl.check.len];
@@ -287,77 +257,4 @@ fn record(event: &CudaEvent, gpu: &Gpu) -> Result<()> {
     event
         .record(&gpu.stream)
         .map_err(|e| driver_error("cuEventRecord", e))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::backend::Call;
-    use crate::collective::{Algo, DType, ReduceOp, Shape};
-
-    fn point(op: Op, in_place: bool) -> Point {
-        let shape = Shape::new(op, DType::F32, 1024, 4);
-        let call = Call {
-            op,
-            algo: Algo::Auto,
-            dtype: DType::F32,
-            redop: ReduceOp::Sum,
-            shape,
-        };
-        Point {
-            call,
-            world: 4,
-            nodes: 1,
-            pair: None,
-            in_place,
-            requested: 1024,
-            iters: 1,
-            warmup: 0,
-        }
-    }
-
-    fn r(buf: Buf, offset: usize, len: usize) -> Region {
-        Region { buf, offset, len }
-    }
-
-    #[test]
-    fn out_of_place_reads_input_and_writes_output() {
-        let pl = placement(&point(Op::AllGather, false), 2);
-        assert_eq!(pl.send, r(Buf::Input, 0, 256));
-        assert_eq!(pl.recv, r(Buf::Output, 0, 1024));
-        let pl = placement(&point(Op::ReduceScatter, false), 2);
-        assert_eq!(
-            (pl.send, pl.recv),
-            (r(Buf::Input, 0, 1024), r(Buf::Output, 0, 256))
-        );
-    }
-
-    #[test]
-    fn in_place_follows_nccl_tests_offsets() {
-        // AllGather: send = recv + rank * sendcount.
-        let pl = placement(&point(Op::AllGather, true), 3);
-        assert_eq!(pl.send, r(Buf::Output, 768, 256));
-        assert_eq!(pl.recv, r(Buf::Output, 0, 1024));
-        assert_eq!((pl.fill, pl.check), (pl.send, pl.recv));
-        // ReduceScatter: recv = send + rank * recvcount.
-        let pl = placement(&point(Op::ReduceScatter, true), 1);
-        assert_eq!(pl.send, r(Buf::Output, 0, 1024));
-        assert_eq!(pl.recv, r(Buf::Output, 256, 256));
-        for op in [Op::AllReduce, Op::Broadcast, Op::Reduce] {
-            let pl = placement(&point(op, true), 2);
-            assert_eq!(
-                (pl.send, pl.recv),
-                (r(Buf::Output, 0, 1024), r(Buf::Output, 0, 1024))
-            );
-            assert_eq!(pl.output_len, 1024);
-        }
-    }
-
-    #[test]
-    fn buffers_cover_the_largest_point_of_each_placement() {
-        let points = [point(Op::AllGather, false), point(Op::ReduceScatter, true)];
-        // Out-of-place allgather: 256 in, 1024 out; in-place reducescatter: 1024 in one buffer.
-        assert_eq!(buffer_sizes(points.iter()), (256, 1024));
-        assert_eq!(buffer_sizes([point(Op::AllReduce, true)].iter()), (0, 1024));
-    }
 }

@@ -18,19 +18,24 @@
 //!   mpirun, srun or torchrun across nodes).
 //!
 //! NCCL's own time estimate of each point (`ncclGroupSimulateEnd`, NCCL 2.22+) is recorded
-//! beside the measurement. Not done: a CUDA-graph mode (capturing the timed iterations).
+//! beside the measurement. [`graph`]: `--cuda-graph`, each iteration one launch of a CUDA graph
+//! holding the captured call ([`placement`]: where that call reads and writes; [`results`]:
+//! rank 0's side of a point).
 
 pub mod calls;
 pub mod comm;
 pub mod cuda;
 pub mod error;
 pub mod gpu;
+pub mod graph;
 pub mod launch;
 pub mod loader;
 pub mod map;
 pub mod measure;
+pub mod placement;
 pub mod point_telemetry;
 pub mod probe;
+pub mod results;
 pub mod sweep;
 pub mod sys;
 pub mod telemetry;

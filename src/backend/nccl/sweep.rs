@@ -13,8 +13,10 @@ use std::time::Duration;
 use super::comm::Communicator;
 use super::gpu::Gpu;
 use super::loader::Nccl;
-use super::measure::{buffer_sizes, measure, DeviceBuffers, Measured, Member};
+use super::measure::{measure, DeviceBuffers, LaunchMode, Member};
+use super::placement::buffer_sizes;
 use super::point_telemetry;
+use super::results::{encode_part, Lead};
 use super::telemetry::Telemetry;
 use super::tuning::{self, Stage};
 use crate::backend::BackendKind;
@@ -22,11 +24,8 @@ use crate::error::{Error, Result};
 use crate::launch::store::StoreClient;
 use crate::meta::Meta;
 use crate::report::run_dir::RunDir;
-use crate::sweep::console::Console;
 use crate::sweep::plan::{Plan, Point, SweepOptions};
-use crate::sweep::record::PointKey;
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
-use crate::sweep::summarize::summarize;
 use crate::sweep::topology::Topology;
 
 /// Who this rank is and how it reaches the others.
@@ -48,14 +47,6 @@ struct Walk<'a> {
     bufs: DeviceBuffers,
     ctx: RankContext,
     telemetry: Telemetry,
-}
-
-/// Rank 0's side: the results folder and the console.
-struct Lead {
-    out: RunDir,
-    console: Console,
-    topo: Topology,
-    wrong_points: usize,
 }
 
 /// Runs this rank's sweep; rank 0 returns the outcome, the others `None`.
@@ -152,6 +143,7 @@ fn options_json(opts: &SweepOptions, req: &SweepRequest, nccl: &Nccl) -> serde_j
     let mut v = serde_json::to_value(opts).unwrap_or_default();
     if let Some(map) = v.as_object_mut() {
         map.insert("protos".into(), serde_json::json!(req.protos));
+        map.insert("cuda_graph".into(), req.cuda_graph.into());
         let groups = if nccl.has_split() {
             "ncclCommSplit"
         } else {
@@ -183,6 +175,14 @@ fn gather_ranks(store: &mut StoreClient, gpu: &Gpu) -> Result<(Vec<String>, Vec<
 impl Walk<'_> {
     fn stall(&self) -> Duration {
         self.req.timeout
+    }
+
+    fn mode(&self) -> LaunchMode {
+        if self.req.cuda_graph {
+            LaunchMode::Graph
+        } else {
+            LaunchMode::Stream
+        }
     }
 
     fn stages(&mut self, stages: &[Stage], mut lead: Option<&mut Lead>) -> Result<()> {
@@ -265,7 +265,7 @@ impl Walk<'_> {
         }
         let mut payload = vec![0u64];
         let mut gpu_points = Vec::new();
-        let stall = self.stall();
+        let how = (self.mode(), self.stall());
         if let Some(comm) = comm {
             let m = Member {
                 comm,
@@ -273,7 +273,7 @@ impl Walk<'_> {
                 size: p.world,
             };
             self.telemetry.begin_point();
-            let measured = measure(&self.gpu, &mut self.bufs, &m, p, stall)?;
+            let measured = measure(&self.gpu, &mut self.bufs, &m, p, how)?;
             gpu_points = self.telemetry.end_point(point_telemetry::calls(p));
             payload = encode_part(&measured);
         }
@@ -288,34 +288,6 @@ impl Walk<'_> {
             }
             None => Ok(()),
         }
-    }
-}
-
-impl Lead {
-    fn write(&mut self, p: &Point, stage: &Stage, all: &[Vec<u8>]) -> Result<()> {
-        let (rank_times, wrongs, estimates) = members_samples(all);
-        let mut key = PointKey::of(p, BackendKind::Nccl.name());
-        key.proto = Some(stage.proto);
-        key.nodes = self.topo.node_of[..p.world]
-            .iter()
-            .max()
-            .map_or(1, |n| n + 1);
-        let (rec, samples, mut per_rank) = summarize(key, p.warmup, &rank_times, &wrongs)
-            .ok_or_else(|| {
-                Error::Rank(format!(
-                    "invalid samples from the ranks for {}",
-                    p.describe()
-                ))
-            })?;
-        for r in per_rank.iter_mut() {
-            r.node = self.topo.node_of[r.global_rank];
-        }
-        let mut rec = rec;
-        rec.nccl_estimate_us = estimates.into_iter().flatten().reduce(f64::max);
-        self.out.append_point(&rec, &samples, &per_rank)?;
-        self.console.point(&rec);
-        self.wrong_points += usize::from(rec.wrong > 0);
-        Ok(())
     }
 }
 
@@ -335,40 +307,9 @@ fn with_env(e: Error, vars: &[(&'static str, Option<String>); 2]) -> Error {
     }
 }
 
-/// A member's part of a point as gathered: `[1, wrong, estimate bits, time bits...]`, the
-/// estimate NaN where there is none. Non-members send `[0]`.
-pub fn encode_part(m: &Measured) -> Vec<u64> {
-    let estimate = m.estimate_us.unwrap_or(f64::NAN);
-    let mut words = vec![1, m.wrong, estimate.to_bits()];
-    words.extend(m.times.iter().map(|t| t.to_bits()));
-    words
-}
-
-/// Every member's part, in rank order: per-iteration times, wrong counts and estimates.
-pub fn members_samples(all: &[Vec<u8>]) -> (Vec<Vec<f64>>, Vec<u64>, Vec<Option<f64>>) {
-    let words = |b: &Vec<u8>| -> Vec<u64> {
-        b.chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-            .collect()
-    };
-    let mut out = (Vec::new(), Vec::new(), Vec::new());
-    for w in all.iter().map(words).filter(|w| w.len() >= 3 && w[0] == 1) {
-        out.0
-            .push(w[3..].iter().map(|&b| f64::from_bits(b)).collect());
-        out.1.push(w[1]);
-        out.2
-            .push(Some(f64::from_bits(w[2])).filter(|x| !x.is_nan()));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn bytes(words: &[u64]) -> Vec<u8> {
-        words.iter().flat_map(|x| x.to_le_bytes()).collect()
-    }
 
     fn request(args: &[&str]) -> SweepRequest {
         use clap::Parser;
@@ -411,28 +352,5 @@ mod tests {
             stages.iter().map(Stage::len).sum::<usize>(),
             2 * plan.points.len()
         );
-    }
-
-    #[test]
-    fn gathered_parts_keep_members_in_rank_order() {
-        let a = Measured {
-            times: vec![2.5, 3.0],
-            wrong: 0,
-            estimate_us: Some(7.5),
-        };
-        let b = Measured {
-            times: vec![4.0, 1.0],
-            wrong: 7,
-            estimate_us: None,
-        };
-        let all = vec![
-            bytes(&encode_part(&a)),
-            bytes(&[0]),
-            bytes(&encode_part(&b)),
-        ];
-        let (times, wrong, est) = members_samples(&all);
-        assert_eq!(times, vec![vec![2.5, 3.0], vec![4.0, 1.0]]);
-        assert_eq!(wrong, vec![0, 7]);
-        assert_eq!(est, vec![Some(7.5), None]);
     }
 }

@@ -1,0 +1,154 @@
+//! Where one rank's call of a point reads and writes in its two device buffers: nccl-tests
+//! buffer semantics in and out of place, and the buffer sizes a whole sweep needs.
+
+use crate::collective::Op;
+use crate::sweep::plan::Point;
+
+/// Which device buffer a region lies in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Buf {
+    Input,
+    Output,
+}
+
+/// A byte range of one buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub buf: Buf,
+    pub offset: usize,
+    pub len: usize,
+}
+
+/// Where one rank's call of a point reads, writes, is filled and is checked. In place follows
+/// nccl-tests and nccl.h: AllGather sends from its own block of the output
+/// (`recv + rank × sendcount`), ReduceScatter receives into its own block of the input
+/// (`send + rank × recvcount`), the other ops use one buffer for both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placement {
+    pub send: Region,
+    pub recv: Region,
+    /// Where the input pattern goes (the send region).
+    pub fill: Region,
+    /// What the checker reads (the receive region).
+    pub check: Region,
+    /// The whole output buffer the point uses, poisoned before the checked call.
+    pub output_len: usize,
+}
+
+/// The placement of `p` for the rank at index `me` of its group.
+pub fn placement(p: &Point, me: usize) -> Placement {
+    let s = &p.call.shape;
+    let region = |buf, offset, len| Region { buf, offset, len };
+    let (send, recv) = match (p.in_place, p.call.op) {
+        (false, _) => (
+            region(Buf::Input, 0, s.in_bytes),
+            region(Buf::Output, 0, s.out_bytes),
+        ),
+        (true, Op::AllGather) => (
+            region(Buf::Output, me * s.in_bytes, s.in_bytes),
+            region(Buf::Output, 0, s.out_bytes),
+        ),
+        (true, Op::ReduceScatter) => (
+            region(Buf::Output, 0, s.in_bytes),
+            region(Buf::Output, me * s.out_bytes, s.out_bytes),
+        ),
+        (true, _) => (
+            region(Buf::Output, 0, s.in_bytes),
+            region(Buf::Output, 0, s.out_bytes),
+        ),
+    };
+    let output_len = if p.in_place {
+        s.in_bytes.max(s.out_bytes)
+    } else {
+        s.out_bytes
+    };
+    Placement {
+        send,
+        recv,
+        fill: send,
+        check: recv,
+        output_len,
+    }
+}
+
+/// The largest input and output buffers any of `points` needs.
+pub fn buffer_sizes<'a>(points: impl Iterator<Item = &'a Point>) -> (usize, usize) {
+    points.fold((0, 0), |(i, o), p| {
+        let pl = placement(p, 0);
+        let input = if p.in_place { 0 } else { p.call.shape.in_bytes };
+        (i.max(input), o.max(pl.output_len))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Call;
+    use crate::collective::{Algo, DType, ReduceOp, Shape};
+
+    fn point(op: Op, in_place: bool) -> Point {
+        let shape = Shape::new(op, DType::F32, 1024, 4);
+        let call = Call {
+            op,
+            algo: Algo::Auto,
+            dtype: DType::F32,
+            redop: ReduceOp::Sum,
+            shape,
+        };
+        Point {
+            call,
+            world: 4,
+            nodes: 1,
+            pair: None,
+            in_place,
+            requested: 1024,
+            iters: 1,
+            warmup: 0,
+        }
+    }
+
+    fn r(buf: Buf, offset: usize, len: usize) -> Region {
+        Region { buf, offset, len }
+    }
+
+    #[test]
+    fn out_of_place_reads_input_and_writes_output() {
+        let pl = placement(&point(Op::AllGather, false), 2);
+        assert_eq!(pl.send, r(Buf::Input, 0, 256));
+        assert_eq!(pl.recv, r(Buf::Output, 0, 1024));
+        let pl = placement(&point(Op::ReduceScatter, false), 2);
+        assert_eq!(
+            (pl.send, pl.recv),
+            (r(Buf::Input, 0, 1024), r(Buf::Output, 0, 256))
+        );
+    }
+
+    #[test]
+    fn in_place_follows_nccl_tests_offsets() {
+        // AllGather: send = recv + rank * sendcount.
+        let pl = placement(&point(Op::AllGather, true), 3);
+        assert_eq!(pl.send, r(Buf::Output, 768, 256));
+        assert_eq!(pl.recv, r(Buf::Output, 0, 1024));
+        assert_eq!((pl.fill, pl.check), (pl.send, pl.recv));
+        // ReduceScatter: recv = send + rank * recvcount.
+        let pl = placement(&point(Op::ReduceScatter, true), 1);
+        assert_eq!(pl.send, r(Buf::Output, 0, 1024));
+        assert_eq!(pl.recv, r(Buf::Output, 256, 256));
+        for op in [Op::AllReduce, Op::Broadcast, Op::Reduce] {
+            let pl = placement(&point(op, true), 2);
+            assert_eq!(
+                (pl.send, pl.recv),
+                (r(Buf::Output, 0, 1024), r(Buf::Output, 0, 1024))
+            );
+            assert_eq!(pl.output_len, 1024);
+        }
+    }
+
+    #[test]
+    fn buffers_cover_the_largest_point_of_each_placement() {
+        let points = [point(Op::AllGather, false), point(Op::ReduceScatter, true)];
+        // Out-of-place allgather: 256 in, 1024 out; in-place reducescatter: 1024 in one buffer.
+        assert_eq!(buffer_sizes(points.iter()), (256, 1024));
+        assert_eq!(buffer_sizes([point(Op::AllReduce, true)].iter()), (0, 1024));
+    }
+}

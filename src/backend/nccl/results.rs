@@ -1,0 +1,110 @@
+//! Rank 0's side of an NCCL sweep: every member's part of a point as gathered through the
+//! store (per-iteration times, wrong count, NCCL's estimate), the slowest-rank rule applied
+//! ([`summarize`]) and the point written before the ranks go on.
+
+use super::measure::Measured;
+use super::tuning::Stage;
+use crate::backend::BackendKind;
+use crate::error::{Error, Result};
+use crate::report::run_dir::RunDir;
+use crate::sweep::console::Console;
+use crate::sweep::plan::Point;
+use crate::sweep::record::PointKey;
+use crate::sweep::summarize::summarize;
+use crate::sweep::topology::Topology;
+
+/// Rank 0's side: the results folder and the console.
+pub struct Lead {
+    pub out: RunDir,
+    pub console: Console,
+    pub topo: Topology,
+    pub wrong_points: usize,
+}
+
+impl Lead {
+    /// Applies the slowest-rank rule to the members' parts of `p` and writes the point.
+    pub fn write(&mut self, p: &Point, stage: &Stage, all: &[Vec<u8>]) -> Result<()> {
+        let (rank_times, wrongs, estimates) = members_samples(all);
+        let mut key = PointKey::of(p, BackendKind::Nccl.name());
+        key.proto = Some(stage.proto);
+        key.nodes = self.topo.node_of[..p.world]
+            .iter()
+            .max()
+            .map_or(1, |n| n + 1);
+        let (rec, samples, mut per_rank) = summarize(key, p.warmup, &rank_times, &wrongs)
+            .ok_or_else(|| {
+                Error::Rank(format!(
+                    "invalid samples from the ranks for {}",
+                    p.describe()
+                ))
+            })?;
+        for r in per_rank.iter_mut() {
+            r.node = self.topo.node_of[r.global_rank];
+        }
+        let mut rec = rec;
+        rec.nccl_estimate_us = estimates.into_iter().flatten().reduce(f64::max);
+        self.out.append_point(&rec, &samples, &per_rank)?;
+        self.console.point(&rec);
+        self.wrong_points += usize::from(rec.wrong > 0);
+        Ok(())
+    }
+}
+
+/// A member's part of a point as gathered: `[1, wrong, estimate bits, time bits...]`, the
+/// estimate NaN where there is none. Non-members send `[0]`.
+pub fn encode_part(m: &Measured) -> Vec<u64> {
+    let estimate = m.estimate_us.unwrap_or(f64::NAN);
+    let mut words = vec![1, m.wrong, estimate.to_bits()];
+    words.extend(m.times.iter().map(|t| t.to_bits()));
+    words
+}
+
+/// Every member's part, in rank order: per-iteration times, wrong counts and estimates.
+pub fn members_samples(all: &[Vec<u8>]) -> (Vec<Vec<f64>>, Vec<u64>, Vec<Option<f64>>) {
+    let words = |b: &Vec<u8>| -> Vec<u64> {
+        b.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+            .collect()
+    };
+    let mut out = (Vec::new(), Vec::new(), Vec::new());
+    for w in all.iter().map(words).filter(|w| w.len() >= 3 && w[0] == 1) {
+        out.0
+            .push(w[3..].iter().map(|&b| f64::from_bits(b)).collect());
+        out.1.push(w[1]);
+        out.2
+            .push(Some(f64::from_bits(w[2])).filter(|x| !x.is_nan()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes(words: &[u64]) -> Vec<u8> {
+        words.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn gathered_parts_keep_members_in_rank_order() {
+        let a = Measured {
+            times: vec![2.5, 3.0],
+            wrong: 0,
+            estimate_us: Some(7.5),
+        };
+        let b = Measured {
+            times: vec![4.0, 1.0],
+            wrong: 7,
+            estimate_us: None,
+        };
+        let all = vec![
+            bytes(&encode_part(&a)),
+            bytes(&[0]),
+            bytes(&encode_part(&b)),
+        ];
+        let (times, wrong, est) = members_samples(&all);
+        assert_eq!(times, vec![vec![2.5, 3.0], vec![4.0, 1.0]]);
+        assert_eq!(wrong, vec![0, 7]);
+        assert_eq!(est, vec![Some(7.5), None]);
+    }
+}

@@ -1,0 +1,93 @@
+//! Tests of the command line's parsing into typed options.
+
+use super::*;
+use std::time::Duration;
+
+fn parse(args: &[&str]) -> Result<SweepRequest> {
+    let mut full = vec!["collbench", "sweep"];
+    full.extend_from_slice(args);
+    let cli = Cli::try_parse_from(full).map_err(|e| Error::usage(e.to_string()))?;
+    match cli.command {
+        Command::Sweep(a) => a.into_request(vec![]),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn defaults_are_the_documented_ones() {
+    let r = parse(&["--ranks", "2"]).unwrap();
+    assert_eq!(
+        r.opts.ops,
+        vec![Op::AllReduce, Op::AllGather, Op::ReduceScatter]
+    );
+    assert_eq!(r.opts.sizes.first(), Some(&8));
+    assert_eq!(r.opts.sizes.last(), Some(&(64 << 20)));
+    assert_eq!(r.opts.world_sizes, vec![2]);
+    assert_eq!(r.timeout, Duration::from_secs(60));
+    assert_eq!(r.opts.in_place, vec![false]);
+}
+
+#[test]
+fn bad_values_name_themselves() {
+    let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg(&["--op", "allgatherr"]).contains("allgatherr"));
+    assert!(msg(&["--in-place", "maybe"]).contains("maybe"));
+    assert!(msg(&["--ranks", "0"]).contains("--ranks 0"));
+    assert!(msg(&["--world-sizes", "2,x"]).contains("'x'"));
+    assert!(msg(&["-b", "1M", "-e", "1K"]).contains("invert"));
+    assert!(msg(&["-f", "0"]).contains("factor"));
+    assert_eq!(
+        msg(&["-b", "1M", "-e", "1K"]),
+        "inverted size range: -b 1M (1 MiB) is larger than -e 1K (1 KiB); give -b <= -e"
+    );
+    assert_eq!(
+        msg(&["-b", "0"]),
+        "-b 0: the smallest size must be at least 1 byte"
+    );
+    assert!(msg(&["-f", "-2"]).starts_with("-f: invalid factor '-2'"));
+    assert!(msg(&["--timeout", "0s"]).starts_with("--timeout: invalid duration '0s'"));
+    assert_eq!(
+        msg(&["--op", "allgather,reducescatter", "--algo", "tree"]),
+        "--op allgather,reducescatter with --algo tree: no such combination on the host backend \
+         (allgather runs ring; reducescatter runs ring)"
+    );
+}
+
+#[test]
+fn proto_is_nccl_only_and_nccl_defaults_to_the_library_choice() {
+    let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(
+        msg(&["--proto", "ll128"]),
+        "--proto ll128: protocols are NCCL's; drop --proto or use --backend nccl (this is --backend host)"
+    );
+    assert!(msg(&["--backend", "mpi", "--proto", "ll"]).contains("--backend mpi"));
+    assert!(msg(&["--backend", "nccl", "--proto", "ll256"]).contains("'ll256'"));
+    let r = parse(&["--backend", "nccl", "--proto", "ll,simple"]).unwrap();
+    assert_eq!(r.protos, vec![Proto::Ll, Proto::Simple]);
+    let r = parse(&["--backend", "nccl"]).unwrap();
+    assert_eq!(
+        (r.protos, r.opts.algos),
+        (vec![Proto::Auto], vec![Algo::Auto])
+    );
+    assert!(parse(&["--ranks", "2"]).unwrap().protos.is_empty());
+}
+
+#[test]
+fn cuda_graph_is_nccl_only_and_off_by_default() {
+    let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(
+        msg(&["--cuda-graph"]),
+        "--cuda-graph captures NCCL calls; drop it or use --backend nccl (this is --backend host)"
+    );
+    assert!(msg(&["--backend", "mpi", "--cuda-graph"]).contains("--backend mpi"));
+    assert!(
+        parse(&["--backend", "nccl", "--cuda-graph"])
+            .unwrap()
+            .cuda_graph
+    );
+    assert!(!parse(&["--backend", "nccl"]).unwrap().cuda_graph);
+    let r = parse(&["--backend", "nccl", "--op", "broadcast", "--algo", "nvls"]);
+    let e = r.err().unwrap().to_string();
+    assert!(e.contains("broadcast runs auto/ring"), "{e}");
+    assert!(msg(&["--algo", "nvls"]).contains("on the host backend"));
+}
