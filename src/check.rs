@@ -41,10 +41,23 @@ pub fn input_value(dtype: DType, p: usize, rank: usize, i: usize) -> f64 {
 /// Fills `buf` (this rank's input, whole elements of `dtype`) with the rank's input pattern.
 /// Every op uses the same pattern indexed by element position; `op` keeps call sites uniform.
 pub fn fill_input(_op: Op, dtype: DType, p: usize, rank: usize, buf: &mut [u8]) {
+    fill_input_from(dtype, p, rank, 0, buf);
+}
+
+/// As [`fill_input`] for elements `first..` of the rank's input: `buf` is one piece of an input
+/// too large to build at once, filled and copied piece by piece.
+pub fn fill_input_from(dtype: DType, p: usize, rank: usize, first: usize, buf: &mut [u8]) {
     let pattern = Pattern::new(dtype, p);
     for i in 0..buf.len() / dtype.size() {
-        write_value(dtype, buf, i, pattern.value(rank, i));
+        write_value(dtype, buf, i, pattern.value(rank, first + i));
     }
+}
+
+/// One piece of a rank's output: `bytes` holds elements `first..first + bytes.len() / size`.
+#[derive(Clone, Copy, Debug)]
+pub struct Piece<'a> {
+    pub first: usize,
+    pub bytes: &'a [u8],
 }
 
 /// Counts the elements of `out` (this rank's output buffer of the collective, `shape` as built
@@ -60,10 +73,31 @@ pub fn count_wrong(
     shape: &Shape,
     out: &[u8],
 ) -> u64 {
+    let n = expected_count(op, rank, shape);
+    let present = n.min(out.len() / dtype.size());
+    let piece = Piece {
+        first: 0,
+        bytes: out,
+    };
+    count_wrong_in(op, dtype, redop, p, rank, shape, piece) + (n - present) as u64
+}
+
+/// As [`count_wrong`] for one piece of the output (an output too large to copy back at once,
+/// checked piece by piece). Elements of the piece past the expected count are not looked at;
+/// expected elements outside the piece are the other pieces' to count.
+pub fn count_wrong_in(
+    op: Op,
+    dtype: DType,
+    redop: ReduceOp,
+    p: usize,
+    rank: usize,
+    shape: &Shape,
+    piece: Piece,
+) -> u64 {
     let pattern = Pattern::new(dtype, p);
     let cpr = shape.count_per_rank;
     let mut reduced = ReducedTable::new(pattern, redop, p.max(1));
-    let expected = |i: usize| -> f64 {
+    let mut expected = |i: usize| -> f64 {
         match op {
             Op::AllReduce | Op::Reduce => reduced.get(i),
             Op::ReduceScatter => reduced.get(rank.saturating_mul(cpr).saturating_add(i)),
@@ -72,27 +106,22 @@ pub fn count_wrong(
             Op::Broadcast => pattern.value(0, i),
         }
     };
-    let n = match op {
-        Op::AllReduce | Op::Broadcast | Op::AllGather => shape.count,
-        Op::ReduceScatter => cpr,
-        Op::Reduce if rank == 0 => shape.count,
-        Op::Reduce => 0,
-    };
-    count_mismatches(dtype, out, n, expected)
+    let n = expected_count(op, rank, shape)
+        .saturating_sub(piece.first)
+        .min(piece.bytes.len() / dtype.size());
+    (0..n)
+        .filter(|&i| read_value(dtype, piece.bytes, i) != expected(piece.first + i))
+        .count() as u64
 }
 
-/// Compares the first `n` elements of `out` with `expected`; missing elements are wrong.
-fn count_mismatches(
-    dtype: DType,
-    out: &[u8],
-    n: usize,
-    mut expected: impl FnMut(usize) -> f64,
-) -> u64 {
-    let present = n.min(out.len() / dtype.size());
-    let wrong = (0..present)
-        .filter(|&i| read_value(dtype, out, i) != expected(i))
-        .count();
-    (wrong + (n - present)) as u64
+/// How many output elements rank `rank` has defined for `op`.
+fn expected_count(op: Op, rank: usize, shape: &Shape) -> usize {
+    match op {
+        Op::AllReduce | Op::Broadcast | Op::AllGather => shape.count,
+        Op::ReduceScatter => shape.count_per_rank,
+        Op::Reduce if rank == 0 => shape.count,
+        Op::Reduce => 0,
+    }
 }
 
 /// Writes `v` as element `i` of `buf` in `dtype` (native endian; i32 saturates). An index

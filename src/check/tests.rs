@@ -294,3 +294,37 @@ fn empty_shape_has_nothing_wrong() {
         0
     );
 }
+
+#[test]
+fn pieces_fill_and_count_as_the_whole_buffer_does() {
+    // 3 ranks, f16, 20000 elements (crosses the pattern period), pieces of 4096 + a remainder.
+    let (p, dtype, piece_len) = (3, DType::F16, 4096);
+    for op in Op::ALL.iter().copied() {
+        let shape = Shape::new(op, dtype, 3 * 20_000 * 2, p);
+        let ins = inputs(op, dtype, p, &shape);
+        let mut joined = Vec::new();
+        for (k, chunk) in ins[1].chunks(piece_len * 2).enumerate() {
+            let mut piece = vec![0u8; chunk.len()];
+            fill_input_from(dtype, p, 1, k * piece_len, &mut piece);
+            joined.extend_from_slice(&piece);
+        }
+        assert_eq!(joined, ins[1], "{op}: fill by pieces");
+        let mut out = simulate(op, dtype, ReduceOp::Sum, 0, &shape, &ins);
+        // Two wrong elements in different pieces.
+        write_value(dtype, &mut out, 5, 1000.0);
+        write_value(dtype, &mut out, 9000, 1000.0);
+        let whole = count_wrong(op, dtype, ReduceOp::Sum, p, 0, &shape, &out);
+        let by_pieces: u64 = out
+            .chunks(piece_len * 2)
+            .enumerate()
+            .map(|(k, bytes)| {
+                let piece = Piece {
+                    first: k * piece_len,
+                    bytes,
+                };
+                count_wrong_in(op, dtype, ReduceOp::Sum, p, 0, &shape, piece)
+            })
+            .sum();
+        assert_eq!((whole, by_pieces), (2, 2), "{op}");
+    }
+}

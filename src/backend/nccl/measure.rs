@@ -1,7 +1,9 @@
 //! One point on one rank: where the call reads and writes (nccl-tests buffer semantics), the
 //! warm-up and timed iterations with an event pair around each call on the rank's stream, and
 //! the correctness check after timing, on exact inputs copied to the device and the output
-//! copied back (the same patterns and checker as the host backend, see [`crate::check`]).
+//! copied back (the same patterns and checker as the host backend, see [`crate::check`]), in
+//! pieces of at most [`super::placement::HOST_PIECE_BYTES`] so that a multi-GiB point needs no
+//! multi-GiB host buffer per rank.
 //! With `--cuda-graph` the call is captured into a CUDA graph after one plain call (which makes
 //! NCCL connect its peers outside the capture), and every warm-up, timed and checked iteration
 //! is one launch of that graph.
@@ -14,8 +16,8 @@ use super::calls::{nccl_count, Enqueue};
 use super::comm::Communicator;
 use super::gpu::{driver_error, wait_events, Gpu};
 use super::graph::Graph;
-use super::placement::{placement, Buf, Placement, Region};
-use crate::check::{count_wrong, fill_input};
+use super::placement::{pieces, placement, Buf, Placement, Region};
+use crate::check::{count_wrong_in, fill_input_from, Piece};
 use crate::error::{Error, Result};
 use crate::sweep::plan::Point;
 
@@ -182,18 +184,21 @@ fn check(
     launcher.go()?;
     record(&bufs.done, gpu)?;
     wait_events(&[&bufs.done], m.comm, stall)?;
-    let mut out = vec![0u8; pl.check.len];
-    let view = bufs.view(pl.check);
-    gpu.stream
-        .memcpy_dtoh(&view, &mut out)
-        .map_err(|e| driver_error("cuMemcpyDtoHAsync", e))?;
-    gpu.stream
-        .synchronize()
-        .map_err(|e| driver_error("cuStreamSynchronize", e))?;
     let c = &p.call;
-    Ok(count_wrong(
-        c.op, c.dtype, c.redop, m.size, m.me, &c.shape, &out,
-    ))
+    let mut wrong = 0;
+    for (first, piece) in pieces(pl.check, c.dtype.size()) {
+        let mut out = vec![0u8; piece.len];
+        let view = bufs.view(piece);
+        gpu.stream
+            .memcpy_dtoh(&view, &mut out)
+            .map_err(|e| driver_error("cuMemcpyDtoHAsync", e))?;
+        gpu.stream
+            .synchronize()
+            .map_err(|e| driver_error("cuStreamSynchronize", e))?;
+        let piece = Piece { first, bytes: &out };
+        wrong += count_wrong_in(c.op, c.dtype, c.redop, m.size, m.me, &c.shape, piece);
+    }
+    Ok(wrong)
 }
 
 /// Copies the input pattern to the send region; with `poison`, first fills the whole output
@@ -220,9 +225,13 @@ fn fill(
         }
         .map_err(|e| driver_error("cuMemsetD8Async", e))?;
     }
-    let mut host = vec![0u8; pl.fill.len];
-    fill_input(p.call.op, p.call.dtype, m.size, m.me, &mut host);
-    bufs.copy_in(gpu, pl.fill, &host)
+    let dtype = p.call.dtype;
+    for (first, piece) in pieces(pl.fill, dtype.size()) {
+        let mut host = vec![0u8; piece.len];
+        fill_input_from(dtype, m.size, m.me, first, &mut host);
+        bufs.copy_in(gpu, piece, &host)?;
+    }
+    Ok(())
 }
 
 fn enqueue_of(gpu: &Gpu, bufs: &DeviceBuffers, p: &Point, pl: &Placement) -> Enqueue {

@@ -80,6 +80,23 @@ pub fn buffer_sizes<'a>(points: impl Iterator<Item = &'a Point>) -> (usize, usiz
     })
 }
 
+/// The largest piece of a device buffer filled or checked through host memory at once: a
+/// multiple of every element size, large enough that copies run at full speed.
+pub const HOST_PIECE_BYTES: usize = 64 << 20;
+
+/// `r` cut into pieces of at most [`HOST_PIECE_BYTES`], each with the index of its first
+/// element (elements of `elem` bytes).
+pub fn pieces(r: Region, elem: usize) -> impl Iterator<Item = (usize, Region)> {
+    (0..r.len).step_by(HOST_PIECE_BYTES).map(move |start| {
+        let piece = Region {
+            buf: r.buf,
+            offset: r.offset + start,
+            len: HOST_PIECE_BYTES.min(r.len - start),
+        };
+        (start / elem, piece)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,5 +167,26 @@ mod tests {
         // Out-of-place allgather: 256 in, 1024 out; in-place reducescatter: 1024 in one buffer.
         assert_eq!(buffer_sizes(points.iter()), (256, 1024));
         assert_eq!(buffer_sizes([point(Op::AllReduce, true)].iter()), (0, 1024));
+    }
+
+    #[test]
+    fn large_regions_are_cut_into_whole_element_pieces() {
+        let region = r(Buf::Output, 4096, 2 * HOST_PIECE_BYTES + 10);
+        let got: Vec<_> = pieces(region, 2).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, r(Buf::Output, 4096, HOST_PIECE_BYTES)),
+                (
+                    HOST_PIECE_BYTES / 2,
+                    r(Buf::Output, 4096 + HOST_PIECE_BYTES, HOST_PIECE_BYTES)
+                ),
+                (
+                    HOST_PIECE_BYTES,
+                    r(Buf::Output, 4096 + 2 * HOST_PIECE_BYTES, 10)
+                ),
+            ]
+        );
+        assert_eq!(pieces(r(Buf::Input, 0, 0), 4).count(), 0);
     }
 }
