@@ -187,3 +187,70 @@ fn gpu_backends_finds_the_gpu_and_nccl() {
         "{detail}"
     );
 }
+
+/// Runs a bench-configs/nccl script with `COLLBENCH` (and `srun`) replaced by recorders, and
+/// returns the argument lists collbench would have been given.
+fn recorded_calls(script: &str) -> Vec<Vec<String>> {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("calls");
+    let write = |name: &str, body: &str| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    };
+    let recorder = write(
+        "collbench",
+        &format!(
+            "for a in \"$@\"; do printf '%s\\037' \"$a\"; done >> {0}; echo >> {0}",
+            log.display()
+        ),
+    );
+    write("srun", "exec \"$@\"");
+    let path = format!(
+        "{}:{}",
+        tmp.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    let root = env!("CARGO_MANIFEST_DIR");
+    let status = std::process::Command::new("bash")
+        .arg(format!("{root}/bench-configs/nccl/{script}"))
+        .env("COLLBENCH", &recorder)
+        .env("OUT", tmp.path().join("out"))
+        .env("PATH", path)
+        .env_remove("NCCL_TESTS")
+        .status()
+        .unwrap();
+    assert!(status.success(), "{script}: {status}");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    text.lines()
+        .map(|l| {
+            l.split('\u{1f}')
+                .filter(|a| !a.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn bench_config_commands_are_valid_nccl_sweeps() {
+    use clap::Parser;
+    for (script, calls) in [("one-node-8gpu.sh", 5), ("two-nodes-slurm.sh", 1)] {
+        let recorded = recorded_calls(script);
+        assert_eq!(recorded.len(), calls, "{script}: {recorded:?}");
+        for args in recorded {
+            let full = std::iter::once("collbench".to_string()).chain(args.clone());
+            let cli = collbench::cli::Cli::try_parse_from(full)
+                .unwrap_or_else(|e| panic!("{script}: {args:?}: {e}"));
+            let collbench::cli::Command::Sweep(sweep) = cli.command else {
+                panic!("{script}: not a sweep: {args:?}");
+            };
+            let req = sweep
+                .into_request(args.clone())
+                .unwrap_or_else(|e| panic!("{script}: {args:?}: {e}"));
+            assert_eq!(req.backend.name(), "nccl", "{args:?}");
+        }
+    }
+}
