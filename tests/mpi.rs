@@ -334,3 +334,48 @@ fn ranks_on_two_named_nodes_are_recorded_per_node() {
         assert_eq!(r.node, r.global_rank / 2, "{r:?}");
     }
 }
+
+#[test]
+fn ctrl_c_to_mpirun_keeps_the_points_and_records_the_interruption() {
+    if !have_mpirun() {
+        return;
+    }
+    let (_tmp, out) = tempdir();
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", "2", exe()])
+        .args(["sweep", "--backend", "mpi", "--no-progress", "--out"])
+        .arg(&out)
+        .args(["-b", "1K", "-e", "4G", "--iters", "200"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let run = Spawned::start(cmd);
+    let started = common::wait_until(LIMIT, || common::summary_rows_on_disk(&out) >= 3);
+    assert!(started, "no points written");
+    common::signal(run.pid(), libc::SIGINT);
+    let r = run.finish(Instant::now(), Duration::from_secs(60));
+    assert!(!r.status.success(), "{r:?}");
+    let m = common::meta(&out);
+    assert!(
+        r.stderr.contains("collbench: interrupted; "),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(m.status, collbench::meta::RunStatus::Interrupted, "{m:?}");
+    // Every point meta.json counts is a whole row of summary.csv, read back exactly.
+    let rows = common::summary(&out);
+    assert_eq!(m.points, rows.len());
+    assert!(rows.len() >= 3 && rows.iter().all(|r| r.wrong == 0));
+    let exe_name = exe();
+    let left = common::wait_until(Duration::from_secs(10), || {
+        !std::fs::read_dir("/proc").unwrap().any(|e| {
+            let cmdline = e.map(|e| e.path().join("cmdline")).ok();
+            let text = cmdline
+                .and_then(|p| std::fs::read(p).ok())
+                .unwrap_or_default();
+            let text = String::from_utf8_lossy(&text);
+            text.starts_with(exe_name) && text.contains(&*out.to_string_lossy())
+        })
+    });
+    assert!(left, "rank processes outlived mpirun");
+}

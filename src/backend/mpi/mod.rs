@@ -9,6 +9,7 @@
 
 mod algo;
 mod call;
+mod interrupt;
 mod raw;
 mod sweep;
 
@@ -54,6 +55,7 @@ pub fn run_mpi(req: &SweepRequest) -> Result<Option<Outcome>> {
         return Err(raw::InPlace::unknown(&version));
     }
     let library = Library { version, mca };
+    interrupt::install();
     // `universe` lives to the end of this function; dropping it finalises MPI.
     sweep::run(req, &universe.world(), &library, &handles)
 }

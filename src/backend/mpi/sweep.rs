@@ -124,8 +124,10 @@ fn lead(
     meta.hosts = topo.hosts.clone();
     meta.rank_nodes = topo.node_of.clone();
     let mut out = RunDir::create(&dir, &meta)?;
+    super::interrupt::record(&mut super::interrupt::writing(), dir.clone(), out.meta(), 0);
     let console = open_console(plan, req.progress);
     let result = lead_points(plan, comms, (&mut out, handles), &console);
+    super::interrupt::writing().take();
     console.finish();
     close_run(out, dir, result)
 }
@@ -163,7 +165,12 @@ fn lead_points(
         for r in per_rank.iter_mut() {
             r.node = topo.node_of[r.global_rank];
         }
-        out.append_point(&rec, &samples, &per_rank)?;
+        {
+            let mut guard = super::interrupt::writing();
+            out.append_point(&rec, &samples, &per_rank)?;
+            let dir = out.path.clone();
+            super::interrupt::record(&mut guard, dir, out.meta(), out.points());
+        }
         console.point(&rec);
         wrong_points += usize::from(rec.wrong > 0);
     }

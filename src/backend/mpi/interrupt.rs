@@ -1,0 +1,62 @@
+//! Ctrl-C and SIGTERM under mpirun. mpirun forwards an interrupt to every rank as SIGTERM and
+//! kills them soon after; the ranks are usually blocked inside MPI calls and cannot return to a
+//! loop that checks a flag. So every rank handles the signal on ctrlc's own thread: rank 0
+//! records the run as `interrupted` in meta.json (the points it wrote stay; it waits for a
+//! point being appended to finish) and exits with 130; the other ranks exit half a second
+//! later, since Open MPI kills the whole job at once when it sees a rank end first.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use crate::meta::{Meta, RunStatus};
+
+/// Rank 0's results folder and its metadata as of the last written point; `None` elsewhere.
+static RUN: Mutex<Option<(PathBuf, Meta)>> = Mutex::new(None);
+
+/// Exit code of an interrupted run (128 + SIGINT), as the other backends use.
+const INTERRUPTED_EXIT: i32 = 130;
+
+/// How long a rank other than 0 waits before it exits on a signal.
+const FOLLOWER_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Installs the handler on this rank. A handler already installed is kept.
+pub fn install() {
+    let _ = ctrlc::set_handler(on_signal);
+}
+
+/// Holds the lock while rank 0 writes a point, so that the handler sees whole points only.
+pub fn writing() -> std::sync::MutexGuard<'static, Option<(PathBuf, Meta)>> {
+    RUN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// After a point is written: the folder and the metadata the handler records on a signal.
+pub fn record(guard: &mut Option<(PathBuf, Meta)>, dir: PathBuf, meta: &Meta, points: usize) {
+    let mut meta = meta.clone();
+    meta.points = points;
+    *guard = Some((dir, meta));
+}
+
+fn on_signal() {
+    let lead = writing().take();
+    let Some((dir, mut meta)) = lead else {
+        // Not rank 0 (or nothing to record): give rank 0 time to write before the launcher
+        // sees this rank end and kills the job, which it may do with SIGKILL at once.
+        std::thread::sleep(FOLLOWER_GRACE);
+        std::process::exit(INTERRUPTED_EXIT);
+    };
+    {
+        meta.finish(
+            RunStatus::Interrupted,
+            Some("interrupted by a signal (Ctrl-C or SIGTERM from the launcher)".into()),
+        );
+        if let Err(e) = meta.write(&dir) {
+            eprintln!("collbench: {e}");
+        }
+        eprintln!(
+            "collbench: interrupted; {} point(s) kept in {}",
+            meta.points,
+            dir.display()
+        );
+    }
+    std::process::exit(INTERRUPTED_EXIT);
+}
