@@ -223,3 +223,58 @@ pub fn describe(p: &Prediction) -> String {
         if p.extrapolated { "; extrapolated" } else { "" }
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::export::testfit::{fit, model};
+
+    /// Ring AllReduce models of `protos`, alpha 1, 2, 3, ... µs in that order.
+    fn fit_of(protos: &[Option<Proto>]) -> FitFile {
+        let models = protos
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let mut m = model(
+                    Op::AllReduce,
+                    Algo::Ring,
+                    Form::Ring,
+                    &[i as f64 + 1.0, 0.0],
+                    &[(2, 1), (4, 1)],
+                );
+                m.proto = p;
+                m
+            })
+            .collect();
+        fit(models, vec![])
+    }
+
+    #[test]
+    fn a_protocol_is_chosen_by_name_or_auto_first() {
+        let f = fit_of(&[Some(Proto::Ll), Some(Proto::Auto), Some(Proto::Simple)]);
+        let mut q = parse_query("op=allreduce,world=2,bytes=8").unwrap();
+        // Ring AllReduce at p = 2: 2·alpha.
+        let p = predict(&f, &q).unwrap();
+        assert_eq!((p.proto, p.time_us), (Some(Proto::Auto), 4.0));
+        q = parse_query("op=allreduce,world=2,bytes=8,proto=simple").unwrap();
+        let p = predict(&f, &q).unwrap();
+        assert_eq!((p.proto, p.time_us), (Some(Proto::Simple), 6.0));
+        assert!(
+            describe(&p).starts_with("allreduce ring/simple f32 world 2"),
+            "{}",
+            describe(&p)
+        );
+        q.proto = Some(Proto::Ll128);
+        let e = predict(&f, &q).unwrap_err().to_string();
+        assert!(e.contains("no model for allreduce ring/ll128"), "{e}");
+        let bad = parse_query("op=allreduce,world=2,bytes=8,proto=ll64").unwrap_err();
+        assert!(bad.to_string().contains("unknown protocol 'll64'"), "{bad}");
+        // Without protocols the answer says nothing of them.
+        let p = predict(
+            &fit_of(&[None]),
+            &parse_query("op=allreduce,world=2,bytes=8").unwrap(),
+        );
+        let json = serde_json::to_value(p.unwrap()).unwrap();
+        assert!(json.get("proto").is_none(), "{json}");
+    }
+}
