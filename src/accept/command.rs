@@ -9,6 +9,7 @@ use super::judge::{judge, Header};
 use super::measure::read_measured;
 use super::verdict::{Outcome, Verdict, VERDICT_FILE};
 use super::{junit, table};
+use crate::collective::Proto;
 use crate::error::{Error, Result};
 use crate::report::run_dir::default_run_id;
 use crate::sweep::distributed::run_distributed;
@@ -134,17 +135,25 @@ fn sweep_repeats(
 /// Refuses a criterion that no planned point could match, before anything is measured.
 fn check_plan(criteria: &Criteria, r: &SweepRequest) -> Result<(), String> {
     let plan = r.opts.plan();
+    let protos: Vec<Option<Proto>> = if r.protos.is_empty() {
+        vec![None]
+    } else {
+        r.protos.iter().copied().map(Some).collect()
+    };
     for c in &criteria.criteria {
         let hit = plan.points.iter().any(|p| {
-            c.select.matches(
-                p.call.op,
-                p.call.algo,
-                p.call.dtype,
-                p.world,
-                None,
-                p.call.shape.bytes,
-                p.in_place,
-            )
+            protos.iter().any(|&proto| {
+                c.select.matches(
+                    p.call.op,
+                    p.call.algo,
+                    proto,
+                    p.call.dtype,
+                    p.world,
+                    None,
+                    p.call.shape.bytes,
+                    p.in_place,
+                )
+            })
         });
         if !hit {
             return Err(format!(

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use super::selector::Selector;
 use super::sweep_spec::SweepSpec;
 pub use super::thresholds::{Bound, Check, Stat, THRESHOLD_KEYS};
-use crate::collective::{Algo, DType, Op};
 use crate::error::{Error, Result};
 use crate::fit::schema::FitFile;
 use crate::units::{format_size, parse_list, parse_size};
@@ -45,80 +45,6 @@ pub struct Reference {
     pub fit: FitFile,
 }
 
-/// Which points a criterion applies to; an empty list or `None` matches anything.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Selector {
-    pub ops: Vec<Op>,
-    pub algos: Vec<Algo>,
-    pub dtypes: Vec<DType>,
-    pub worlds: Vec<usize>,
-    pub nodes: Option<usize>,
-    pub in_place: Option<bool>,
-    /// Size window on the measured `bytes`, both ends included.
-    pub min_bytes: usize,
-    pub max_bytes: usize,
-}
-
-impl Selector {
-    /// Whether a point with these keys is selected.
-    #[allow(clippy::too_many_arguments)]
-    pub fn matches(
-        &self,
-        op: Op,
-        algo: Algo,
-        dtype: DType,
-        world: usize,
-        nodes: Option<usize>,
-        bytes: usize,
-        in_place: bool,
-    ) -> bool {
-        let any_or = |list_empty: bool, hit: bool| list_empty || hit;
-        any_or(self.ops.is_empty(), self.ops.contains(&op))
-            && any_or(self.algos.is_empty(), self.algos.contains(&algo))
-            && any_or(self.dtypes.is_empty(), self.dtypes.contains(&dtype))
-            && any_or(self.worlds.is_empty(), self.worlds.contains(&world))
-            && match (self.nodes, nodes) {
-                (Some(want), Some(have)) => want == have,
-                _ => true,
-            }
-            && self.in_place.map_or(true, |p| p == in_place)
-            && (self.min_bytes..=self.max_bytes).contains(&bytes)
-    }
-
-    /// The selector as text, e.g. `op allreduce, world 2, 1 MiB..64 MiB`.
-    pub fn describe(&self) -> String {
-        fn list<T: std::fmt::Display>(key: &str, v: &[T]) -> Option<String> {
-            (!v.is_empty()).then(|| {
-                let items: Vec<String> = v.iter().map(|x| x.to_string()).collect();
-                format!("{key} {}", items.join("/"))
-            })
-        }
-        let mut parts: Vec<String> = [
-            list("op", &self.ops),
-            list("algo", &self.algos),
-            list("dtype", &self.dtypes),
-            list("world", &self.worlds),
-            self.nodes.map(|n| format!("nodes {n}")),
-            self.in_place.map(|p| format!("in_place {p}")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        parts.push(self.window());
-        parts.join(", ")
-    }
-
-    /// The size window as text.
-    pub fn window(&self) -> String {
-        match (self.min_bytes, self.max_bytes) {
-            (0, usize::MAX) => "any size".into(),
-            (lo, usize::MAX) => format!("sizes >= {}", format_size(lo)),
-            (0, hi) => format!("sizes <= {}", format_size(hi)),
-            (lo, hi) => format!("sizes {}..{}", format_size(lo), format_size(hi)),
-        }
-    }
-}
-
 /// The file as written; every key is optional here and checked in [`Criteria::from_raw`].
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -136,6 +62,7 @@ struct RawCriterion {
     name: Option<String>,
     op: Option<String>,
     algo: Option<String>,
+    proto: Option<String>,
     dtype: Option<String>,
     world: Option<toml::Value>,
     nodes: Option<i64>,
@@ -251,6 +178,7 @@ fn selector(rc: &RawCriterion) -> Result<Selector, String> {
     let sel = Selector {
         ops: names("op", &rc.op)?,
         algos: names("algo", &rc.algo)?,
+        protos: names("proto", &rc.proto)?,
         dtypes: names("dtype", &rc.dtype)?,
         worlds: worlds(rc.world.as_ref())?,
         nodes: match rc.nodes {

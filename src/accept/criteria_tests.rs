@@ -1,4 +1,5 @@
 use super::*;
+use crate::collective::{Algo, DType, Op, Proto};
 
 fn parse(text: &str) -> Result<Criteria> {
     Criteria::parse(text, Path::new("/nowhere/crit.toml"))
@@ -71,6 +72,29 @@ fn a_full_file_parses_with_documented_defaults() {
 }
 
 #[test]
+fn a_proto_selector_parses_and_is_described() {
+    let c = parse("[[criterion]]\nproto = \"ll128, simple\"\nmax_cv = 0.5\n").unwrap();
+    let sel = &c.criteria[0].select;
+    assert_eq!(sel.protos, vec![Proto::Ll128, Proto::Simple]);
+    assert_eq!(sel.describe(), "proto ll128/simple, any size");
+    let hit = |proto| {
+        sel.matches(
+            Op::AllReduce,
+            Algo::Ring,
+            proto,
+            DType::F32,
+            2,
+            None,
+            8,
+            false,
+        )
+    };
+    assert!(hit(Some(Proto::Simple)) && !hit(Some(Proto::Ll)) && !hit(None));
+    let any = parse("[[criterion]]\nmax_cv = 0.5\n").unwrap();
+    assert!(any.criteria[0].select.protos.is_empty());
+}
+
+#[test]
 fn the_file_name_is_the_default_name() {
     let c = parse("[[criterion]]\nmax_cv = 0.5").unwrap();
     assert_eq!(c.name, "crit");
@@ -110,6 +134,11 @@ fn impossible_thresholds_are_refused_naming_criterion_and_key() {
             "max_cv = 0.1\nop = \"allgatherr\"",
             "op: unknown op 'allgatherr'",
         ),
+        (
+            "max_cv = 0.1\nproto = \"ll64\"",
+            "proto: unknown protocol 'll64'; valid values: ll, ll128, simple, auto",
+        ),
+        ("max_cv = 0.1\nproto = \"\"", "proto is empty"),
         ("max_cv = 0.1\nworld = 0", "world 0"),
         ("max_cv = 0.1\nworld = []", "world = []"),
         ("max_cv = 0.1\nnodes = 0", "nodes 0"),

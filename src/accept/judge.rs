@@ -104,6 +104,7 @@ pub fn selected(c: &Criterion, k: &GroupKey) -> bool {
     c.select.matches(
         k.op,
         k.algo,
+        k.proto,
         k.dtype,
         k.world,
         Some(k.nodes),
@@ -125,6 +126,7 @@ fn judge_point(c: &Criterion, g: &PointGroup) -> PointVerdict {
         label: k.label(),
         op: k.op.name().into(),
         algo: k.algo.name().into(),
+        proto: k.proto.map(|p| p.name().into()),
         dtype: k.dtype.name().into(),
         world: k.world,
         nodes: k.nodes,
@@ -151,6 +153,7 @@ fn predicted_us(r: &Reference, k: &GroupKey) -> Result<f64, String> {
     let q = Query {
         op: k.op,
         algo: k.algo,
+        proto: k.proto,
         dtype: Some(k.dtype),
         world: k.world,
         nodes: k.nodes,
@@ -161,19 +164,13 @@ fn predicted_us(r: &Reference, k: &GroupKey) -> Result<f64, String> {
         .map_err(|e| format!("reference {}: {e}", r.path.display()))
 }
 
-/// `alpha + beta·S` of the curve of exactly this point's op, algo, dtype, world, nodes and
-/// placement.
+/// `alpha + beta·S` of the curve of exactly this point's op, algo, protocol, dtype, world,
+/// nodes and placement.
 fn curve_time_us(fit: &FitFile, k: &GroupKey) -> Option<f64> {
     let curve = fit.curves.iter().find(|c| {
         let ck = &c.key;
-        (
-            ck.op,
-            ck.algo,
-            ck.dtype,
-            ck.world,
-            ck.nodes.max(1),
-            ck.in_place,
-        ) == (k.op, k.algo, k.dtype, k.world, k.nodes, k.in_place)
+        (ck.op, ck.algo, ck.proto, ck.dtype) == (k.op, k.algo, k.proto, k.dtype)
+            && (ck.world, ck.nodes.max(1), ck.in_place) == (k.world, k.nodes, k.in_place)
     })?;
     let s = k.bytes as u64;
     let line = curve

@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::accept::measure::{group, RunData};
-use crate::collective::{Algo, DType, Op};
+use crate::collective::{Algo, DType, Op, Proto};
 use crate::report::summary_csv::tests::awkward_record;
 use crate::sweep::record::{PointRecord, RankSummary};
 
@@ -197,12 +197,61 @@ fn selectors_pick_points() {
 }
 
 #[test]
+fn a_proto_selector_picks_that_protocol_and_omitting_it_picks_all() {
+    let with = |proto: Option<Proto>, busbw: f64| {
+        let mut r = rec(1 << 20, 100.0, busbw);
+        r.key.proto = proto;
+        (r, vec![])
+    };
+    let runs = || {
+        vec![run(vec![
+            with(Some(Proto::Ll), 4.0),
+            with(Some(Proto::Ll128), 9.0),
+            with(Some(Proto::Simple), 12.0),
+            with(None, 1.0),
+        ])]
+    };
+    let c = criteria(
+        "[[criterion]]\nname = \"ll128\"\nproto = \"ll128\"\nmin_busbw_gbps = 8\n\
+         [[criterion]]\nname = \"big\"\nproto = \"ll128,simple\"\nmin_busbw_gbps = 10\n\
+         [[criterion]]\nname = \"any\"\nmin_busbw_gbps = 0.5\n",
+    );
+    let v = judge(&c, &group(runs()), header());
+    let labels = |i: usize| -> Vec<String> {
+        v.criteria[i]
+            .points
+            .iter()
+            .map(|p| p.label.clone())
+            .collect()
+    };
+    assert_eq!(labels(0), ["allreduce ring/ll128 f32 w2 1 MiB"]);
+    assert_eq!(v.criteria[0].selector, "proto ll128, any size");
+    assert_eq!(v.criteria[0].result, Outcome::Pass);
+    assert_eq!(
+        labels(1),
+        [
+            "allreduce ring/ll128 f32 w2 1 MiB",
+            "allreduce ring/simple f32 w2 1 MiB"
+        ]
+    );
+    assert_eq!(v.criteria[1].result, Outcome::Fail);
+    // Omitted: every point, with a protocol or without (host, MPI).
+    assert_eq!(labels(2).len(), 4);
+    assert_eq!(labels(2)[0], "allreduce ring f32 w2 1 MiB");
+    let json = serde_json::to_value(&v.criteria[0].points[0]).unwrap();
+    assert_eq!(json["proto"], "ll128");
+    let json = serde_json::to_value(&v.criteria[2].points[0]).unwrap();
+    assert!(json.get("proto").is_none(), "{json}");
+}
+
+#[test]
 fn fit_deviation_uses_the_reference_prediction() {
     let profile =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-configs/profiles/h100-ib400.json");
     let key = GroupKey {
         op: Op::AllGather,
         algo: Algo::Ring,
+        proto: None,
         dtype: DType::BF16,
         world: 8,
         nodes: 1,
@@ -213,6 +262,7 @@ fn fit_deviation_uses_the_reference_prediction() {
     let q = Query {
         op: key.op,
         algo: key.algo,
+        proto: None,
         dtype: Some(key.dtype),
         world: 8,
         nodes: 1,

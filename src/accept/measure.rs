@@ -7,9 +7,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::collective::{Algo, DType, Op};
+use crate::collective::{Algo, DType, Op, Proto};
 use crate::error::Result;
 use crate::fit::input::read_run;
+use crate::fit::schema::algo_label;
 use crate::meta::RunStatus;
 use crate::report::ranks_csv::{read_ranks, RANKS_FILE};
 use crate::sweep::record::{PointRecord, RankSummary};
@@ -19,6 +20,7 @@ use crate::sweep::record::{PointRecord, RankSummary};
 pub struct GroupKey {
     pub op: Op,
     pub algo: Algo,
+    pub proto: Option<Proto>,
     pub dtype: DType,
     pub world: usize,
     pub nodes: usize,
@@ -72,6 +74,7 @@ impl GroupKey {
         GroupKey {
             op: k.op,
             algo: k.algo,
+            proto: k.proto,
             dtype: k.dtype,
             world: k.world,
             nodes: k.nodes.max(1),
@@ -80,7 +83,8 @@ impl GroupKey {
         }
     }
 
-    /// E.g. `allreduce ring f32 w2 1 MiB` (` in-place` appended when it is).
+    /// E.g. `allreduce ring f32 w2 1 MiB` (` in-place` appended when it is; `ring/ll128` with
+    /// a protocol).
     pub fn label(&self) -> String {
         let nodes = if self.nodes > 1 {
             format!("/{}n", self.nodes)
@@ -90,7 +94,7 @@ impl GroupKey {
         format!(
             "{} {} {} w{}{} {}{}",
             self.op,
-            self.algo,
+            algo_label(self.algo, self.proto),
             self.dtype,
             self.world,
             nodes,

@@ -1,8 +1,9 @@
 //! `collbench accept`: judge measurements against acceptance criteria.
 //!
-//! A criteria file ([`criteria`], its `[sweep]` table in [`sweep_spec`], its thresholds in
-//! [`thresholds`]) names what to sweep and what every selected point must meet (bandwidth,
-//! latency, variation, rank and node skew, agreement with a reference fit, correctness).
+//! A criteria file ([`criteria`], its `[sweep]` table in [`sweep_spec`], its point selectors
+//! in [`selector`], its thresholds in [`thresholds`]) names what to sweep and what every
+//! selected point must meet (bandwidth, latency, variation, rank and node skew, agreement with
+//! a reference fit, correctness).
 //! [`measure`] reads the results folders of one or more repeats and groups each point's
 //! repeats together; [`judge`] applies the stated statistic across the repeats and compares it
 //! with each threshold ([`skew`] computes rank and node skew from ranks.csv); [`verdict`] holds
@@ -18,6 +19,7 @@ pub mod criteria;
 pub mod judge;
 pub mod junit;
 pub mod measure;
+pub mod selector;
 pub mod skew;
 pub mod sweep_spec;
 pub mod table;

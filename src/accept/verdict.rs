@@ -97,6 +97,9 @@ pub struct PointVerdict {
     pub label: String,
     pub op: String,
     pub algo: String,
+    /// The NCCL protocol; absent for backends without protocols.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proto: Option<String>,
     pub dtype: String,
     pub world: usize,
     pub nodes: usize,

@@ -38,8 +38,8 @@ pub fn run_compare(req: &CompareRequest) -> Result<u8> {
     note_differences(&a, &b, &mut c);
     if c.points.is_empty() {
         return Err(Error::usage(format!(
-            "{} and {} have no point in common (op, algo, dtype, world, bytes, in_place); \
-             compare runs of the same sweep",
+            "{} and {} have no point in common (op, algo, proto, dtype, world, bytes, \
+             in_place); compare runs of the same sweep",
             c.a, c.b
         )));
     }

@@ -1,6 +1,8 @@
 //! Matching two runs' points and judging each pair. Pure.
 //!
-//! Points match on (op, algo, dtype, world, bytes, in_place). The ratio of a pair is taken on
+//! Points match on (op, algo, proto, dtype, world, bytes, in_place): an NCCL point measured with
+//! LL is compared with LL only, and a point without a protocol (host, MPI) with one without.
+//! The ratio of a pair is taken on
 //! the median time, B/A. A pair regresses when B's median time exceeds A's by more than the
 //! threshold, and when B has wrong elements. At a fixed size and world, busbw is proportional
 //! to 1/time, so the same pair's busbw ratio is the inverse: judging small messages by time and
@@ -10,7 +12,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::collective::{Algo, DType, Op};
+use crate::collective::{Algo, DType, Op, Proto};
+use crate::fit::schema::algo_label;
 use crate::sweep::record::PointRecord;
 
 /// Schema id of `collbench compare --json`.
@@ -21,6 +24,7 @@ pub const COMPARE_SCHEMA: &str = "collbench.compare/v1";
 pub struct MatchKey {
     pub op: Op,
     pub algo: Algo,
+    pub proto: Option<Proto>,
     pub dtype: DType,
     pub world: usize,
     pub bytes: usize,
@@ -33,6 +37,7 @@ impl MatchKey {
         MatchKey {
             op: k.op,
             algo: k.algo,
+            proto: k.proto,
             dtype: k.dtype,
             world: k.world,
             bytes: k.bytes,
@@ -40,12 +45,12 @@ impl MatchKey {
         }
     }
 
-    /// E.g. `allreduce ring f32 w2 1 KiB`.
+    /// E.g. `allreduce ring f32 w2 1 KiB`, `allreduce ring/ll128 bf16 w8 1 MiB`.
     pub fn label(&self) -> String {
         format!(
             "{} {} {} w{} {}{}",
             self.op,
-            self.algo,
+            algo_label(self.algo, self.proto),
             self.dtype,
             self.world,
             crate::units::format_size(self.bytes),
@@ -83,6 +88,9 @@ pub struct PointDiff {
     pub label: String,
     pub op: Op,
     pub algo: Algo,
+    /// The NCCL protocol of both points; absent for backends without protocols.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proto: Option<Proto>,
     pub dtype: DType,
     pub world: usize,
     pub bytes: usize,
@@ -183,6 +191,7 @@ fn pair(k: &MatchKey, a: &PointRecord, b: &PointRecord, threshold: f64) -> Point
         label: k.label(),
         op: k.op,
         algo: k.algo,
+        proto: k.proto,
         dtype: k.dtype,
         world: k.world,
         bytes: k.bytes,
@@ -251,5 +260,47 @@ mod tests {
         assert!(c.notes[0].contains("twice"), "{:?}", c.notes);
         let c = compare(&[rec(8, f64::NAN, 0)], &[rec(8, 1.0, 0)], 0.05);
         assert_eq!((c.points[0].status, c.regressions), (Status::Undefined, 0));
+    }
+
+    #[test]
+    fn points_match_on_their_protocol_only() {
+        let with = |proto: Option<Proto>, time: f64| {
+            let mut r = rec(1 << 20, time, 0);
+            r.key.proto = proto;
+            r
+        };
+        let a = vec![
+            with(Some(Proto::Ll), 10.0),
+            with(Some(Proto::Ll128), 10.0),
+            with(Some(Proto::Simple), 10.0),
+        ];
+        // B's LL is 10% slower and its LL128 as fast; it measured Auto instead of Simple.
+        let b = vec![
+            with(Some(Proto::Ll128), 10.0),
+            with(Some(Proto::Ll), 11.0),
+            with(Some(Proto::Auto), 1.0),
+        ];
+        let c = compare(&a, &b, 0.05);
+        let got: Vec<(Option<Proto>, Status)> =
+            c.points.iter().map(|p| (p.proto, p.status)).collect();
+        assert_eq!(
+            got,
+            [
+                (Some(Proto::Ll), Status::Regression),
+                (Some(Proto::Ll128), Status::Same)
+            ]
+        );
+        assert_eq!(c.points[0].label, "reducescatter ring/ll bf16 w3 1 MiB");
+        assert_eq!(c.only_in_a, ["reducescatter ring/simple bf16 w3 1 MiB"]);
+        assert_eq!(c.only_in_b, ["reducescatter ring/auto bf16 w3 1 MiB"]);
+        assert!(c.notes.is_empty(), "{:?}", c.notes);
+        // A point without a protocol matches none with one.
+        let c = compare(&[with(None, 10.0)], &[with(Some(Proto::Auto), 10.0)], 0.05);
+        assert!(c.points.is_empty());
+        assert_eq!(c.only_in_a, ["reducescatter ring bf16 w3 1 MiB"]);
+        let json = serde_json::to_value(compare(&a[..1], &a[..1], 0.05)).unwrap();
+        assert_eq!(json["points"][0]["proto"], "ll");
+        let json = serde_json::to_value(compare(&[rec(8, 1.0, 0)], &[rec(8, 1.0, 0)], 0.05));
+        assert!(json.unwrap()["points"][0].get("proto").is_none());
     }
 }

@@ -1,5 +1,5 @@
 //! Turning curves of samples into a [`FitFile`]: per-curve lines and regimes, then
-//! cross-world models per (backend, op, algo, dtype, placement).
+//! cross-world models per (backend, op, algo, dtype, placement, protocol).
 
 use std::collections::BTreeMap;
 
@@ -8,7 +8,7 @@ use super::input::{group_curves, Curve, Run};
 use super::regress::{self, FitError, LinearFit, Obs, RobustOptions};
 use super::schema::*;
 use super::segments::{self, SegmentOptions};
-use crate::collective::{Algo, DType, Op};
+use crate::collective::{Algo, DType, Op, Proto};
 
 /// The fitting options (defaults: Huber k 1.345, 95% intervals, up to 3 regimes of 3+ sizes).
 #[derive(Clone, Copy, Debug, Default)]
@@ -79,13 +79,13 @@ fn source(run: &Run) -> Source {
     }
 }
 
-/// "host allreduce ring f32 world 4 (out of place)".
+/// "host allreduce ring f32 world 4" ("nccl allreduce ring/ll128 bf16 world 8 in place").
 pub fn describe(k: &CurveKey) -> String {
     format!(
         "{} {} {} {} world {}{}{}",
         k.backend,
         k.op,
-        k.algo,
+        k.algo_label(),
         k.dtype,
         k.world,
         if k.nodes > 1 {
@@ -193,7 +193,7 @@ fn holdout_summary(errs: impl Iterator<Item = f64>) -> Holdout {
 }
 
 /// What a cross-world model keys on.
-type ModelKey = (String, Op, Algo, DType, bool);
+type ModelKey = (String, Op, Algo, DType, bool, Option<Proto>);
 
 /// Curves of one model key: (world, nodes) → curve.
 type WorldCurves<'a> = BTreeMap<(usize, usize), &'a Curve>;
@@ -205,7 +205,14 @@ fn fit_models(
 ) -> Vec<WorldModel> {
     let mut by_model: BTreeMap<ModelKey, WorldCurves> = BTreeMap::new();
     for (k, c) in curves.iter().filter(|(k, _)| k.world > 1) {
-        let mk = (k.backend.clone(), k.op, k.algo, k.dtype, k.in_place);
+        let mk = (
+            k.backend.clone(),
+            k.op,
+            k.algo,
+            k.dtype,
+            k.in_place,
+            k.proto,
+        );
         by_model
             .entry(mk)
             .or_default()
@@ -217,7 +224,7 @@ fn fit_models(
             "{} {} {} {}{}",
             mk.0,
             mk.1,
-            mk.2,
+            algo_label(mk.2, mk.5),
             mk.3,
             if mk.4 { " in place" } else { "" }
         );
@@ -302,6 +309,7 @@ fn fit_world_model(
         algo: mk.2,
         dtype: mk.3,
         in_place: mk.4,
+        proto: mk.5,
         form: form.name().into(),
         formula: form.formula(op),
         params,

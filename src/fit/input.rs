@@ -1,5 +1,5 @@
 //! Reading results folders into curves: the per-iteration samples of every measured point,
-//! grouped by what a fit keys on (backend, op, algo, dtype, world, nodes, placement).
+//! grouped by what a fit keys on (backend, op, algo, dtype, world, nodes, placement, protocol).
 //!
 //! Strict on purpose: a fit built on a half-read or foreign file would be a confident wrong
 //! number. Every refusal names the file (and line, for CSV) and exits 2.
@@ -45,6 +45,7 @@ impl MeasuredPoint {
             world: k.world,
             nodes: k.nodes.max(1),
             in_place: k.in_place,
+            proto: k.proto,
         }
     }
 }
@@ -117,7 +118,7 @@ pub fn group_curves(runs: &[Run]) -> Curves {
                     "{}: {} {} {} world {} {} B",
                     run.dir.display(),
                     k.op,
-                    k.algo,
+                    super::schema::algo_label(k.algo, k.proto),
                     k.dtype,
                     k.world,
                     k.bytes

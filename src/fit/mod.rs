@@ -20,3 +20,5 @@ pub mod predict;
 pub mod regress;
 pub mod schema;
 pub mod segments;
+#[cfg(test)]
+pub(crate) mod testrun;

@@ -1,11 +1,13 @@
 //! `collbench fit --predict op=allgather,algo=ring,world=64,bytes=1G`: the time of one call
-//! from a fit.json's cross-world models, with a confidence interval.
+//! from a fit.json's cross-world models, with a confidence interval. `proto=ll128` asks for
+//! one NCCL protocol's model; without it, NCCL's own choice (or no protocol) is preferred and
+//! the answer names the protocol used.
 
 use serde::Serialize;
 
 use super::forms::Form;
-use super::schema::{FitFile, WorldModel};
-use crate::collective::{busbw_gbps, Algo, DType, Op};
+use super::schema::{algo_label, proto_rank, FitFile, WorldModel};
+use crate::collective::{busbw_gbps, Algo, DType, Op, Proto};
 use crate::error::{Error, Result};
 use crate::units::parse_size;
 
@@ -14,6 +16,8 @@ use crate::units::parse_size;
 pub struct Query {
     pub op: Op,
     pub algo: Algo,
+    /// Only this protocol's models; None: any, NCCL's own choice first.
+    pub proto: Option<Proto>,
     pub dtype: Option<DType>,
     pub world: usize,
     pub nodes: usize,
@@ -25,6 +29,9 @@ pub struct Query {
 pub struct Prediction {
     pub op: Op,
     pub algo: Algo,
+    /// The protocol of the model used; absent for backends without protocols.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proto: Option<Proto>,
     pub dtype: DType,
     pub world: usize,
     pub nodes: usize,
@@ -44,12 +51,13 @@ pub struct Prediction {
     pub extrapolated: bool,
 }
 
-/// Parses `key=value,...` with keys op, algo (default ring), dtype, world, nodes (default 1),
-/// bytes (K/M/G suffixes).
+/// Parses `key=value,...` with keys op, algo (default ring), proto, dtype, world, nodes (default
+/// 1), bytes (K/M/G suffixes).
 pub fn parse_query(spec: &str) -> Result<Query> {
     let mut q = Query {
         op: Op::AllReduce,
         algo: Algo::Ring,
+        proto: None,
         dtype: None,
         world: 0,
         nodes: 1,
@@ -63,13 +71,14 @@ pub fn parse_query(spec: &str) -> Result<Query> {
         match k.trim() {
             "op" => (q.op, have_op) = (v.parse()?, true),
             "algo" => q.algo = v.parse()?,
+            "proto" => q.proto = Some(v.parse()?),
             "dtype" => q.dtype = Some(v.parse()?),
             "world" => q.world = positive("world", v)?,
             "nodes" => q.nodes = positive("nodes", v)?,
             "bytes" => (q.bytes, have_bytes) = (parse_size(v)?, true),
             other => {
                 return Err(bad_spec(format!(
-                    "unknown key '{other}' (known: op, algo, dtype, world, nodes, bytes)"
+                    "unknown key '{other}' (known: op, algo, proto, dtype, world, nodes, bytes)"
                 )))
             }
         }
@@ -106,12 +115,12 @@ pub fn predict(fit: &FitFile, q: &Query) -> Result<Prediction> {
         let have: Vec<String> = fit
             .models
             .iter()
-            .map(|m| format!("{} {} {} ({})", m.op, m.algo, m.dtype, m.form))
+            .map(|m| format!("{} {} {} ({})", m.op, m.algo_label(), m.dtype, m.form))
             .collect();
         Error::usage(format!(
             "the fit has no model for {} {}{}{}; it has: {}",
             q.op,
-            q.algo,
+            algo_label(q.algo, q.proto),
             q.dtype.map_or(String::new(), |d| format!(" {d}")),
             if q.nodes > 1 { " across nodes" } else { "" },
             if have.is_empty() {
@@ -125,16 +134,21 @@ pub fn predict(fit: &FitFile, q: &Query) -> Result<Prediction> {
 }
 
 /// The model for a query: two-level when it spans nodes, else the single-level form of the
-/// algorithm (falling back to two-level with one node); out of place before in place.
+/// algorithm (falling back to two-level with one node); out of place before in place; NCCL's own
+/// protocol choice before a forced one.
 fn choose<'a>(fit: &'a FitFile, q: &Query) -> Option<&'a WorldModel> {
     let mut found: Vec<&WorldModel> = fit
         .models
         .iter()
         .filter(|m| m.op == q.op && m.algo == q.algo)
+        .filter(|m| q.proto.map_or(true, |p| m.proto == Some(p)))
         .filter(|m| q.dtype.map_or(true, |d| d == m.dtype))
         .filter(|m| q.nodes == 1 || m.form == Form::TwoLevel.name())
         .collect();
-    found.sort_by_key(|m| (m.form == Form::TwoLevel.name(), m.in_place));
+    found.sort_by_key(|m| {
+        let two_level = m.form == Form::TwoLevel.name();
+        (two_level, m.in_place, proto_rank(m.proto))
+    });
     found.into_iter().next()
 }
 
@@ -167,6 +181,7 @@ fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Prediction> {
     Ok(Prediction {
         op: q.op,
         algo: q.algo,
+        proto: m.proto,
         dtype: m.dtype,
         world: q.world,
         nodes: q.nodes,
@@ -189,7 +204,7 @@ pub fn describe(p: &Prediction) -> String {
         "{} {} {} world {}{} {}: {:.3} us [{:.3} .. {:.3}] ({:.0}% interval), busbw {:.3} GB/s \
          ({} model fitted on worlds {:?}{})",
         p.op,
-        p.algo,
+        algo_label(p.algo, p.proto),
         p.dtype,
         p.world,
         if p.nodes > 1 {
@@ -207,4 +222,59 @@ pub fn describe(p: &Prediction) -> String {
         p.fitted_worlds,
         if p.extrapolated { "; extrapolated" } else { "" }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::export::testfit::{fit, model};
+
+    /// Ring AllReduce models of `protos`, alpha 1, 2, 3, ... µs in that order.
+    fn fit_of(protos: &[Option<Proto>]) -> FitFile {
+        let models = protos
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let mut m = model(
+                    Op::AllReduce,
+                    Algo::Ring,
+                    Form::Ring,
+                    &[i as f64 + 1.0, 0.0],
+                    &[(2, 1), (4, 1)],
+                );
+                m.proto = p;
+                m
+            })
+            .collect();
+        fit(models, vec![])
+    }
+
+    #[test]
+    fn a_protocol_is_chosen_by_name_or_auto_first() {
+        let f = fit_of(&[Some(Proto::Ll), Some(Proto::Auto), Some(Proto::Simple)]);
+        let mut q = parse_query("op=allreduce,world=2,bytes=8").unwrap();
+        // Ring AllReduce at p = 2: 2·alpha.
+        let p = predict(&f, &q).unwrap();
+        assert_eq!((p.proto, p.time_us), (Some(Proto::Auto), 4.0));
+        q = parse_query("op=allreduce,world=2,bytes=8,proto=simple").unwrap();
+        let p = predict(&f, &q).unwrap();
+        assert_eq!((p.proto, p.time_us), (Some(Proto::Simple), 6.0));
+        assert!(
+            describe(&p).starts_with("allreduce ring/simple f32 world 2"),
+            "{}",
+            describe(&p)
+        );
+        q.proto = Some(Proto::Ll128);
+        let e = predict(&f, &q).unwrap_err().to_string();
+        assert!(e.contains("no model for allreduce ring/ll128"), "{e}");
+        let bad = parse_query("op=allreduce,world=2,bytes=8,proto=ll64").unwrap_err();
+        assert!(bad.to_string().contains("unknown protocol 'll64'"), "{bad}");
+        // Without protocols the answer says nothing of them.
+        let p = predict(
+            &fit_of(&[None]),
+            &parse_query("op=allreduce,world=2,bytes=8").unwrap(),
+        );
+        let json = serde_json::to_value(p.unwrap()).unwrap();
+        assert!(json.get("proto").is_none(), "{json}");
+    }
 }

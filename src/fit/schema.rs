@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::collective::{Algo, DType, Op};
+use crate::collective::{Algo, DType, Op, Proto};
 use crate::error::{Error, Result};
 
 /// Schema id of fit.json.
@@ -96,6 +96,34 @@ pub struct CurveKey {
     pub world: usize,
     pub nodes: usize,
     pub in_place: bool,
+    /// The NCCL protocol the points ran with; absent for backends without protocols. Last, so
+    /// that curves sort as they did before protocols were measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proto: Option<Proto>,
+}
+
+impl CurveKey {
+    /// The algorithm as tables name it: `ring`, or `ring/ll128` with a protocol.
+    pub fn algo_label(&self) -> String {
+        algo_label(self.algo, self.proto)
+    }
+}
+
+/// `ring`, or `ring/ll128` when the points ran with a protocol.
+pub fn algo_label(algo: Algo, proto: Option<Proto>) -> String {
+    match proto {
+        Some(p) => format!("{algo}/{p}"),
+        None => algo.to_string(),
+    }
+}
+
+/// Preference among protocols when a reader must pick one: NCCL's own choice (`auto`, or no
+/// protocol for backends without them) before a forced one.
+pub fn proto_rank(proto: Option<Proto>) -> u8 {
+    match proto {
+        None | Some(Proto::Auto) => 0,
+        Some(_) => 1,
+    }
 }
 
 /// A parameter with its uncertainty.
@@ -175,6 +203,9 @@ pub struct WorldModel {
     pub algo: Algo,
     pub dtype: DType,
     pub in_place: bool,
+    /// The NCCL protocol of the curves fitted; absent for backends without protocols.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proto: Option<Proto>,
     /// The form's name: ring, tree, recursive-doubling, two-level.
     pub form: String,
     /// The formula in words, e.g. "2(p-1)·alpha + 2(p-1)/p·S·beta".
@@ -244,13 +275,24 @@ impl FitFile {
         serde_json::from_value(value).map_err(|e| bad(format!("invalid {FIT_SCHEMA}: {e}")))
     }
 
-    /// The cross-world model of an op and algorithm (out-of-place first, then in-place), for
-    /// `dtype` when given.
+    /// The cross-world model of an op and algorithm (out-of-place first, then in-place; NCCL's
+    /// own protocol choice before a forced one), for `dtype` when given.
     pub fn model(&self, op: Op, algo: Algo, dtype: Option<DType>) -> Option<&WorldModel> {
         let matches =
             |m: &&WorldModel| m.op == op && m.algo == algo && dtype.map_or(true, |d| d == m.dtype);
         let mut found: Vec<&WorldModel> = self.models.iter().filter(matches).collect();
-        found.sort_by_key(|m| (m.in_place, m.form == "two-level"));
+        found.sort_by_key(|m| (m.in_place, m.form == "two-level", proto_rank(m.proto)));
         found.into_iter().next()
     }
 }
+
+impl WorldModel {
+    /// The algorithm as tables name it: `ring`, or `ring/ll128` with a protocol.
+    pub fn algo_label(&self) -> String {
+        algo_label(self.algo, self.proto)
+    }
+}
+
+#[cfg(test)]
+#[path = "schema_tests.rs"]
+mod tests;

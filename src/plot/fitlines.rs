@@ -40,7 +40,7 @@ pub fn overlay_sizes(
         let Some(curve) = fit.curves.iter().find(|c| c.key == key) else {
             notes.push(format!(
                 "fit has no curve for {op} {} {} world {}{}; drawn without a fitted line",
-                k.algo,
+                key.algo_label(),
                 k.dtype,
                 k.world,
                 if k.in_place { " in place" } else { "" }
@@ -78,6 +78,7 @@ pub fn world_model(
         let q = Query {
             op,
             algo: key.algo,
+            proto: key.proto,
             dtype: Some(key.dtype),
             world,
             nodes: key.nodes.max(1),

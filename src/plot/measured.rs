@@ -1,19 +1,21 @@
 //! Figures of measured points against message size: bus bandwidth (log x) and latency
-//! (log-log), one figure per op, one line per algorithm and world size (and per dtype,
+//! (log-log), one figure per op, one line per algorithm, protocol and world size (and per dtype,
 //! placement, node count or run where those differ), points at the median time.
 
 use std::collections::BTreeMap;
 
 use super::figure::{Axis, Figure, Legend, Scale, Series, Style, TickFormat};
-use crate::collective::{Algo, DType, Op};
+use crate::collective::{Algo, DType, Op, Proto};
 use crate::fit::input::Run;
-use crate::fit::schema::CurveKey;
+use crate::fit::schema::{algo_label, CurveKey};
 use crate::sweep::record::PointRecord;
 
 /// Everything that tells two lines of one op apart.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct LineKey {
     pub algo: Algo,
+    /// The NCCL protocol; None for backends without protocols.
+    pub proto: Option<Proto>,
     pub world: usize,
     pub nodes: usize,
     pub dtype: DType,
@@ -34,6 +36,7 @@ impl LineKey {
             world: self.world,
             nodes: self.nodes.max(1),
             in_place: self.in_place,
+            proto: self.proto,
         }
     }
 }
@@ -54,7 +57,7 @@ pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLin
                     "{}: {} {} world {} {} B left out of the figures ({} wrong elements)",
                     run.dir.display(),
                     k.op,
-                    k.algo,
+                    algo_label(k.algo, k.proto),
                     k.world,
                     k.bytes,
                     r.wrong
@@ -63,6 +66,7 @@ pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLin
             }
             let key = LineKey {
                 algo: k.algo,
+                proto: k.proto,
                 world: k.world,
                 nodes: k.nodes,
                 dtype: k.dtype,
@@ -81,9 +85,11 @@ pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLin
     ops
 }
 
-/// Names lines by what differs between them: always the algorithm and world size, then dtype,
-/// placement, nodes, backend and run where more than one occurs.
+/// Names lines by what differs between them: always the algorithm and world size, the protocol
+/// where one was forced or several occur, then dtype, placement, nodes, backend and run where
+/// more than one occurs.
 pub struct Labeler {
+    proto: bool,
     dtype: bool,
     in_place: bool,
     nodes: bool,
@@ -98,7 +104,11 @@ impl Labeler {
             let first = it.next();
             it.any(|v| Some(v) != first)
         };
+        let forced = keys
+            .clone()
+            .any(|k| k.proto.is_some_and(|p| p != Proto::Auto));
         Labeler {
+            proto: forced || varies(&|k| format!("{:?}", k.proto)),
             dtype: varies(&|k| k.dtype.to_string()),
             in_place: varies(&|k| k.in_place.to_string()),
             nodes: varies(&|k| k.nodes.to_string()),
@@ -107,11 +117,20 @@ impl Labeler {
         }
     }
 
-    /// E.g. `ring, world 4`, `tree, world 2, bf16, in place`.
+    /// E.g. `ring, world 4`, `tree, world 2, bf16, in place`, `ring/ll128, world 8`.
     pub fn label(&self, k: &LineKey) -> String {
-        let mut parts = vec![k.algo.to_string(), format!("world {}", k.world)];
+        let mut parts = vec![self.algo(k), format!("world {}", k.world)];
         parts.extend(self.extras(k));
         parts.join(", ")
+    }
+
+    /// The algorithm, with the protocol when lines need it (`ring/ll128`).
+    pub fn algo(&self, k: &LineKey) -> String {
+        if self.proto {
+            algo_label(k.algo, k.proto)
+        } else {
+            k.algo.to_string()
+        }
     }
 
     /// What tells lines apart besides the algorithm and world size.
@@ -234,5 +253,66 @@ pub fn latency_vs_size(op: Op, lines: &OpLines<'_>, labeler: &Labeler) -> Figure
         legend: Legend::UpperLeft,
         note: Some("points: median over timed iterations (each the slowest rank's time)".into()),
         y_from_zero: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::testrun::{ll_and_simple, run, Truth};
+
+    /// The legend labels of the AllReduce lines of `runs`, in drawing order.
+    fn labels(runs: &[Run]) -> Vec<String> {
+        let mut notes = Vec::new();
+        let ops = group(runs, &mut notes);
+        let lines = &ops[&Op::AllReduce];
+        let labeler = Labeler::new(lines.keys(), runs);
+        lines.keys().map(|k| labeler.label(k)).collect()
+    }
+
+    fn truth(proto: Option<Proto>) -> Truth {
+        Truth {
+            proto,
+            alpha_us: 1.0,
+            beta_ns_per_byte: 0.1,
+        }
+    }
+
+    #[test]
+    fn each_protocol_is_a_line_named_in_the_legend() {
+        let [ll, simple] = ll_and_simple();
+        let ll128 = truth(Some(Proto::Ll128));
+        let r = [run(&[simple, ll, ll128], &[8])];
+        assert_eq!(
+            labels(&r),
+            [
+                "ring/ll, world 8",
+                "ring/ll128, world 8",
+                "ring/simple, world 8"
+            ]
+        );
+        let mut notes = Vec::new();
+        let key = group(&r, &mut notes)[&Op::AllReduce]
+            .keys()
+            .next()
+            .unwrap()
+            .curve_key(Op::AllReduce);
+        assert_eq!(key.proto, Some(Proto::Ll));
+    }
+
+    #[test]
+    fn lines_without_a_forced_protocol_are_named_as_before() {
+        assert_eq!(
+            labels(&[run(&[truth(None)], &[2, 4])]),
+            ["ring, world 2", "ring, world 4"]
+        );
+        // NCCL's own choice alone says nothing new; beside a forced one it is named.
+        let auto = truth(Some(Proto::Auto));
+        assert_eq!(labels(&[run(&[auto], &[8])]), ["ring, world 8"]);
+        let ll = truth(Some(Proto::Ll));
+        assert_eq!(
+            labels(&[run(&[auto, ll], &[8])]),
+            ["ring/ll, world 8", "ring/auto, world 8"]
+        );
     }
 }

@@ -105,7 +105,7 @@ fn world_axis() -> Axis {
 }
 
 fn label(f: &Family<'_>, labeler: &Labeler) -> String {
-    let mut parts = vec![f.key.algo.to_string(), format_size(f.bytes)];
+    let mut parts = vec![labeler.algo(&f.key), format_size(f.bytes)];
     parts.extend(labeler.extras(&f.key));
     parts.join(", ")
 }

@@ -9,7 +9,9 @@
 //! with a note. A group inside one node uses a single-level model fitted within one node, else
 //! the two-level model with one node (its intra-node terms), else any single-level model, with a
 //! note. AllGather and ReduceScatter use ring models; AllReduce ring, then tree, then recursive
-//! doubling. bf16 models are preferred, then f16, then any dtype (noted). A point-to-point
+//! doubling. bf16 models are preferred, then f16, then any dtype (noted). Among NCCL
+//! protocols, auto when measured, else the fastest at each size ([`super::protocols`]). A
+//! point-to-point
 //! transfer of B bytes is the AllGather model at p = 2 with S = 2B: one step of latency plus B
 //! bytes at the link's per-byte cost (within a node, or between two nodes).
 
@@ -17,10 +19,11 @@ use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use super::layout::Group;
+use super::protocols::{fastest, pool};
 use crate::collective::{Algo, DType, Op};
 use crate::error::{Error, Result};
 use crate::fit::forms::Form;
-use crate::fit::schema::{CurveFit, FitFile, Line, WorldModel};
+use crate::fit::schema::{proto_rank, CurveFit, FitFile, Line, WorldModel};
 
 /// The network as the fit describes it.
 pub struct Network<'a> {
@@ -50,29 +53,15 @@ impl<'a> Network<'a> {
             return Ok(us.max(0.0) * 1e-6);
         }
         let (model, form) = self.choose(op, group)?;
-        let x = form
-            .coefficients(op, group.ranks, group.nodes, bytes)
-            .ok_or_else(|| {
-                Error::usage(format!(
-                    "model {} {} {} cannot describe {} ranks on {} nodes",
-                    model.op, model.algo, model.form, group.ranks, group.nodes
-                ))
-            })?;
-        if x.len() != model.params.len() {
-            return Err(Error::usage(format!(
-                "model {} {} {}: {} parameters, its form has {}",
-                model.op,
-                model.algo,
-                model.form,
-                model.params.len(),
-                x.len()
-            )));
+        let (models, note) = pool(
+            model,
+            self.fit.models.iter(),
+            &format!("{op} {}", model.algo),
+        );
+        if let Some(n) = note {
+            self.note(n);
         }
-        let us: f64 = x
-            .iter()
-            .zip(&model.params)
-            .map(|(c, p)| c * p.param.value)
-            .sum();
+        let us = fastest(&models, |m| model_us(m, form, op, group, bytes))?;
         Ok(us.max(0.0) * 1e-6)
     }
 
@@ -81,17 +70,26 @@ impl<'a> Network<'a> {
         self.time_s(Op::AllGather, pair, 2.0 * bytes)
     }
 
-    /// µs from the fit's curve measured at exactly this group's ranks and nodes, if any.
+    /// µs from the fit's curve measured at exactly this group's ranks and nodes, if any (the
+    /// fastest protocol's where [`pool`] says so).
     fn measured_us(&self, op: Op, group: Group, bytes: f64) -> Option<f64> {
         let curve = algos_of(op)
             .iter()
             .find_map(|&algo| self.measured_curve(op, algo, group))?;
-        let line = regime(&curve.segments, bytes).unwrap_or(&curve.line);
+        let what = format!("{op} {} at {} ranks", curve.key.algo, group.ranks);
+        let (curves, note) = pool(curve, self.fit.curves.iter(), &what);
+        if let Some(n) = note {
+            self.note(n);
+        }
         self.note(format!(
             "{op} {}: {} ranks on {} node(s) were measured, so that curve's fit is used there",
             curve.key.algo, group.ranks, group.nodes
         ));
-        Some(line.alpha_us.value + line.beta_ns_per_byte.value * bytes * 1e-3)
+        let us = |c: &CurveFit| {
+            let line = regime(&c.segments, bytes).unwrap_or(&c.line);
+            Ok::<f64, ()>(line.alpha_us.value + line.beta_ns_per_byte.value * bytes * 1e-3)
+        };
+        fastest(&curves, us).ok()
     }
 
     fn measured_curve(&self, op: Op, algo: Algo, group: Group) -> Option<&'a CurveFit> {
@@ -101,7 +99,10 @@ impl<'a> Network<'a> {
             .iter()
             .filter(|c| c.key.op == op && c.key.algo == algo)
             .filter(|c| c.key.world == group.ranks && c.key.nodes.max(1) == group.nodes.max(1))
-            .min_by_key(|c| (dtype_rank(c.key.dtype), c.key.in_place, k(c)))
+            .min_by_key(|c| {
+                let rank = (dtype_rank(c.key.dtype), c.key.in_place);
+                (rank, proto_rank(c.key.proto), k(c))
+            })
     }
 
     fn choose(&self, op: Op, group: Group) -> Result<(&'a WorldModel, Form)> {
@@ -156,7 +157,7 @@ impl<'a> Network<'a> {
     }
 
     /// The best model of `op` and `algo` passing `keep`: bf16, f16, then others; out of place
-    /// before in place.
+    /// before in place; NCCL's own protocol choice before a forced one.
     fn best(
         &self,
         op: Op,
@@ -168,7 +169,7 @@ impl<'a> Network<'a> {
             .iter()
             .filter(|m| m.op == op && m.algo == algo && keep(m))
             .filter(|m| Form::from_name(&m.form).is_some())
-            .min_by_key(|m| (dtype_rank(m.dtype), m.in_place))
+            .min_by_key(|m| (dtype_rank(m.dtype), m.in_place, proto_rank(m.proto)))
     }
 
     fn missing(&self, op: Op, algo: Algo, inter: bool) -> Error {
@@ -194,6 +195,32 @@ impl<'a> Network<'a> {
     fn note(&self, msg: String) {
         self.notes.borrow_mut().insert(msg);
     }
+}
+
+/// µs of `model` in `form` for `op` over `group` with size `bytes`.
+fn model_us(model: &WorldModel, form: Form, op: Op, group: Group, bytes: f64) -> Result<f64> {
+    let x = form
+        .coefficients(op, group.ranks, group.nodes, bytes)
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "model {} {} {} cannot describe {} ranks on {} nodes",
+                model.op, model.algo, model.form, group.ranks, group.nodes
+            ))
+        })?;
+    if x.len() != model.params.len() {
+        return Err(Error::usage(format!(
+            "model {} {} {}: {} parameters, its form has {}",
+            model.op,
+            model.algo,
+            model.form,
+            model.params.len(),
+            x.len()
+        )));
+    }
+    Ok(x.iter()
+        .zip(&model.params)
+        .map(|(c, p)| c * p.param.value)
+        .sum())
 }
 
 /// The algorithms whose models stand for `op`, in order of preference.

@@ -11,7 +11,8 @@
 //! - **Layout.** `world = tp × pp × dp`, TP innermost, then DP, PP outermost, on nodes of
 //!   `gpus_per_node` ([`layout`]). Each collective's group size and node count follow.
 //! - **Communication.** Collective times come from the fit's models: the two-level model for a
-//!   group across nodes, the intra-node model inside one ([`comm`]). FSDP all-gathers each
+//!   group across nodes, the intra-node model inside one ([`comm`]); of several NCCL protocols,
+//!   auto when measured, else the fastest at each size ([`protocols`]). FSDP all-gathers each
 //!   unit's parameters in forward (prefetching the next unit behind the current one's compute,
 //!   no re-shard by default) and reduce-scatters its gradients in backward; the first
 //!   AllGather and last ReduceScatter are exposed, and overlapped compute runs slower by
@@ -42,6 +43,7 @@ pub mod metrics;
 pub mod model;
 pub mod output;
 pub mod plan;
+pub mod protocols;
 pub mod replay;
 pub mod specs;
 pub mod stage;

@@ -220,8 +220,12 @@ pub fn json(
                 .iter()
                 .map(|p| (p.name.clone(), json!(p.param.value)))
                 .collect();
-            json!({"op": w.op, "algo": w.algo, "dtype": w.dtype, "in_place": w.in_place,
-                   "form": w.form, "params": params})
+            let mut m = json!({"op": w.op, "algo": w.algo, "dtype": w.dtype,
+                               "in_place": w.in_place, "form": w.form, "params": params});
+            if let Some(p) = w.proto {
+                m["proto"] = json!(p);
+            }
+            m
         })
         .collect();
     json!({

@@ -51,7 +51,7 @@ fn curve_row(c: &CurveFit) -> String {
     format!(
         "  {:<14} {:<18} {:<5} {:>5} {:>5} {:>6} {:>11.3} {:>10} {:>8.4} {:>8} {:>8} {:>4} {:>8}\n",
         k.op.name(),
-        k.algo.name(),
+        k.algo_label(),
         k.dtype.name(),
         k.world,
         k.nodes,
@@ -85,7 +85,7 @@ fn model_row(m: &WorldModel) -> String {
     format!(
         "  {:<14} {:<18} {:<5} {:<18} {:<44} {:>8.4} {:>8} {:>9}\n",
         m.op.name(),
-        m.algo.name(),
+        m.algo_label(),
         m.dtype.name(),
         m.form,
         params.join(" "),

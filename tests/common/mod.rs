@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test file uses a different subset
 
 pub mod netlab;
+pub mod protorun;
 
 use std::collections::BTreeMap;
 use std::io::Read;

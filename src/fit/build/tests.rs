@@ -47,6 +47,7 @@ fn curves(
             world,
             nodes,
             in_place: false,
+            proto: None,
         };
         let mut curve = Curve::new();
         for i in 0..21 {
@@ -153,4 +154,56 @@ fn one_world_size_gives_a_note_not_a_model() {
         notes.iter().any(|n| n.contains("one world size only (4)")),
         "{notes:?}"
     );
+}
+
+#[test]
+fn each_protocol_of_a_run_is_its_own_curve_and_model() {
+    use crate::fit::testrun::{ll_and_simple, run};
+    let truths = ll_and_simple();
+    let f = build(&[run(&truths, &[2, 4])], &BuildOptions::default());
+    assert_eq!(f.curves.len(), 4, "{:#?}", f.notes);
+    for c in &f.curves {
+        let t = truths.iter().find(|t| t.proto == c.key.proto).unwrap();
+        let (a, b) = (c.line.alpha_us.value, c.line.beta_ns_per_byte.value);
+        assert!(
+            (a / t.alpha_us - 1.0).abs() < 1e-9,
+            "{}: {a}",
+            describe(&c.key)
+        );
+        assert!(
+            (b / t.beta_ns_per_byte - 1.0).abs() < 1e-9,
+            "{}: {b}",
+            describe(&c.key)
+        );
+        assert_eq!(c.sizes, 9);
+    }
+    let protos =
+        |v: Vec<Option<Proto>>| v.into_iter().map(|p| p.unwrap().name()).collect::<Vec<_>>();
+    let curve_protos = protos(f.curves.iter().map(|c| c.key.proto).collect());
+    assert_eq!(curve_protos, ["ll", "simple", "ll", "simple"]);
+    assert_eq!(f.curves[0].key.world, 2);
+    assert_eq!(
+        describe(&f.curves[1].key),
+        "nccl allreduce ring/simple f32 world 2"
+    );
+    let model_protos = protos(f.models.iter().map(|m| m.proto).collect());
+    assert_eq!(model_protos, ["ll", "simple"]);
+}
+
+#[test]
+fn points_without_a_protocol_fit_as_before() {
+    use crate::fit::testrun::{run, Truth};
+    let host = Truth {
+        proto: None,
+        alpha_us: 3.0,
+        beta_ns_per_byte: 0.25,
+    };
+    let f = build(&[run(&[host], &[2, 4])], &BuildOptions::default());
+    assert_eq!(f.curves.len(), 2);
+    assert!(f.curves.iter().all(|c| c.key.proto.is_none()));
+    assert_eq!(
+        describe(&f.curves[0].key),
+        "host allreduce ring f32 world 2"
+    );
+    assert!(f.models.iter().all(|m| m.proto.is_none()));
 }

@@ -15,9 +15,11 @@
 //! cross-world model that reaches it, the algorithm with the smallest predicted time over
 //! 1 B .. 1 TiB, switching where the predictions cross (found to the byte). A curve measured at
 //! exactly the target world and node count is used through its regimes (segments); otherwise
-//! the model. nNodes and nRanks are the target's (the choice depends on them). The fit does not
-//! tell protocols apart and the plugin has no "any" protocol (an unknown name parses as
-//! simple), so protocol is `simple`; channels, numPipeOps and regBuff are −1.
+//! the model. nNodes and nRanks are the target's (the choice depends on them). Of a fit with
+//! several NCCL protocols, each algorithm's auto (or protocol-less) curve or model is used when
+//! there is one; the choice between protocols is not exported, and the plugin has no "any"
+//! protocol (an unknown name parses as simple), so protocol is `simple`; channels, numPipeOps
+//! and regBuff are −1.
 //!
 //! The plugin reads lines with `fgets` into 256 bytes and treats any line not starting with
 //! `#` as a config, so every line we write is shorter than that and there is no header line.
@@ -26,7 +28,7 @@ use super::{describe, missing, provenance, ExportFormat, ExportOptions};
 use crate::collective::{Algo, Op};
 use crate::error::{Error, Result};
 use crate::fit::forms::Form;
-use crate::fit::schema::{CurveFit, FitFile, Line, WorldModel};
+use crate::fit::schema::{proto_rank, CurveFit, FitFile, Line, WorldModel};
 
 /// Algorithms NCCL has, in tie-break order.
 const ALGOS: [Algo; 2] = [Algo::Ring, Algo::Tree];
@@ -212,7 +214,7 @@ fn candidate(
             let k = &c.key;
             k.op == op && k.algo == algo && k.world == world && k.nodes.max(1) == nodes
         })
-        .min_by_key(|c| c.key.in_place);
+        .min_by_key(|c| (c.key.in_place, proto_rank(c.key.proto)));
     if let Some(c) = curve {
         let lines = if c.segments.is_empty() {
             std::slice::from_ref(&c.line)
@@ -235,7 +237,7 @@ fn candidate(
             .filter(|m| m.op == op && m.algo == algo && m.form == form.name())
             .filter(|m| m.params.len() == form.param_names().len())
             .filter(|_| form.coefficients(op, world, nodes, 1.0).is_some())
-            .min_by_key(|m| m.in_place)
+            .min_by_key(|m| (m.in_place, proto_rank(m.proto)))
             .map(|m| Candidate {
                 algo,
                 predictor: Predictor::Model(m, form),

@@ -40,6 +40,7 @@ pub fn model(
         algo,
         dtype: DType::F32,
         in_place: false,
+        proto: None,
         form: form.name().into(),
         formula: form.formula(op),
         params: names
@@ -81,6 +82,7 @@ pub fn curve(op: Op, algo: Algo, world: usize, nodes: usize, segments: Vec<Line>
             world,
             nodes,
             in_place: false,
+            proto: None,
         },
         sizes: 12,
         line: segments[0].clone(),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::page::{esc, fixed, key_values, num, pct, table, text, Cell};
 use crate::collective::Op;
 use crate::fit::input::Run;
-use crate::fit::schema::{CurveFit, FitFile, Line, WorldModel};
+use crate::fit::schema::{algo_label, CurveFit, FitFile, Line, WorldModel};
 use crate::sweep::record::PointRecord;
 use crate::units::format_size;
 
@@ -47,6 +47,10 @@ pub fn summary(run: &Run) -> String {
             },
         ),
     ];
+    if recs.iter().any(|r| r.key.proto.is_some()) {
+        let proto = |r: &PointRecord| r.key.proto.map_or("none".into(), |p| p.name().into());
+        pairs.insert(3, ("protocols".into(), list(&proto)));
+    }
     pairs.extend(peaks(&recs));
     key_values(&pairs)
 }
@@ -70,7 +74,7 @@ fn peaks(recs: &[&PointRecord]) -> Vec<(String, String)> {
                 format!(
                     "{:.3} GB/s ({} world {}, {})",
                     r.busbw_gbps,
-                    r.key.algo,
+                    algo_label(r.key.algo, r.key.proto),
                     r.key.world,
                     format_size(r.key.bytes)
                 ),
@@ -104,7 +108,7 @@ fn point_row(r: &PointRecord) -> Vec<Cell> {
     let k = &r.key;
     let us = |v: f64| num(fixed(v, 2));
     vec![
-        text(k.algo.to_string()),
+        text(algo_label(k.algo, k.proto)),
         text(k.dtype.to_string()),
         num(k.world.to_string()),
         num(k.nodes.to_string()),
@@ -246,7 +250,7 @@ fn curve_row(c: &CurveFit) -> Vec<Cell> {
         .fold(0.0, f64::max);
     vec![
         text(k.op.to_string()),
-        text(k.algo.to_string()),
+        text(k.algo_label()),
         text(k.dtype.to_string()),
         num(k.world.to_string()),
         num(k.nodes.to_string()),
@@ -305,7 +309,7 @@ fn model_row(m: &WorldModel) -> Vec<Cell> {
         .fold(f64::NAN, f64::max);
     vec![
         text(m.op.to_string()),
-        text(m.algo.to_string()),
+        text(m.algo_label()),
         text(m.dtype.to_string()),
         text(format!("{}: {}", m.form, m.formula)),
         text(params.join("; ")),

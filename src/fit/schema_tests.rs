@@ -1,0 +1,93 @@
+use super::*;
+use crate::fit::export::testfit::{curve, fit, line, model};
+use crate::fit::forms::Form;
+
+/// A fit with one curve and one model per protocol in `protos` (None: no protocol).
+fn fit_with(protos: &[Option<Proto>]) -> FitFile {
+    let mut curves = Vec::new();
+    let mut models = Vec::new();
+    for &proto in protos {
+        let mut c = curve(
+            Op::AllReduce,
+            Algo::Ring,
+            4,
+            1,
+            vec![line(8, 1 << 20, 5.0, 0.1)],
+        );
+        c.key.proto = proto;
+        curves.push(c);
+        let mut m = model(
+            Op::AllReduce,
+            Algo::Ring,
+            Form::Ring,
+            &[5.0, 0.1],
+            &[(2, 1), (4, 1)],
+        );
+        m.proto = proto;
+        models.push(m);
+    }
+    fit(models, curves)
+}
+
+fn round_trip(f: &FitFile) -> (FitFile, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fit.json");
+    f.write(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    (
+        FitFile::read(&path).unwrap(),
+        serde_json::from_str(&text).unwrap(),
+    )
+}
+
+#[test]
+fn curves_and_models_keep_their_protocol_through_a_file() {
+    let f = fit_with(&[Some(Proto::Ll), Some(Proto::Ll128), Some(Proto::Simple)]);
+    let (back, json) = round_trip(&f);
+    assert_eq!(back, f);
+    let names = |what: &str| -> Vec<String> {
+        json[what]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["proto"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names("curves"), ["ll", "ll128", "simple"]);
+    assert_eq!(names("models"), ["ll", "ll128", "simple"]);
+    assert_eq!(back.curves[1].key.algo_label(), "ring/ll128");
+}
+
+#[test]
+fn without_a_protocol_the_field_is_absent_and_older_files_read_as_none() {
+    let f = fit_with(&[None]);
+    let (back, json) = round_trip(&f);
+    assert_eq!(back, f);
+    assert!(json["curves"][0].get("proto").is_none(), "{json}");
+    assert!(json["models"][0].get("proto").is_none(), "{json}");
+    assert_eq!(back.curves[0].key.algo_label(), "ring");
+    // A bundled profile predates protocols: it reads, every key without one.
+    let profile = crate::project::specs::profile("h100-ib400").unwrap();
+    assert!(profile.models.iter().all(|m| m.proto.is_none()));
+}
+
+#[test]
+fn an_unknown_protocol_in_a_file_is_refused_naming_it() {
+    let f = fit_with(&[Some(Proto::Ll)]);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fit.json");
+    f.write(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("\"ll\"", "\"ll64\"")).unwrap();
+    let msg = FitFile::read(&path).unwrap_err().to_string();
+    assert!(msg.contains("unknown protocol 'll64'"), "{msg}");
+}
+
+#[test]
+fn a_reader_picking_one_model_prefers_the_library_choice() {
+    let f = fit_with(&[Some(Proto::Ll), Some(Proto::Auto), Some(Proto::Simple)]);
+    let m = f.model(Op::AllReduce, Algo::Ring, None).unwrap();
+    assert_eq!(m.proto, Some(Proto::Auto));
+    assert_eq!(proto_rank(None), proto_rank(Some(Proto::Auto)));
+    assert!(proto_rank(Some(Proto::Ll128)) > proto_rank(None));
+}
