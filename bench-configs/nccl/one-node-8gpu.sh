@@ -18,12 +18,10 @@ COMMON=(-b 8 -e 8G -f 2 --iters 20 --warmup 5 --dtype bf16 --in-place both)
 
 "$COLLBENCH" sweep --backend nccl --ranks 8 "${COMMON[@]}" \
     --op allreduce,allgather,reducescatter,broadcast,reduce --out "$OUT/auto"
-# Forced algorithms and protocols for AllReduce: one folder per protocol, so that fit, plot and
-# compare (which do not key on proto) see one curve per algorithm.
-for proto in ll ll128 simple; do
-    "$COLLBENCH" sweep --backend nccl --ranks 8 "${COMMON[@]}" --op allreduce \
-        --algo ring,tree,nvls --proto "$proto" --out "$OUT/allreduce-$proto"
-done
+# Forced algorithms and protocols for AllReduce, in one folder: fit, plot, compare and accept
+# keep each (algorithm, protocol) a curve of its own.
+"$COLLBENCH" sweep --backend nccl --ranks 8 "${COMMON[@]}" --op allreduce \
+    --algo ring,tree,nvls --proto ll,ll128,simple --out "$OUT/allreduce-forced"
 # CUDA-graph mode: each iteration one launch of a graph holding the captured call.
 "$COLLBENCH" sweep --backend nccl --ranks 8 "${COMMON[@]}" --cuda-graph \
     --op allreduce,allgather --out "$OUT/cuda-graph"
