@@ -84,7 +84,11 @@ pub(super) fn invert(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
 
 /// The CR1 cluster-robust covariance (clusters = groups) of `fit`, k × k, zero for held
 /// parameters. Computed in the scaled coordinates of [`normal`] and scaled back.
-pub(super) fn covariance(d: &Design, fit: &Robust, held: &[bool]) -> Result<Vec<Vec<f64>>, FitError> {
+pub(super) fn covariance(
+    d: &Design,
+    fit: &Robust,
+    held: &[bool],
+) -> Result<Vec<Vec<f64>>, FitError> {
     let n = normal(d, &fit.weights, held)?;
     let kf = n.cols.len();
     let groups = d.medians.len();
