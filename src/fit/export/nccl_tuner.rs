@@ -15,17 +15,18 @@
 //! cross-world model that reaches it, the algorithm with the smallest predicted time over
 //! 1 B .. 1 TiB, switching where the predictions cross (found to the byte). A curve measured at
 //! exactly the target world and node count is used through its regimes (segments); otherwise
-//! the model. nNodes and nRanks are the target's (the choice depends on them). Of a fit with
-//! several NCCL protocols, each algorithm's auto (or protocol-less) curve or model is used when
-//! there is one; the choice between protocols is not exported, and the plugin has no "any"
-//! protocol (an unknown name parses as simple), so protocol is `simple`; channels, numPipeOps
-//! and regBuff are −1.
+//! the model. nNodes and nRanks are the target's (the choice depends on them). Where the fit
+//! has forced protocols (`--proto ll,ll128,simple`) for an algorithm, every (algorithm,
+//! protocol) is a candidate and the line names the winner's protocol; otherwise the algorithm's
+//! auto (or protocol-less) curve or model is the candidate and, the plugin having no "any"
+//! protocol (an unknown name parses as simple), protocol is `simple`. Channels, numPipeOps and
+//! regBuff are −1.
 //!
 //! The plugin reads lines with `fgets` into 256 bytes and treats any line not starting with
 //! `#` as a config, so every line we write is shorter than that and there is no header line.
 
 use super::{describe, missing, provenance, ExportFormat, ExportOptions};
-use crate::collective::{Algo, Op};
+use crate::collective::{Algo, Op, Proto};
 use crate::error::{Error, Result};
 use crate::fit::forms::Form;
 use crate::fit::schema::{proto_rank, CurveFit, FitFile, Line, WorldModel};
@@ -58,6 +59,8 @@ enum Predictor<'a> {
 
 struct Candidate<'a> {
     algo: Algo,
+    /// The forced protocol it was measured with; `None` for NCCL's own choice (or none).
+    proto: Option<Proto>,
     predictor: Predictor<'a>,
 }
 
@@ -85,6 +88,19 @@ impl Candidate<'_> {
         }
     }
 
+    /// "ring", or "ring/ll128" for a forced protocol.
+    fn name(&self) -> String {
+        match self.proto {
+            Some(p) => format!("{}/{p}", self.algo),
+            None => self.algo.to_string(),
+        }
+    }
+
+    /// The protocol column: the forced one, else the plugin's fallback.
+    fn protocol(&self) -> Proto {
+        self.proto.unwrap_or(Proto::Simple)
+    }
+
     fn source(&self, world: usize, nodes: usize) -> String {
         match &self.predictor {
             Predictor::Segments(lines) => format!(
@@ -106,8 +122,8 @@ pub fn render(fit: &FitFile, opts: &ExportOptions) -> Result<String> {
          numPipeOps,regBuff"
             .to_string(),
         format!("# For {world} ranks on {nodes} node(s) ({from}); other sizes match no line."),
-        "# protocol: not fitted; the plugin has no 'any' protocol, so simple. channels -1: \
-         NCCL's choice."
+        "# protocol: the fitted one where --proto forced it, else simple (the plugin has no \
+         'any'). channels -1: NCCL's choice."
             .to_string(),
         "# See collbench docs/EXPORTS.md.".to_string(),
     ];
@@ -115,25 +131,30 @@ pub fn render(fit: &FitFile, opts: &ExportOptions) -> Result<String> {
     for op in OPS {
         let cands: Vec<Candidate> = ALGOS
             .iter()
-            .filter_map(|&a| candidate(fit, op, a, world, nodes))
+            .flat_map(|&a| candidates(fit, op, a, (world, nodes)))
             .collect();
         if cands.is_empty() {
             continue;
         }
         out.push(format!("# {op}:"));
         for c in &cands {
-            out.push(clip(format!("#   {}: {}", c.algo, c.source(world, nodes))));
+            out.push(clip(format!(
+                "#   {}: {}",
+                c.name(),
+                c.source(world, nodes)
+            )));
         }
         if cands.len() == 1 {
             out.push(format!(
                 "#   only {} was fitted: nothing to compare it with.",
-                cands[0].algo
+                cands[0].name()
             ));
         }
         for (lo, hi, i) in ranges(&cands, op, world, nodes) {
             out.push(format!(
-                "{op},{lo},{hi},{},simple,-1,{nodes},{world},-1,-1",
-                cands[i].algo
+                "{op},{lo},{hi},{},{},-1,{nodes},{world},-1,-1",
+                cands[i].algo,
+                cands[i].protocol()
             ));
             rows += 1;
         }
@@ -198,15 +219,47 @@ fn target(fit: &FitFile, opts: &ExportOptions) -> Result<(usize, usize, String)>
     Ok((world, nodes, from))
 }
 
-/// How `algo` would run `op` at the target: a curve measured there, else a model that reaches
-/// it (single-level models are fitted on one node; two-level ones span nodes).
+/// The candidates of `algo` for `op`: one per forced protocol the fit has for them, else one
+/// of NCCL's own choice (or of a backend without protocols).
+fn candidates(fit: &FitFile, op: Op, algo: Algo, at: (usize, usize)) -> Vec<Candidate<'_>> {
+    let forced = |p: Option<Proto>| p.filter(|&p| p != Proto::Auto);
+    let mut protos: Vec<Proto> = fit
+        .curves
+        .iter()
+        .filter(|c| c.key.op == op && c.key.algo == algo)
+        .filter_map(|c| forced(c.key.proto))
+        .chain(
+            fit.models
+                .iter()
+                .filter(|m| m.op == op && m.algo == algo)
+                .filter_map(|m| forced(m.proto)),
+        )
+        .collect();
+    protos.sort_by_key(|p| p.to_string());
+    protos.dedup();
+    let found: Vec<Candidate> = protos
+        .iter()
+        .filter_map(|&p| candidate(fit, (op, algo, Some(p)), at))
+        .collect();
+    if found.is_empty() {
+        candidate(fit, (op, algo, None), at).into_iter().collect()
+    } else {
+        found
+    }
+}
+
+/// How `algo` would run `op` with `proto` (`None`: auto or none) at the target: a curve
+/// measured there, else a model that reaches it (single-level models are fitted on one node;
+/// two-level ones span nodes).
 fn candidate(
     fit: &FitFile,
-    op: Op,
-    algo: Algo,
-    world: usize,
-    nodes: usize,
+    (op, algo, proto): (Op, Algo, Option<Proto>),
+    (world, nodes): (usize, usize),
 ) -> Option<Candidate<'_>> {
+    let wanted = |p: Option<Proto>| match proto {
+        Some(want) => p == Some(want),
+        None => proto_rank(p) == 0,
+    };
     let curve: Option<&CurveFit> = fit
         .curves
         .iter()
@@ -214,6 +267,7 @@ fn candidate(
             let k = &c.key;
             k.op == op && k.algo == algo && k.world == world && k.nodes.max(1) == nodes
         })
+        .filter(|c| wanted(c.key.proto))
         .min_by_key(|c| (c.key.in_place, proto_rank(c.key.proto)));
     if let Some(c) = curve {
         let lines = if c.segments.is_empty() {
@@ -223,6 +277,7 @@ fn candidate(
         };
         return Some(Candidate {
             algo,
+            proto,
             predictor: Predictor::Segments(lines),
         });
     }
@@ -235,11 +290,12 @@ fn candidate(
         fit.models
             .iter()
             .filter(|m| m.op == op && m.algo == algo && m.form == form.name())
-            .filter(|m| m.params.len() == form.param_names().len())
+            .filter(|m| m.params.len() == form.param_names().len() && wanted(m.proto))
             .filter(|_| form.coefficients(op, world, nodes, 1.0).is_some())
             .min_by_key(|m| (m.in_place, proto_rank(m.proto)))
             .map(|m| Candidate {
                 algo,
+                proto,
                 predictor: Predictor::Model(m, form),
             })
     })

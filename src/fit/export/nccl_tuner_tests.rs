@@ -151,3 +151,54 @@ fn a_fit_with_nothing_at_the_target_names_what_is_missing() {
         "{e}"
     );
 }
+
+/// Ring AllReduce on 8 ranks with LL (1 µs + 1 ns/B), Simple (10 µs + 0.1 ns/B) and NCCL's own
+/// choice (auto, 3 µs + 0.5 ns/B): LL wins up to 9 / 0.9 × 1000 = 10000 B (a tie there goes to
+/// the first candidate, ll), Simple above; auto is not a candidate once protocols were forced.
+fn ring_by_protocol() -> crate::fit::schema::FitFile {
+    use crate::collective::Proto;
+    let mut f = ring_fit();
+    let mut with = |proto, alpha, beta| {
+        let mut c = curve(
+            Op::AllReduce,
+            Algo::Ring,
+            8,
+            1,
+            vec![line(8, 1 << 26, alpha, beta)],
+        );
+        c.key.proto = Some(proto);
+        c
+    };
+    f.curves = vec![
+        with(Proto::Auto, 3.0, 0.5),
+        with(Proto::Simple, 10.0, 0.1),
+        with(Proto::Ll, 1.0, 1.0),
+    ];
+    f
+}
+
+#[test]
+fn forced_protocols_are_candidates_and_the_winner_is_written() {
+    let text = export(
+        &ring_by_protocol(),
+        ExportFormat::NcclTuner,
+        &Default::default(),
+    )
+    .unwrap();
+    let r = rows(&text);
+    let ar: Vec<&Vec<String>> = r.iter().filter(|r| r[0] == "allreduce").collect();
+    assert_eq!(ar.len(), 2, "{text}");
+    let cols = |row: &Vec<String>| {
+        (0..5)
+            .map(|i| field(row, i).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    assert_eq!(cols(ar[0]), "allreduce,0,10000,ring,ll");
+    assert_eq!(
+        cols(ar[1]),
+        "allreduce,10001,18446744073709551615,ring,simple"
+    );
+    assert!(text.contains("#   ring/ll: "), "{text}");
+    assert!(!text.contains("ring/auto"), "{text}");
+}
