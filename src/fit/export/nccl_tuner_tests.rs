@@ -158,7 +158,7 @@ fn a_fit_with_nothing_at_the_target_names_what_is_missing() {
 fn ring_by_protocol() -> crate::fit::schema::FitFile {
     use crate::collective::Proto;
     let mut f = ring_fit();
-    let mut with = |proto, alpha, beta| {
+    let with = |proto, alpha, beta| {
         let mut c = curve(
             Op::AllReduce,
             Algo::Ring,
