@@ -101,6 +101,7 @@ pub fn join(
     shm: bool,
 ) -> Result<Cluster> {
     let token = boot.token.clone().ok_or_else(|| missing_token(boot))?;
+    crate::backend::host::transport::single_copy::CopyMode::from_env()?;
     let store_addr = boot.store_addr().ok_or_else(|| {
         Error::usage(format!(
             "{}: no address for rank 0's store; set MASTER_ADDR and MASTER_PORT, or {STORE_ADDR_ENV}=host:port",

@@ -87,6 +87,8 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
         ));
     }
     req.opts.validate()?;
+    // Checked here so that a bad value is one line from the launcher, not one per rank.
+    crate::backend::host::transport::single_copy::CopyMode::from_env()?;
     let plan = req.opts.plan();
     if plan.points.is_empty() {
         return Err(Error::usage(format!(

@@ -7,7 +7,9 @@
 //! A channel carries bytes one way between an ordered pair of ranks through a ring of K slots:
 //! the sender fills slot `head % K` and advances `head`; the receiver consumes slot `tail % K` and
 //! advances `tail`. Head and tail sit on their own cache lines so the two sides never write the
-//! same line.
+//! same line. The head's line also says which slot holds a single-copy descriptor (written by the
+//! sender), the tail's line whether the receiver's kernel refused single-copy reads (written by
+//! the receiver); see `transport::single_copy`.
 
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64};
 
@@ -221,6 +223,25 @@ impl Shared {
     pub fn tail(&self, from: usize, to: usize) -> &AtomicU64 {
         let off = self.layout.heads_off() + self.channel_index(from, to) * CHANNEL_HEAD_BYTES;
         self.at(off + LINE)
+    }
+
+    /// The head value that published the newest single-copy descriptor on channel `from → to`
+    /// (0: none yet). Written by the sender before it stores that head.
+    pub fn descriptor_at(&self, from: usize, to: usize) -> &AtomicU64 {
+        let off = self.layout.heads_off() + self.channel_index(from, to) * CHANNEL_HEAD_BYTES;
+        self.at(off + 8)
+    }
+
+    /// Non-zero once the receiver of channel `from → to` could not read the sender's memory;
+    /// written by the receiver before it frees the descriptor's slot.
+    pub fn single_copy_refused(&self, from: usize, to: usize) -> &AtomicU32 {
+        let off = self.layout.heads_off() + self.channel_index(from, to) * CHANNEL_HEAD_BYTES;
+        self.at(off + LINE + 8)
+    }
+
+    /// Set by the first rank that falls back to staged copies, so the launch prints one note.
+    pub fn fallback_noted(&self) -> &AtomicU32 {
+        self.at(5 * LINE)
     }
 
     /// Pointer to slot `k` of channel `from → to`.

@@ -22,6 +22,7 @@ pub struct MeasuredStep {
 
 /// Runs `plan` on `plan.world` rank processes; every timed step, in order.
 pub fn run_ranks(plan: &ReplayPlan, timeout: Duration) -> Result<Vec<MeasuredStep>> {
+    crate::backend::host::transport::single_copy::CopyMode::from_env()?;
     let layout = Layout::new(plan.world, STAMPS_PER_STEP * plan.steps);
     let shared = Shared::create(layout)?;
     shared

@@ -105,7 +105,8 @@ fn allreduce_slice<T: Transport>(
     gather_steps(t, g, work, blk, me + 1)
 }
 
-/// The AllGather phase: p-1 steps starting by sending block `first`, copying what arrives.
+/// The AllGather phase: p-1 steps starting by sending block `first`, copying what arrives (so
+/// large blocks may move single-copy, see `Transport::send_recv_copy`).
 fn gather_steps<T: Transport>(
     t: &mut T,
     g: &Group,
@@ -117,7 +118,7 @@ fn gather_steps<T: Transport>(
     let (right, left) = (g.peer(me + 1), g.peer(me - 1));
     for s in 0..g.size() as isize - 1 {
         let (out, inp) = split_pair(work, blk(first - s), blk(first - s - 1));
-        t.send_recv(Some((right, out)), Some((left, inp, Combine::Copy)))?;
+        t.send_recv_copy(Some((right, out)), Some((left, inp, Combine::Copy)))?;
     }
     Ok(())
 }

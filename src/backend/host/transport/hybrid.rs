@@ -65,6 +65,31 @@ impl Transport for HybridTransport {
         send: Option<Outgoing<'_>>,
         recv: Option<Incoming<'_, '_>>,
     ) -> Result<()> {
+        self.exchange(send, recv, false)
+    }
+
+    fn send_recv_copy(
+        &mut self,
+        send: Option<Outgoing<'_>>,
+        recv: Option<Incoming<'_, '_>>,
+    ) -> Result<()> {
+        self.exchange(send, recv, true)
+    }
+
+    fn mark_progress(&mut self) {
+        self.tcp.mark_progress();
+    }
+}
+
+impl HybridTransport {
+    /// Sends and receives, each half over the transport that reaches its peer; `copied` as in
+    /// `send_recv_copy` (it matters to shared memory only).
+    fn exchange(
+        &mut self,
+        send: Option<Outgoing<'_>>,
+        recv: Option<Incoming<'_, '_>>,
+        copied: bool,
+    ) -> Result<()> {
         let s_local = send.map(|(to, _)| self.via_shm(to));
         let r_local = recv.as_ref().map(|(from, _, _)| self.via_shm(*from));
         let (Some(shm), all_shm, any_shm) = (
@@ -77,7 +102,10 @@ impl Transport for HybridTransport {
         if all_shm {
             let send = send.zip(s_local.flatten()).map(|((_, d), l)| (l, d));
             let recv = recv.zip(r_local.flatten()).map(|((_, o, h), l)| (l, o, h));
-            return shm.send_recv(send, recv);
+            return match copied {
+                true => shm.send_recv_copy(send, recv),
+                false => shm.send_recv(send, recv),
+            };
         }
         if !any_shm {
             return self.tcp.send_recv(send, recv);
@@ -90,10 +118,6 @@ impl Transport for HybridTransport {
             s_local.flatten(),
             r_local.flatten(),
         )
-    }
-
-    fn mark_progress(&mut self) {
-        self.tcp.mark_progress();
     }
 }
 
@@ -126,7 +150,7 @@ fn mixed(
     let mut half = || {
         let mut moved = false;
         while !cur.finished() && shm.can_recv(from) {
-            shm.pop(from, out, how, &mut cur);
+            shm.pop(from, out, how, &mut cur)?;
             moved = true;
         }
         Ok((moved, cur.finished()))

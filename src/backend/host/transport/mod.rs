@@ -4,8 +4,10 @@
 
 pub mod hybrid;
 pub mod shm;
+pub mod single_copy;
 pub mod tcp;
 
+use crate::backend::host::reduce::{reduce3, reduce_into};
 use crate::collective::{DType, ReduceOp};
 use crate::error::Result;
 
@@ -22,6 +24,19 @@ pub enum Combine<'a> {
         op: ReduceOp,
         local: &'a [u8],
     },
+}
+
+impl Combine<'_> {
+    /// Combines `incoming` into `dst`, which starts at byte `at` of the message.
+    pub fn apply(self, dst: &mut [u8], incoming: &[u8], at: usize) {
+        match self {
+            Combine::Copy => dst.copy_from_slice(incoming),
+            Combine::Reduce { dtype, op } => reduce_into(dtype, op, dst, incoming),
+            Combine::ReduceWith { dtype, op, local } => {
+                reduce3(dtype, op, dst, &local[at..at + dst.len()], incoming)
+            }
+        }
+    }
 }
 
 /// One outgoing message: destination rank and bytes.
@@ -46,6 +61,18 @@ pub trait Transport {
         send: Option<Outgoing<'_>>,
         recv: Option<Incoming<'_, '_>>,
     ) -> Result<()>;
+
+    /// [`send_recv`](Transport::send_recv) for messages the receiver copies as they are
+    /// (`Combine::Copy`): a transport may then let the receiver read them straight from the
+    /// sender's buffer, one copy instead of two (the shared-memory transport does, for large ones;
+    /// see `single_copy`). The sender's call then returns only once the receiver has them.
+    fn send_recv_copy(
+        &mut self,
+        send: Option<Outgoing<'_>>,
+        recv: Option<Incoming<'_, '_>>,
+    ) -> Result<()> {
+        self.send_recv(send, recv)
+    }
 
     /// Sends `data` to `to`.
     fn send(&mut self, to: usize, data: &[u8]) -> Result<()> {

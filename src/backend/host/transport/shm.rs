@@ -1,16 +1,19 @@
 //! Shared-memory transport: one ring of slots per ordered pair of ranks in the segment.
 //! Chunks are copied in by the sender and copied or reduced out by the receiver while they are
-//! still in cache, which streams large messages at close to memory bandwidth.
+//! still in cache, which streams large messages at close to memory bandwidth. Messages from a
+//! size up skip the slots: the receiver reads them from the sender's buffer with one copy
+//! ([`single_copy`](super::single_copy)).
 
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use super::single_copy::{allow_peer_reads, CopyMode, Descriptor};
 use super::{Combine, Incoming, Outgoing, Transport};
 use crate::backend::host::layout::Shared;
-use crate::backend::host::reduce::{reduce3, reduce_into};
 use crate::backend::host::wait::{notify, Sleeper, WaitError, WaitPolicy};
 use crate::error::{Error, Result};
+use rendezvous::Outbound;
 
 /// The shared-memory transport of one rank.
 pub struct ShmTransport {
@@ -25,6 +28,14 @@ pub struct ShmTransport {
     stall: Option<Duration>,
     /// The rank each segment index stands for in messages (a multi-host launch's global ranks).
     names: Vec<usize>,
+    /// Which messages go single-copy.
+    mode: CopyMode,
+    /// The process id peers read this rank's messages from.
+    pid: u32,
+    /// Where single-copy bytes land before being reduced into a buffer (grown on first use).
+    landing: Vec<u8>,
+    /// Bytes received single-copy (for tests and diagnostics).
+    single_bytes: u64,
 }
 
 /// Progress through one message.
@@ -44,8 +55,13 @@ impl Cursor {
 
 impl ShmTransport {
     /// The transport of `rank` over a mapped segment.
+    /// Messages move as `COLLBENCH_SHM_COPY` says (`auto` if unset or invalid: launchers check it).
     pub fn new(shared: Rc<Shared>, rank: usize, policy: WaitPolicy) -> ShmTransport {
         let n = shared.layout.nranks;
+        let mode = CopyMode::from_env().unwrap_or(CopyMode::Auto);
+        if mode != CopyMode::Staged {
+            allow_peer_reads();
+        }
         ShmTransport {
             shared,
             rank,
@@ -54,7 +70,33 @@ impl ShmTransport {
             received: vec![0; n],
             stall: None,
             names: (0..n).collect(),
+            mode,
+            pid: std::process::id(),
+            landing: Vec::new(),
+            single_bytes: 0,
         }
+    }
+
+    /// Moves messages as `mode` says instead of as `COLLBENCH_SHM_COPY` does.
+    pub fn with_copy_mode(mut self, mode: CopyMode) -> ShmTransport {
+        self.mode = mode;
+        if mode != CopyMode::Staged {
+            allow_peer_reads();
+        }
+        self
+    }
+
+    /// Tells peers to read this rank's messages from process `pid` (a missing one makes every
+    /// read fail, which exercises the fallback to staged copies).
+    #[cfg(test)]
+    fn advertise_pid(mut self, pid: u32) -> ShmTransport {
+        self.pid = pid;
+        self
+    }
+
+    /// Bytes this rank has received single-copy so far.
+    pub fn single_copy_bytes(&self) -> u64 {
+        self.single_bytes
     }
 
     /// Fails a wait in which the peer moved nothing for `stall` (no launcher watches the ranks
@@ -88,41 +130,97 @@ impl ShmTransport {
         // SAFETY: the slot is free (checked by can_send), so only this rank touches it until the
         // head store below publishes it; it holds slot_bytes >= n bytes.
         unsafe { std::ptr::copy_nonoverlapping(data[cur.done..].as_ptr(), slot, n) };
+        self.publish(to);
+        cur.done += n;
+    }
+
+    /// Publishes the slot just filled for `to`.
+    pub(super) fn publish(&mut self, to: usize) {
         self.sent[to] += 1;
         self.shared
             .head(self.rank, to)
             .store(self.sent[to], Ordering::Release);
         notify(self.shared.doorbell(to), self.shared.sleeping(to));
-        cur.done += n;
     }
 
-    /// Consumes the next published chunk from `from` into `out` and frees its slot.
-    pub(crate) fn pop(&mut self, from: usize, out: &mut [u8], how: Combine<'_>, cur: &mut Cursor) {
-        let n = (cur.len - cur.done).min(self.shared.layout.slot_bytes);
+    /// Consumes the next published chunk (or single-copy descriptor) from `from` into `out` and
+    /// frees its slot.
+    pub(crate) fn pop(
+        &mut self,
+        from: usize,
+        out: &mut [u8],
+        how: Combine<'_>,
+        cur: &mut Cursor,
+    ) -> Result<()> {
+        let next = self.received[from] + 1;
         let slot = self
             .shared
             .slot(from, self.rank, self.received[from] as usize);
-        // SAFETY: the slot was published (can_recv) and the sender will not reuse it until the
-        // tail store below; n <= slot_bytes.
-        let incoming = unsafe { std::slice::from_raw_parts(slot as *const u8, n) };
-        let dst = &mut out[cur.done..cur.done + n];
-        match how {
-            Combine::Copy => dst.copy_from_slice(incoming),
-            Combine::Reduce { dtype, op } => reduce_into(dtype, op, dst, incoming),
-            Combine::ReduceWith { dtype, op, local } => {
-                let local = &local[cur.done..cur.done + n];
-                reduce3(dtype, op, dst, local, incoming)
-            }
+        if self
+            .shared
+            .descriptor_at(from, self.rank)
+            .load(Ordering::Relaxed)
+            == next
+        {
+            // SAFETY: the sender published this slot with a descriptor in it (descriptor_at).
+            let d = unsafe { Descriptor::read_from(slot) };
+            self.read_single(from, d, out, how, cur)?;
+        } else {
+            let n = (cur.len - cur.done).min(self.shared.layout.slot_bytes);
+            // SAFETY: the slot was published (can_recv) and the sender will not reuse it until
+            // the tail store below; n <= slot_bytes.
+            let incoming = unsafe { std::slice::from_raw_parts(slot as *const u8, n) };
+            how.apply(&mut out[cur.done..cur.done + n], incoming, cur.done);
+            cur.done += n;
         }
-        self.received[from] += 1;
+        self.received[from] = next;
         self.shared
             .tail(from, self.rank)
-            .store(self.received[from], Ordering::Release);
+            .store(next, Ordering::Release);
         notify(self.shared.doorbell(from), self.shared.sleeping(from));
-        cur.done += n;
+        Ok(())
     }
 
-    fn wait_for(&self, to: Option<usize>, from: Option<usize>) -> Result<()> {
+    /// Sends and receives at once; `copied`: the receiver copies the message as it is, so it
+    /// may go single-copy.
+    fn exchange(
+        &mut self,
+        send: Option<Outgoing<'_>>,
+        recv: Option<Incoming<'_, '_>>,
+        copied: bool,
+    ) -> Result<()> {
+        let mut outbound = send.map(|(t, d)| (t, d, self.outbound(t, d.len(), copied)));
+        let (from, out, how) = match recv {
+            Some((f, o, h)) => (Some(f), o, h),
+            None => (None, &mut [][..], Combine::Copy),
+        };
+        let mut rcur = Cursor::new(out.len());
+        loop {
+            let mut moved = false;
+            if let Some((t, data, ob)) = outbound.as_mut() {
+                moved |= self.advance(*t, data, ob);
+            }
+            if let Some(f) = from {
+                while !rcur.finished() && self.can_recv(f) {
+                    self.pop(f, out, how, &mut rcur)?;
+                    moved = true;
+                }
+            }
+            let pending = outbound.as_ref().filter(|(_, _, ob)| !ob.finished());
+            if pending.is_none() && rcur.finished() {
+                return Ok(());
+            }
+            if !moved {
+                let drain = pending.is_some_and(|(_, _, ob)| matches!(ob, Outbound::Posted));
+                let f = from.filter(|_| !rcur.finished());
+                self.wait_for(pending.map(|(t, _, _)| *t), drain, f)?;
+            }
+        }
+    }
+
+    /// Waits until `from` has published something or `to` can move on: a free slot, or with
+    /// `drain` every slot freed (a posted single-copy message read).
+    fn wait_for(&self, to: Option<usize>, drain: bool, from: Option<usize>) -> Result<()> {
         let sh = &self.shared;
         let peer = from.or(to).map_or(-1, |p| p as i32);
         sh.waiting_on(self.rank).store(peer, Ordering::Relaxed);
@@ -131,8 +229,11 @@ impl ShmTransport {
             sleeping: sh.sleeping(self.rank),
             abort: sh.abort_flag(),
         };
-        let ready =
-            || to.is_some_and(|t| self.can_send(t)) || from.is_some_and(|f| self.can_recv(f));
+        let sendable = |t: usize| match drain {
+            true => self.drained(t),
+            false => self.can_send(t),
+        };
+        let ready = || to.is_some_and(sendable) || from.is_some_and(|f| self.can_recv(f));
         let deadline = self.stall.map(|d| Instant::now() + d);
         let res = sleeper.wait(self.policy, deadline, ready);
         sh.waiting_on(self.rank).store(-1, Ordering::Relaxed);
@@ -166,36 +267,15 @@ impl Transport for ShmTransport {
         send: Option<Outgoing<'_>>,
         recv: Option<Incoming<'_, '_>>,
     ) -> Result<()> {
-        let mut scur = Cursor::new(send.map_or(0, |(_, d)| d.len()));
-        let (from, out, how) = match recv {
-            Some((f, o, h)) => (Some(f), o, h),
-            None => (None, &mut [][..], Combine::Copy),
-        };
-        let mut rcur = Cursor::new(out.len());
-        let to = send.map(|(t, _)| t);
-        loop {
-            let mut moved = false;
-            if let Some((t, data)) = send {
-                while !scur.finished() && self.can_send(t) {
-                    self.push(t, data, &mut scur);
-                    moved = true;
-                }
-            }
-            if let Some(f) = from {
-                while !rcur.finished() && self.can_recv(f) {
-                    self.pop(f, out, how, &mut rcur);
-                    moved = true;
-                }
-            }
-            if scur.finished() && rcur.finished() {
-                return Ok(());
-            }
-            if !moved {
-                let t = to.filter(|_| !scur.finished());
-                let f = from.filter(|_| !rcur.finished());
-                self.wait_for(t, f)?;
-            }
-        }
+        self.exchange(send, recv, false)
+    }
+
+    fn send_recv_copy(
+        &mut self,
+        send: Option<Outgoing<'_>>,
+        recv: Option<Incoming<'_, '_>>,
+    ) -> Result<()> {
+        self.exchange(send, recv, true)
     }
 
     fn mark_progress(&mut self) {
@@ -204,3 +284,7 @@ impl Transport for ShmTransport {
             .fetch_add(1, Ordering::Relaxed);
     }
 }
+
+mod rendezvous;
+#[cfg(test)]
+mod tests;

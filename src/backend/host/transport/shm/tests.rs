@@ -1,0 +1,122 @@
+//! Two ranks as two threads, each with its own mapping of one segment: messages must arrive
+//! exactly, whichever way they move (staged, single-copy, or single-copy refused and staged).
+
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::ShmTransport;
+use crate::backend::host::layout::{Layout, Shared};
+use crate::backend::host::transport::single_copy::CopyMode;
+use crate::backend::host::transport::{Combine, Transport};
+use crate::backend::host::wait::WaitPolicy;
+use crate::collective::{DType, ReduceOp};
+
+/// Not a multiple of the 64 KiB slot, and more than the 8-slot ring holds.
+const LEN: usize = (1 << 20) + 12;
+
+fn pattern(rank: usize, salt: u32) -> Vec<u8> {
+    let words: Vec<f32> = (0..LEN / 4)
+        .map(|i| ((i as u32 * 7 + salt) % 1000) as f32 + rank as f32)
+        .collect();
+    bytemuck::cast_slice(&words).to_vec()
+}
+
+/// What one rank saw: the plain message, the reduced one, and its single-copy byte count.
+type Seen = (Vec<u8>, Vec<u8>, u64);
+
+/// Rank `rank` swaps a plain message with its peer (as one the receiver copies), then a reduced
+/// one (`out = mine + theirs`).
+fn exchange(mut t: ShmTransport, rank: usize) -> Seen {
+    let peer = 1 - rank;
+    let (mine, mut got) = (pattern(rank, 1), vec![0u8; LEN]);
+    t.send_recv_copy(Some((peer, &mine)), Some((peer, &mut got, Combine::Copy)))
+        .unwrap();
+    let local = pattern(rank, 2);
+    let mut sum = vec![0u8; LEN];
+    let how = Combine::ReduceWith {
+        dtype: DType::F32,
+        op: ReduceOp::Sum,
+        local: &local,
+    };
+    t.send_recv(Some((peer, &local)), Some((peer, &mut sum, how)))
+        .unwrap();
+    (got, sum, t.single_copy_bytes())
+}
+
+/// Runs [`exchange`] on both ranks; `pid_of_rank0` replaces rank 0's advertised process id.
+fn run_pair(mode: CopyMode, pid_of_rank0: Option<u32>) -> ([Seen; 2], Shared) {
+    let shared = Shared::create(Layout::new(2, 1)).unwrap();
+    let fd = shared.segment().fd();
+    let handles: Vec<_> = (0..2)
+        .map(|rank| {
+            // SAFETY: dup of a descriptor this test owns; the thread's Shared takes the copy.
+            let fd = unsafe { libc::dup(fd) };
+            std::thread::spawn(move || {
+                let sh = Rc::new(Shared::attach(fd, Layout::new(2, 1)).unwrap());
+                let policy = WaitPolicy::for_load(2, 1);
+                let mut t = ShmTransport::new(sh, rank, policy)
+                    .with_stall_timeout(Duration::from_secs(20), vec![0, 1])
+                    .with_copy_mode(mode);
+                if let (0, Some(pid)) = (rank, pid_of_rank0) {
+                    t = t.advertise_pid(pid);
+                }
+                exchange(t, rank)
+            })
+        })
+        .collect();
+    let mut seen = handles.into_iter().map(|h| h.join().unwrap());
+    ([seen.next().unwrap(), seen.next().unwrap()], shared)
+}
+
+fn expected_sum() -> Vec<u8> {
+    let (a, b) = (pattern(0, 2), pattern(1, 2));
+    let a: &[f32] = bytemuck::cast_slice(&a);
+    let b: &[f32] = bytemuck::cast_slice(&b);
+    let sum: Vec<f32> = a.iter().zip(b).map(|(x, y)| x + y).collect();
+    bytemuck::cast_slice(&sum).to_vec()
+}
+
+fn assert_exact(seen: &[Seen; 2]) {
+    for (rank, (got, sum, _)) in seen.iter().enumerate() {
+        assert!(*got == pattern(1 - rank, 1), "rank {rank}: plain message");
+        assert!(*sum == expected_sum(), "rank {rank}: reduced message");
+    }
+}
+
+#[test]
+fn staged_and_single_copy_deliver_identical_bytes() {
+    let (staged, _) = run_pair(CopyMode::Staged, None);
+    let (single, _) = run_pair(CopyMode::Single, None);
+    assert_exact(&staged);
+    assert_exact(&single);
+    for rank in 0..2 {
+        assert_eq!(staged[rank].2, 0, "staged mode read single-copy");
+        assert_eq!(single[rank].2, 2 * LEN as u64, "both messages single-copy");
+        assert!(staged[rank].0 == single[rank].0 && staged[rank].1 == single[rank].1);
+    }
+}
+
+#[test]
+fn auto_mode_reads_large_copied_messages_single_copy() {
+    let (seen, _) = run_pair(CopyMode::Auto, None);
+    assert_exact(&seen);
+    // The plain message single-copy, the reduced one through the slots.
+    assert_eq!((seen[0].2, seen[1].2), (LEN as u64, LEN as u64));
+}
+
+#[test]
+fn a_refused_read_falls_back_to_staged_copies() {
+    // No process has this id (pid_max is at most 2^22), so rank 1's reads of rank 0 fail.
+    let (seen, shared) = run_pair(CopyMode::Single, Some(1 << 30));
+    assert_exact(&seen);
+    assert_eq!(seen[1].2, 0, "rank 1 read nothing single-copy");
+    assert_eq!(
+        seen[0].2,
+        2 * LEN as u64,
+        "rank 0 still reads rank 1 directly"
+    );
+    assert_eq!(shared.single_copy_refused(0, 1).load(Ordering::Relaxed), 1);
+    assert_eq!(shared.single_copy_refused(1, 0).load(Ordering::Relaxed), 0);
+    assert_eq!(shared.fallback_noted().load(Ordering::Relaxed), 1);
+}
