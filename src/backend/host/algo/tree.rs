@@ -2,15 +2,32 @@
 //! down, AllReduce is Reduce then Broadcast. Messages are cut into chunks so that the levels of
 //! the tree work on different chunks at once (pipelining); latency grows with log2(p) levels
 //! instead of the ring's p-1 steps.
+//!
+//! A large Broadcast (from 1 MiB) runs as a pipelined chain instead, the schedule Open MPI's
+//! tuned component also picks for large broadcasts: the binary tree's root and inner ranks send
+//! S to each of two children, where in the chain no rank sends more than S, and each chunk is a
+//! message the receiver copies as it is, so the shared-memory transport moves it single-copy.
+//! Both have the bandwidth term S once pipelined; the chain's p−1 steps of latency are paid
+//! only where a chunk's latency is a small part of the time.
 
 use std::ops::Range;
 
-use super::{Buffers, Elements, Group};
+use super::{split_pair, Buffers, Elements, Group};
 use crate::backend::host::transport::{Combine, Transport};
 use crate::error::Result;
 
 /// Pipeline chunk; a multiple of every element size.
 const CHUNK: usize = 64 * 1024;
+
+/// From this many bytes up, Broadcast runs as a pipelined chain (see [`chain_down`]).
+const CHAIN_MIN: usize = 1 << 20;
+
+/// The chain's pipeline chunk: a 16th of the message, so that filling the pipeline (p−2
+/// chunks) is a small part of the time, but at least the smallest single-copy message and at
+/// most 1 MiB (from there a chunk's hand-over, a descriptor and its release, is a negligible
+/// part of its copy).
+const CHAIN_CHUNK: usize = 1 << 20;
+const CHAIN_CHUNK_MIN: usize = crate::backend::host::transport::single_copy::AUTO_MIN_BYTES;
 
 /// Parent and children of group index `i` in a binary tree of `n` nodes.
 fn links(g: &Group) -> (Option<usize>, Vec<usize>) {
@@ -83,6 +100,34 @@ fn broadcast_down<T: Transport>(t: &mut T, g: &Group, work: &mut [u8]) -> Result
     Ok(())
 }
 
+/// Pipelined chain: group index i receives chunk k from i−1 while i+1 receives chunk k−1 from
+/// it, so every rank but the root receives S once and every rank but the last forwards S once;
+/// once the pipeline is full the time is that of one pass over S, whatever the rank count.
+fn chain_down<T: Transport>(t: &mut T, g: &Group, work: &mut [u8]) -> Result<()> {
+    let (i, n, len) = (g.me, g.size(), work.len());
+    let chunk = (len / 16).clamp(CHAIN_CHUNK_MIN, CHAIN_CHUNK);
+    let parent = (i > 0).then(|| g.members[i - 1]);
+    let child = (i + 1 < n).then(|| g.members[i + 1]);
+    let piece = |k: usize| k * chunk..((k + 1) * chunk).min(len);
+    let m = len.div_ceil(chunk);
+    for k in 0..=m {
+        let fwd = child.filter(|_| k >= 1).map(|c| (c, piece(k - 1)));
+        let get = parent.filter(|_| k < m).map(|p| (p, piece(k)));
+        match (fwd, get) {
+            (Some((c, s)), Some((p, r))) => {
+                let (out, inp) = split_pair(work, s, r);
+                t.send_recv_copy(Some((c, out)), Some((p, inp, Combine::Copy)))?;
+            }
+            (Some((c, s)), None) => t.send_recv_copy(Some((c, &work[s])), None)?,
+            (None, Some((p, r))) => {
+                t.send_recv_copy(None, Some((p, &mut work[r], Combine::Copy)))?
+            }
+            (None, None) => {}
+        }
+    }
+    Ok(())
+}
+
 fn split(bufs: Buffers<'_>) -> (Option<&[u8]>, &mut [u8]) {
     match bufs {
         Buffers::OutOfPlace { input, output } => (Some(input), output),
@@ -110,6 +155,9 @@ pub fn broadcast<T: Transport>(t: &mut T, g: &Group, bufs: Buffers<'_>) -> Resul
         if let Some(src) = src {
             work.copy_from_slice(src);
         }
+    }
+    if work.len() >= CHAIN_MIN {
+        return chain_down(t, g, work);
     }
     broadcast_down(t, g, work)
 }
