@@ -24,7 +24,20 @@ fn free_port() -> u16 {
 
 /// One rank of a torchrun-style launch of `world` ranks, on node `node`.
 fn torchrun_rank(rank: usize, world: usize, port: u16, node: &str, args: &[&str]) -> Spawned {
+    torchrun_rank_with(rank, world, port, node, args, &[])
+}
+
+/// [`torchrun_rank`] with extra environment variables.
+fn torchrun_rank_with(
+    rank: usize,
+    world: usize,
+    port: u16,
+    node: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Spawned {
     let mut cmd = command(args);
+    cmd.envs(env.iter().copied());
     cmd.env("RANK", rank.to_string())
         .env("WORLD_SIZE", world.to_string())
         .env("LOCAL_RANK", "0")
@@ -338,6 +351,18 @@ fn pairs_need_two_nodes() {
 
 #[test]
 fn every_op_and_algorithm_is_exact_across_shared_memory_and_tcp() {
+    exact_across_shared_memory_and_tcp("auto");
+}
+
+#[test]
+fn every_op_is_exact_across_tcp_and_single_copy_shared_memory() {
+    // Every shared-memory message single-copy, whether the other half of a step is TCP or not.
+    exact_across_shared_memory_and_tcp("single");
+}
+
+/// Every op, algorithm and placement on 2 nodes x 2 ranks, shared memory moving messages as
+/// `COLLBENCH_SHM_COPY=copy_mode` says; every point must be exact.
+fn exact_across_shared_memory_and_tcp(copy_mode: &str) {
     let _guard = common::serial();
     let (_tmp, out) = common::tempdir();
     // 2 nodes x 2 ranks: ring and tree steps cross between shared memory and TCP, and 4 MiB
@@ -369,7 +394,17 @@ fn every_op_and_algorithm_is_exact_across_shared_memory_and_tcp() {
     );
     let port = free_port();
     let ranks = (0..4)
-        .map(|r| torchrun_rank(r, 4, port, ["n0", "n1"][r / 2], &args))
+        .map(|r| {
+            let node = ["n0", "n1"][r / 2];
+            torchrun_rank_with(
+                r,
+                4,
+                port,
+                node,
+                &args,
+                &[("COLLBENCH_SHM_COPY", copy_mode)],
+            )
+        })
         .collect();
     let runs = finish_all(ranks, Duration::from_secs(240));
     for (r, run) in runs.iter().enumerate() {
