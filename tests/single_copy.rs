@@ -39,6 +39,8 @@ fn sweep_with(mode: &str, ranks: usize) -> Vec<(String, String, String, bool, us
         "single-copy refused here: {}",
         run.stderr
     );
+    let options = common::meta(&out).options;
+    assert_eq!(options["shm_copy"], mode, "meta.json options: {options}");
     let mut points: Vec<_> = summary(&out)
         .iter()
         .map(|r| {

@@ -181,7 +181,7 @@ fn lead(
         transport,
         opts.ranks,
         c.topology.nodes(),
-        serde_json::to_value(opts).unwrap_or_default(),
+        crate::backend::host::transport::single_copy::options_json(opts),
     );
     meta.hosts = c.topology.hosts.clone();
     meta.rank_nodes = c.topology.node_of.clone();

@@ -100,7 +100,7 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     let dir = req.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(default_run_id(&req.opts.ops, req.backend.name()))
     });
-    let options = serde_json::to_value(&req.opts).unwrap_or_default();
+    let options = crate::backend::host::transport::single_copy::options_json(&req.opts);
     let meta = Meta::new(
         req.command_line.clone(),
         "host",

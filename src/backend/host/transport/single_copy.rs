@@ -43,6 +43,15 @@ impl CopyMode {
         CopyMode::parse(std::env::var(COPY_ENV).ok().as_deref())
     }
 
+    /// The name `COLLBENCH_SHM_COPY` takes for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            CopyMode::Auto => "auto",
+            CopyMode::Staged => "staged",
+            CopyMode::Single => "single",
+        }
+    }
+
     /// Parses a value of `COLLBENCH_SHM_COPY`.
     pub fn parse(value: Option<&str>) -> Result<CopyMode> {
         match value.map(str::trim) {
@@ -54,6 +63,18 @@ impl CopyMode {
             ))),
         }
     }
+}
+
+/// The sweep options as a host run's meta.json records them, with `shm_copy` (the copy mode
+/// asked for) beside them where messages move over shared memory.
+pub fn options_json(opts: &crate::sweep::plan::SweepOptions) -> serde_json::Value {
+    let mut v = serde_json::to_value(opts).unwrap_or_default();
+    let shm = opts.transport == crate::sweep::plan::TransportKind::Shm;
+    if let (true, Some(map)) = (shm, v.as_object_mut()) {
+        let mode = CopyMode::from_env().unwrap_or(CopyMode::Auto);
+        map.insert("shm_copy".into(), mode.name().into());
+    }
+    v
 }
 
 /// Where a message's bytes sit in the sender's address space; it fills the start of one slot.
