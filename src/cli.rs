@@ -180,6 +180,9 @@ pub struct FitArgs {
     /// --export: nodes the ranks span [default: 1, or as fitted for a two-level model].
     #[arg(long, value_name = "N", requires = "export")]
     pub nodes: Option<usize>,
+    /// Replace an existing -o or --export-out file (outputs are never overwritten otherwise).
+    #[arg(long)]
+    pub force: bool,
 }
 
 impl FitArgs {
@@ -199,6 +202,7 @@ impl FitArgs {
                 },
                 out: self.export_out,
             }),
+            force: self.force,
         }
     }
 }

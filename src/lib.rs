@@ -16,9 +16,13 @@
 //! * [`backend`]: the embedded host backend (shared memory between rank processes).
 //! * [`stats`], [`check`]: pure statistics and exact correctness checks.
 //! * [`report`], [`meta`]: the versioned files of a results folder (docs/FORMATS.md).
+//! * [`output`]: stdout that never panics; output files written atomically, kept unless `--force`.
 //! * [`project`]: FSDP (+TP/PP) training-step projection from a fit.json or network profile.
 //!
 //! The method (timing protocol, busbw derivation) is in docs/METHODOLOGY.md.
+
+// Commands print through `output::stdout`: `println!` panics on a closed or full stdout.
+#![cfg_attr(not(test), warn(clippy::print_stdout))]
 
 pub mod accept;
 pub mod backend;
@@ -30,6 +34,7 @@ pub mod error;
 pub mod fit;
 pub mod launch;
 pub mod meta;
+pub mod output;
 pub mod plot;
 pub mod project;
 pub mod report;

@@ -34,7 +34,13 @@ fn main() -> ExitCode {
         Command::Rank(args) => rank(args),
     };
     match result {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => match collbench::output::stdout::failure() {
+            Some(line) => {
+                eprintln!("collbench: {line}");
+                ExitCode::from(2)
+            }
+            None => ExitCode::from(code),
+        },
         Err(e) => {
             eprintln!("collbench: {e}");
             ExitCode::from(e.exit_code() as u8)

@@ -210,14 +210,12 @@ impl Meta {
     /// crash) never sees half a file.
     pub fn write(&self, dir: &Path) -> Result<()> {
         let path = dir.join(META_FILE);
-        let tmp = dir.join(format!("{META_FILE}.tmp"));
         let mut text = serde_json::to_string_pretty(self).map_err(|e| Error::Input {
             path: path.clone(),
             msg: format!("cannot encode metadata: {e}"),
         })?;
         text.push('\n');
-        fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
-        fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
+        crate::output::file::write_atomic(&path, text.as_bytes())
     }
 
     /// Reads a meta.json, refusing other schemas. Errors name the file.

@@ -35,6 +35,9 @@ pub struct AcceptArgs {
     /// Print verdict.json on stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Replace an existing verdict.json or JUnit file (outputs are never overwritten otherwise).
+    #[arg(long)]
+    pub force: bool,
 }
 
 impl AcceptArgs {
@@ -47,6 +50,7 @@ impl AcceptArgs {
             out: self.out,
             junit: self.junit,
             json: self.json,
+            force: self.force,
             command_line,
         }
     }

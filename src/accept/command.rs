@@ -11,6 +11,7 @@ use super::verdict::{Outcome, Verdict, VERDICT_FILE};
 use super::{junit, table};
 use crate::collective::Proto;
 use crate::error::{Error, Result};
+use crate::output::file::{check_new, write_output};
 use crate::report::run_dir::default_run_id;
 use crate::sweep::distributed::run_distributed;
 use crate::sweep::run::{run_sweep, SweepRequest};
@@ -29,24 +30,34 @@ pub struct AcceptRequest {
     pub out: Option<PathBuf>,
     pub junit: Option<PathBuf>,
     pub json: bool,
+    /// `--force`: replace an existing verdict.json or JUnit file.
+    pub force: bool,
     pub command_line: Vec<String>,
 }
 
 /// Runs the command; `Ok` carries the verdict's exit code.
 pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
     let criteria = Criteria::load(&req.criteria)?;
-    let (dirs, out) = if req.runs.is_empty() {
-        let out = req
-            .out
-            .clone()
-            .unwrap_or_else(|| default_out(&criteria.name));
-        match sweep_repeats(req, &criteria, &out)? {
-            Some(dirs) => (dirs, Some(out)),
+    let out = if req.runs.is_empty() {
+        Some(
+            req.out
+                .clone()
+                .unwrap_or_else(|| default_out(&criteria.name)),
+        )
+    } else {
+        req.out.clone()
+    };
+    // Refused before any sweep, so that a refusal costs nothing.
+    for path in output_paths(out.as_deref(), req.junit.as_deref()) {
+        check_new(&path, req.force)?;
+    }
+    let dirs = match (&out, req.runs.is_empty()) {
+        (Some(out), true) => match sweep_repeats(req, &criteria, out)? {
+            Some(dirs) => dirs,
             // A rank other than 0 of a multi-host launch: rank 0 judges.
             None => return Ok(0),
-        }
-    } else {
-        (req.runs.clone(), req.out.clone())
+        },
+        _ => req.runs.clone(),
     };
     let measured = read_measured(&dirs)?;
     let header = Header {
@@ -54,11 +65,11 @@ pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
         command_line: req.command_line.clone(),
     };
     let verdict = judge(&criteria, &measured, header);
-    let written = write_outputs(&verdict, out.as_deref(), req.junit.as_deref())?;
+    let written = write_outputs(&verdict, out.as_deref(), req.junit.as_deref(), req.force)?;
     if req.json {
-        println!("{}", to_json(&verdict)?);
+        crate::output::stdout::println(&to_json(&verdict)?);
     } else {
-        print!("{}", table::render(&verdict));
+        crate::output::stdout::print(&table::render(&verdict));
     }
     explain(&verdict, &written);
     Ok(verdict.exit_code)
@@ -173,7 +184,21 @@ struct Written {
     junit: Option<PathBuf>,
 }
 
-fn write_outputs(v: &Verdict, out: Option<&Path>, junit_path: Option<&Path>) -> Result<Written> {
+/// The verdict file and the JUnit file this request writes, in that order.
+fn output_paths(out: Option<&Path>, junit: Option<&Path>) -> Vec<PathBuf> {
+    let verdict = out.map(|d| d.join(VERDICT_FILE));
+    let junit = junit
+        .map(Path::to_path_buf)
+        .or_else(|| out.map(|d| d.join(JUNIT_FILE)));
+    verdict.into_iter().chain(junit).collect()
+}
+
+fn write_outputs(
+    v: &Verdict,
+    out: Option<&Path>,
+    junit_path: Option<&Path>,
+    force: bool,
+) -> Result<Written> {
     let mut written = Written {
         verdict: None,
         junit: None,
@@ -181,21 +206,17 @@ fn write_outputs(v: &Verdict, out: Option<&Path>, junit_path: Option<&Path>) -> 
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let path = dir.join(VERDICT_FILE);
-        write(&path, &(to_json(v)? + "\n"))?;
+        write_output(&path, (to_json(v)? + "\n").as_bytes(), force)?;
         written.verdict = Some(path);
     }
     let junit_path = junit_path
         .map(Path::to_path_buf)
         .or_else(|| out.map(|d| d.join(JUNIT_FILE)));
     if let Some(path) = junit_path {
-        write(&path, &junit::render(v))?;
+        write_output(&path, junit::render(v).as_bytes(), force)?;
         written.junit = Some(path);
     }
     Ok(written)
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| Error::io(path, e))
 }
 
 fn to_json(v: &Verdict) -> Result<String> {

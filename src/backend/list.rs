@@ -93,7 +93,7 @@ pub fn run_backends(args: &BackendsArgs) -> Result<u8> {
     } else {
         table(&rows)
     };
-    print!("{text}");
+    crate::output::stdout::print(&text);
     Ok(0)
 }
 

@@ -46,9 +46,9 @@ pub fn run_compare(req: &CompareRequest) -> Result<u8> {
     if req.json {
         let text = serde_json::to_string_pretty(&c)
             .map_err(|e| Error::usage(format!("cannot encode the comparison: {e}")))?;
-        println!("{text}");
+        crate::output::stdout::println(&text);
     } else {
-        print!("{}", render(&c));
+        crate::output::stdout::print(&render(&c));
     }
     Ok(u8::from(c.regressions > 0))
 }

@@ -8,6 +8,7 @@ use super::input::{read_run, require_points, Run};
 use super::predict::{describe, parse_query, predict};
 use super::schema::FitFile;
 use crate::error::{Error, Result};
+use crate::output::file::{check_new, write_output};
 use crate::report::fit_table;
 
 /// What `collbench fit` was asked to do, parsed.
@@ -23,6 +24,8 @@ pub struct FitRequest {
     pub json: bool,
     /// An `--export` of the fit for another tool.
     pub export: Option<ExportRequest>,
+    /// `--force`: replace an existing fit.json or export file.
+    pub force: bool,
 }
 
 /// Runs the command; the exit code is 0 (errors are `Err`).
@@ -37,30 +40,33 @@ pub fn run_fit(req: &FitRequest) -> Result<u8> {
         if req.json {
             let text = serde_json::to_string(&p)
                 .map_err(|e| Error::usage(format!("cannot encode the prediction: {e}")))?;
-            println!("{text}");
+            crate::output::stdout::println(&text);
         } else {
-            println!("{}", describe(&p));
+            crate::output::stdout::println(&describe(&p));
         }
     }
     if let Some(x) = &req.export {
-        write_export(&fit, x)?;
+        write_export(&fit, x, req.force)?;
     }
     Ok(0)
 }
 
 /// Writes `--export` to its file (status on stderr) or to stdout.
-fn write_export(fit: &FitFile, x: &ExportRequest) -> Result<()> {
+fn write_export(fit: &FitFile, x: &ExportRequest, force: bool) -> Result<()> {
+    if let Some(path) = &x.out {
+        check_new(path, force)?;
+    }
     let text = export(fit, x.format, &x.opts)?;
     match &x.out {
         Some(path) => {
-            std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
+            write_output(path, text.as_bytes(), force)?;
             eprintln!(
                 "collbench: {} export written to {}",
                 x.format,
                 path.display()
             );
         }
-        None => print!("{text}"),
+        None => crate::output::stdout::print(&text),
     }
     Ok(())
 }
@@ -85,6 +91,8 @@ fn fit_runs(req: &FitRequest) -> Result<FitFile> {
                 .into(),
         });
     }
+    check_writable(&req.output)?;
+    check_new(&req.output, req.force)?;
     let runs: Vec<Run> = req
         .inputs
         .iter()
@@ -101,13 +109,12 @@ fn fit_runs(req: &FitRequest) -> Result<FitFile> {
             ),
         });
     }
-    check_writable(&req.output)?;
     fit.write(&req.output)?;
     if req.export.as_ref().is_some_and(|x| x.out.is_none()) {
         // stdout carries the export.
         eprint!("{}", fit_table::render(&fit));
     } else if !req.json {
-        print!("{}", fit_table::render(&fit));
+        crate::output::stdout::print(&fit_table::render(&fit));
     }
     eprintln!(
         "collbench: {} curves and {} cross-world models written to {}",

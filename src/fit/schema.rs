@@ -243,16 +243,14 @@ pub struct WorldHoldout {
 }
 
 impl FitFile {
-    /// Writes the file as pretty JSON (temporary file, then rename).
+    /// Writes the file as pretty JSON, atomically (replacing what is there; `fit` checks first).
     pub fn write(&self, path: &Path) -> Result<()> {
         let mut text = serde_json::to_string_pretty(self).map_err(|e| Error::Input {
             path: path.to_path_buf(),
             msg: format!("cannot encode the fit: {e}"),
         })?;
         text.push('\n');
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
-        std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+        crate::output::file::write_atomic(path, text.as_bytes())
     }
 
     /// Reads a fit.json, refusing other schemas and malformed files with the file named.

@@ -40,6 +40,9 @@ pub struct PlotArgs {
     /// smallest, a middle and the largest measured].
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
+    /// Replace figure files that are already there (outputs are never overwritten otherwise).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// What `collbench plot` was asked to do, parsed.
@@ -52,6 +55,7 @@ pub struct PlotRequest {
     pub png: bool,
     pub svg: bool,
     pub sizes: Option<Vec<usize>>,
+    pub force: bool,
 }
 
 impl PlotArgs {
@@ -77,6 +81,7 @@ impl PlotArgs {
             png,
             svg,
             sizes,
+            force: self.force,
         })
     }
 }

@@ -33,6 +33,11 @@ pub fn run_plot(req: &PlotRequest) -> Result<u8> {
         figs.extend(projection::figures(p));
     }
     let out = out_dir(req)?;
+    for fig in figs.iter().filter(|f| !f.is_empty()) {
+        for path in figure_paths(fig, &out, req) {
+            crate::output::file::check_new(&path, req.force)?;
+        }
+    }
     let mut written = 0;
     for fig in &figs {
         if fig.is_empty() {
@@ -40,7 +45,7 @@ pub fn run_plot(req: &PlotRequest) -> Result<u8> {
             continue;
         }
         for path in write_figure(fig, &out, req)? {
-            println!("{}", path.display());
+            crate::output::stdout::println(&path.display().to_string());
             written += 1;
         }
     }
@@ -109,16 +114,24 @@ fn out_dir(req: &PlotRequest) -> Result<PathBuf> {
 }
 
 fn write_figure(fig: &Figure, out: &Path, req: &PlotRequest) -> Result<Vec<PathBuf>> {
-    let mut paths = Vec::new();
-    if req.png {
-        let p = out.join(format!("{}.png", fig.name));
-        write_png(fig, &p)?;
-        paths.push(p);
-    }
-    if req.svg {
-        let p = out.join(format!("{}.svg", fig.name));
-        write_svg(fig, &p)?;
-        paths.push(p);
+    let paths = figure_paths(fig, out, req);
+    for p in &paths {
+        match p.extension().and_then(|e| e.to_str()) {
+            Some("png") => write_png(fig, p)?,
+            _ => write_svg(fig, p)?,
+        }
     }
     Ok(paths)
+}
+
+/// The files `fig` is written to: PNG and/or SVG as asked.
+fn figure_paths(fig: &Figure, out: &Path, req: &PlotRequest) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    if req.png {
+        paths.push(out.join(format!("{}.png", fig.name)));
+    }
+    if req.svg {
+        paths.push(out.join(format!("{}.svg", fig.name)));
+    }
+    paths
 }

@@ -57,15 +57,36 @@ impl Ranged for AxisRange {
 /// Writes `fig` as a PNG file.
 pub fn write_png(fig: &Figure, path: &Path) -> Result<()> {
     ensure_registered();
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
-    draw(&root, fig).map_err(|e| failed(path, &e))?;
-    root.present().map_err(|e| failed(path, &e.to_string()))
+    crate::output::file::write_atomic_with(path, |tmp| {
+        let root = BitMapBackend::new(tmp, SIZE).into_drawing_area();
+        draw(&root, fig).map_err(|e| failed(path, &e))?;
+        root.present()
+            .map_err(|e| failed(path, &readable(&e.to_string())))
+    })
+}
+
+/// One readable phrase from the bitmap encoder's error, which plotters renders as a nested
+/// Debug string (`backend error: Drawing backend error: ImageError(IoError(Os { code: 28, ..`):
+/// the operating system's message when it carries one.
+fn readable(text: &str) -> String {
+    let code = text
+        .split_once("code: ")
+        .and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|d| d.parse::<i32>().ok());
+    match code {
+        Some(c) => std::io::Error::from_raw_os_error(c).to_string(),
+        None => text
+            .rsplit("error: ")
+            .next()
+            .unwrap_or(text)
+            .replace(['\n', '\t'], " "),
+    }
 }
 
 /// Writes `fig` as an SVG file.
 pub fn write_svg(fig: &Figure, path: &Path) -> Result<()> {
     let text = svg_string(fig)?;
-    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+    crate::output::file::write_atomic(path, text.as_bytes())
 }
 
 /// `fig` as SVG text (for files and for inlining into HTML).

@@ -82,6 +82,9 @@ pub struct ProjectArgs {
     /// Write projection.csv and projection.json into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replace the files of an earlier --out (outputs are never overwritten otherwise).
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 impl ProjectArgs {
@@ -136,6 +139,7 @@ impl ProjectArgs {
             },
             replay: self.replay.then_some(self.replay_steps),
             out: self.out,
+            force: self.force,
             command_line,
         })
     }

@@ -30,6 +30,8 @@ pub struct ProjectRequest {
     /// `--replay`: timed steps to replay on the host backend.
     pub replay: Option<usize>,
     pub out: Option<PathBuf>,
+    /// `--force`: replace the files of an earlier `--out`.
+    pub force: bool,
     pub command_line: Vec<String>,
 }
 
@@ -49,6 +51,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         };
     if let Some(out) = &req.out {
         check_out(out)?;
+        output::check_files(out, req.replay.is_some(), req.force)?;
     }
     let request = Request {
         seq: req.seq_len.unwrap_or(model.seq_len),
@@ -73,7 +76,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         replay::run::check(&request, cores)?;
     }
     let projection = project(&request, &fit)?;
-    print!("{}", output::table(&request, &projection, &network));
+    crate::output::stdout::print(&output::table(&request, &projection, &network));
     for note in &projection.notes {
         eprintln!("collbench: note: {note}");
     }
@@ -122,7 +125,7 @@ fn run_replay(
             )),
         };
     let c = replay::run::replay(request, row, fit, steps)?;
-    print!("{}", c.summary(row.world));
+    crate::output::stdout::print(&c.summary(row.world));
     Ok(c)
 }
 
@@ -157,7 +160,8 @@ fn check_out(out: &Path) -> Result<()> {
 }
 
 fn write(path: &Path, text: String) -> Result<()> {
-    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+    // Existing files were refused (or --force given) before projecting.
+    crate::output::file::write_atomic(path, text.as_bytes())
 }
 
 #[cfg(test)]

@@ -1,9 +1,12 @@
 //! What a projection shows: the table on stdout, projection.csv and projection.json
 //! (`collbench.projection/v1`, docs/FORMATS.md). Pure: text out, the caller writes it.
 
+use std::path::{Path, PathBuf};
+
 use serde_json::{json, Value};
 
 use super::plan::{Batch, Projection, Request, Row};
+use crate::error::Result;
 use crate::fit::schema::FitFile;
 
 /// Schema id of projection.json.
@@ -248,4 +251,23 @@ pub fn json(
         "notes": p.notes,
         "rows": p.rows,
     })
+}
+
+/// The files `--out DIR` receives (replay.csv with `--replay`).
+pub fn files(out: &Path, replay: bool) -> Vec<PathBuf> {
+    let names = ["projection.csv", "projection.json"];
+    let replay_file = replay.then_some("replay.csv");
+    names
+        .into_iter()
+        .chain(replay_file)
+        .map(|n| out.join(n))
+        .collect()
+}
+
+/// Refuses an `--out` whose files an earlier projection wrote, unless `force`.
+pub fn check_files(out: &Path, replay: bool, force: bool) -> Result<()> {
+    for path in files(out, replay) {
+        crate::output::file::check_new(&path, force)?;
+    }
+    Ok(())
 }

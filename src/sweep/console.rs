@@ -1,7 +1,7 @@
 //! What the user sees while a sweep runs: the live table on stdout and, when stderr is a
 //! terminal, a progress bar that never garbles the table.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -29,12 +29,9 @@ impl Console {
     }
 
     fn print(&self, line: &str) {
-        let out = || {
-            let mut o = std::io::stdout().lock();
-            // A closed stdout (e.g. `| head`) must not stop the measurement: results go to disk.
-            let _ = writeln!(o, "{line}");
-            let _ = o.flush();
-        };
+        // A closed or full stdout (e.g. `| head`) must not stop the measurement: results go to
+        // disk, and a full stdout is reported when the sweep ends.
+        let out = || crate::output::stdout::println(line);
         match &self.bar {
             Some(bar) => bar.suspend(out),
             None => out(),

@@ -29,6 +29,9 @@ pub struct ReportArgs {
     /// Where to write the page [default: RUN/report.html].
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Replace an existing page (outputs are never overwritten otherwise).
+    #[arg(long)]
+    pub force: bool,
 }
 
 impl ReportArgs {
@@ -39,6 +42,7 @@ impl ReportArgs {
             fit: self.fit,
             verdict: self.verdict,
             output: self.output,
+            force: self.force,
         }
     }
 }

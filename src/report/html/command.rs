@@ -22,6 +22,8 @@ pub struct ReportRequest {
     pub fit: Option<PathBuf>,
     pub verdict: Option<PathBuf>,
     pub output: Option<PathBuf>,
+    /// `--force`: replace an existing page.
+    pub force: bool,
 }
 
 /// Runs the command; exit code 0 (errors are `Err`).
@@ -31,9 +33,13 @@ pub fn run_report(req: &ReportRequest) -> Result<u8> {
         .clone()
         .unwrap_or_else(|| req.run.join("report.html"));
     check_writable(&output)?;
+    crate::output::file::check_new(&output, req.force)?;
     let run = read_run(&req.run)?;
     let (fit, fit_origin) = fit_for(&run, req.fit.as_deref())?;
     let verdict = req.verdict.as_deref().map(read_verdict).transpose()?;
+    if let (Some((v, _)), Some(path)) = (&verdict, &req.verdict) {
+        check_verdict_judged(v, path, &req.run)?;
+    }
     let mut notes = Vec::new();
     let figures = run_figures(std::slice::from_ref(&run), Some(&fit), None, &mut notes);
     let html = render(&ReportInput {
@@ -44,7 +50,7 @@ pub fn run_report(req: &ReportRequest) -> Result<u8> {
         figures,
         notes,
     })?;
-    std::fs::write(&output, html).map_err(|e| Error::io(&output, e))?;
+    crate::output::file::write_output(&output, html.as_bytes(), req.force)?;
     eprintln!("collbench: report written to {}", output.display());
     Ok(0)
 }
@@ -92,6 +98,42 @@ fn read_verdict(path: &Path) -> Result<(Value, String)> {
         }
     }
     Ok((v, path.display().to_string()))
+}
+
+/// Refuses a verdict whose `runs[]` (the folders `accept` judged) does not include `run`: the
+/// page would show one cluster's verdict over another's measurements. Paths are compared as
+/// resolved from here; a judged folder that no longer resolves (moved, or judged from another
+/// working folder) matches by its folder name.
+fn check_verdict_judged(verdict: &Value, path: &Path, run: &Path) -> Result<()> {
+    let Some(runs) = verdict.get("runs").and_then(Value::as_array) else {
+        return Ok(());
+    };
+    let judged: Vec<&str> = runs
+        .iter()
+        .filter_map(|r| r.get("path").and_then(Value::as_str))
+        .collect();
+    let here = std::fs::canonicalize(run).unwrap_or_else(|_| run.to_path_buf());
+    let same = |p: &&str| match std::fs::canonicalize(p) {
+        Ok(c) => c == here,
+        Err(_) => Path::new(p)
+            .file_name()
+            .is_some_and(|n| Some(n) == here.file_name()),
+    };
+    if judged.iter().any(same) {
+        return Ok(());
+    }
+    Err(Error::Input {
+        path: path.to_path_buf(),
+        msg: format!(
+            "judged {}, not {}; give the verdict.json that `collbench accept` wrote for this run",
+            if judged.is_empty() {
+                "no runs".to_string()
+            } else {
+                judged.join(", ")
+            },
+            run.display()
+        ),
+    })
 }
 
 fn check_writable(path: &Path) -> Result<()> {
