@@ -356,7 +356,10 @@ impl SweepArgs {
         Ok(SweepRequest {
             opts,
             backend,
-            timeout: flag("--timeout", parse_duration(&self.timeout))?,
+            timeout: crate::sweep::limits::check_timeout(flag(
+                "--timeout",
+                parse_duration(&self.timeout),
+            )?)?,
             out: self.out,
             ranks_given: self.ranks.is_some(),
             pairs: self.pairs,

@@ -202,6 +202,40 @@ fn reason(e: &io::Error) -> String {
     }
 }
 
+/// The results folder of a run: `out` when given, else a new folder under `results/` named by
+/// [`default_run_id`]. Two runs started in the same second with the same ops each get their
+/// own folder: the folder is created here, exclusively, and a taken name gets `-2`, `-3`, ...
+/// (so names still sort by start time).
+pub fn run_dir_or_default(out: Option<&Path>, ops: &[Op], backend: &str) -> Result<PathBuf> {
+    match out {
+        Some(dir) => Ok(dir.to_path_buf()),
+        None => new_unique_dir(&Path::new("results").join(default_run_id(ops, backend))),
+    }
+}
+
+/// Creates `base`, or `base-2`, `base-3`, ... when it is taken, and returns the one created.
+pub fn new_unique_dir(base: &Path) -> Result<PathBuf> {
+    if let Some(parent) = base.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| unwritable(parent, &e))?;
+    }
+    let mut last = None;
+    for n in 1..=1000 {
+        let dir = match n {
+            1 => base.to_path_buf(),
+            _ => PathBuf::from(format!("{}-{n}", base.display())),
+        };
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(dir),
+            Err(e) => return Err(unwritable(&dir, &e)),
+        }
+    }
+    Err(Error::usage(format!(
+        "{} and 999 more folders like it already exist; give --out",
+        last.unwrap_or_else(|| base.to_path_buf()).display()
+    )))
+}
+
 /// A folder name for a run starting now: `YYYYMMDD-HHMMSS-<ops joined by +>-<backend>` in UTC,
 /// e.g. `20261122-081500-allreduce+allgather-host`.
 pub fn default_run_id(ops: &[Op], backend: &str) -> String {
@@ -337,6 +371,20 @@ mod tests {
             );
             assert!(!msg.contains('\n') && !msg.contains("os error"), "{msg}");
         }
+    }
+
+    #[test]
+    fn default_folders_of_runs_started_together_differ() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = tmp.path().join("results/20261122-081500-allreduce-host");
+        let first = new_unique_dir(&base).unwrap();
+        let second = new_unique_dir(&base).unwrap();
+        assert_eq!(first, base);
+        assert_eq!(
+            second,
+            tmp.path().join("results/20261122-081500-allreduce-host-2")
+        );
+        assert!(second.is_dir());
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::launch::cluster::{self, Cluster};
 use crate::launch::env::Bootstrap;
 use crate::meta::Meta;
 use crate::report::pairs_csv::PairRow;
-use crate::report::run_dir::{default_run_id, RunDir};
+use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::console::Console;
 use crate::sweep::links;
 use crate::sweep::plan::{Plan, Point, SweepOptions, TransportKind};
@@ -166,9 +166,7 @@ fn lead(
     c: &mut Cluster,
     abort: &AtomicBool,
 ) -> Result<Outcome> {
-    let dir = req.out.clone().unwrap_or_else(|| {
-        std::path::PathBuf::from("results").join(default_run_id(&opts.ops, req.backend.name()))
-    });
+    let dir = run_dir_or_default(req.out.as_deref(), &opts.ops, req.backend.name())?;
     let topo = &c.topology;
     let shared = (0..topo.nodes()).any(|n| topo.ranks_on(n).len() > 1);
     let transport = match opts.transport {

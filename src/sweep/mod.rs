@@ -3,6 +3,7 @@
 
 pub mod console;
 pub mod distributed;
+pub mod limits;
 pub mod links;
 pub mod plan;
 pub mod rank;

@@ -136,6 +136,7 @@ impl SweepOptions {
         if self.iters == Some(0) {
             return Err(Error::usage("--iters must be at least 1"));
         }
+        crate::sweep::limits::check_counts(self.iters, self.warmup)?;
         let any = self
             .ops
             .iter()

@@ -196,7 +196,7 @@ fn publish(ctl: &Shared, rank: usize, times: &[f64], wrong: u64) {
 
 /// Warm-up, timed iterations, then the correctness check of one point: this rank's time of
 /// every timed iteration in microseconds, and the wrong elements in its output. `progress` is
-/// called after every iteration (the watchdog's heartbeat).
+/// called after every timed iteration (the watchdog's heartbeat).
 pub(crate) fn measure<T: Transport>(
     t: &mut T,
     g: &Group,
@@ -205,10 +205,11 @@ pub(crate) fn measure<T: Transport>(
     progress: &dyn Fn(),
 ) -> Result<(Vec<f64>, u64)> {
     fill(p, g, bufs);
+    // Warm-up is no progress for the watchdog: a point's whole warm-up must end within
+    // --timeout, so that a warm-up that never ends is seen as a stall.
     for _ in 0..p.warmup {
         barrier(t, g)?;
         call(t, g, p, bufs)?;
-        progress();
     }
     // Allocated before timing so the timed loop never allocates.
     let mut times = Vec::with_capacity(p.iters);

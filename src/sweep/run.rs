@@ -13,7 +13,7 @@ use crate::backend::BackendKind;
 use crate::error::{Error, Result};
 use crate::launch::local::{LocalRanks, RankExit};
 use crate::meta::{Meta, RunStatus};
-use crate::report::run_dir::{default_run_id, RunDir};
+use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::console::Console;
 use crate::sweep::plan::{Plan, Point, SweepOptions};
 use crate::sweep::record::{IterSample, PointKey, PointRecord, RankSummary};
@@ -97,9 +97,7 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
         )));
     }
     check_memory(&plan, req.opts.ranks)?;
-    let dir = req.out.clone().unwrap_or_else(|| {
-        PathBuf::from("results").join(default_run_id(&req.opts.ops, req.backend.name()))
-    });
+    let dir = run_dir_or_default(req.out.as_deref(), &req.opts.ops, req.backend.name())?;
     let options = crate::backend::host::transport::single_copy::options_json(&req.opts);
     let meta = Meta::new(
         req.command_line.clone(),
@@ -149,17 +147,13 @@ pub(crate) fn open_console(plan: &Plan, progress: bool) -> Console {
     console
 }
 
-/// Refuses sizes whose buffers would not fit in available memory, before anything is allocated.
+/// Refuses sizes and iteration counts whose buffers and per-iteration samples would not fit in
+/// available memory, before anything is allocated.
 fn check_memory(plan: &Plan, ranks: usize) -> Result<()> {
     let Some(avail) = crate::meta::mem_available_bytes() else {
         return Ok(());
     };
-    let need: u128 = (0..ranks)
-        .map(|r| {
-            let member = plan.points.iter().filter(|p| r < p.world);
-            member.map(Point::bytes_per_rank).max().unwrap_or(0) as u128
-        })
-        .sum();
+    let need = memory_need(plan, ranks);
     // Leave a quarter of what is free for the system, the segment and the page cache.
     if need > avail as u128 * 3 / 4 {
         let largest = plan
@@ -168,15 +162,30 @@ fn check_memory(plan: &Plan, ranks: usize) -> Result<()> {
             .map(|p| p.call.shape.bytes)
             .max()
             .unwrap_or(0);
+        let iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(0);
         return Err(Error::usage(format!(
-            "the largest points need {} of buffers across {ranks} ranks but only {} of memory is available; \
-             lower -e (largest size now {}) or --ranks",
+            "the largest points need {} of buffers and samples across {ranks} ranks but only {} \
+             of memory is available; lower -e (largest size now {}), --iters (now up to {iters}) \
+             or --ranks",
             format_size(need.min(usize::MAX as u128) as usize),
             format_size(avail as usize),
             format_size(largest)
         )));
     }
     Ok(())
+}
+
+/// Bytes the launch needs at its largest: every rank's buffers for its largest point, plus the
+/// per-iteration samples of the point with the most iterations.
+fn memory_need(plan: &Plan, ranks: usize) -> u128 {
+    let buffers: u128 = (0..ranks)
+        .map(|r| {
+            let member = plan.points.iter().filter(|p| r < p.world);
+            member.map(Point::bytes_per_rank).max().unwrap_or(0) as u128
+        })
+        .sum();
+    let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(0);
+    buffers + crate::sweep::limits::sample_bytes(ranks, max_iters)
 }
 
 fn launch_and_measure(
@@ -310,7 +319,8 @@ impl Supervisor<'_> {
         if dog.expired(self.shared) {
             let stuck = blame(self.shared, &self.pids);
             return Err(Error::Rank(format!(
-                "rank {} (pid {}) made no progress for {} during {during} ({}); all ranks were stopped",
+                "rank {} (pid {}) made no progress for {} during {during} ({}); all ranks were \
+                 stopped (a point's warm-up must end within --timeout: raise it, or lower --warmup)",
                 stuck.rank,
                 self.pid_text(stuck.rank),
                 humantime::format_duration(self.timeout),

@@ -12,7 +12,7 @@ use super::raw::Handles;
 use crate::backend::BackendKind;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
-use crate::report::run_dir::{default_run_id, RunDir};
+use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::console::Console;
 use crate::sweep::plan::{Plan, Point, SweepOptions};
 use crate::sweep::record::PointKey;
@@ -107,9 +107,7 @@ fn lead(
     comms: (&SimpleCommunicator, &Groups, &Topology),
     (library, handles): (&super::Library, &Handles),
 ) -> Result<Outcome> {
-    let dir = req.out.clone().unwrap_or_else(|| {
-        PathBuf::from("results").join(default_run_id(&opts.ops, BackendKind::Mpi.name()))
-    });
+    let dir = run_dir_or_default(req.out.as_deref(), &opts.ops, BackendKind::Mpi.name())?;
     let mut options = serde_json::to_value(opts).unwrap_or_default();
     if let Some(map) = options.as_object_mut() {
         let mca = library.mca.iter().cloned();

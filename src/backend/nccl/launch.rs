@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::launch::env::{parse_token, Bootstrap, STORE_ADDR_ENV, TOKEN_ENV};
 use crate::launch::local::RankExit;
 use crate::launch::store::{random_token, StoreClient, StoreServer};
-use crate::report::run_dir::default_run_id;
+use crate::report::run_dir::run_dir_or_default;
 use crate::sweep::run::{Outcome, SweepRequest};
 
 /// Set by the launcher in each rank it starts: "rank/world".
@@ -81,10 +81,8 @@ fn as_run(outcome: Option<Outcome>) -> NcclRun {
     }
 }
 
-fn default_out(req: &SweepRequest) -> PathBuf {
-    req.out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("results").join(default_run_id(&req.opts.ops, "nccl")))
+fn default_out(req: &SweepRequest) -> Result<PathBuf> {
+    run_dir_or_default(req.out.as_deref(), &req.opts.ops, "nccl")
 }
 
 /// The GPU of a rank with `local` rank on its node, checked against the node's GPUs.
@@ -130,8 +128,11 @@ fn multi_node(
         _ => None,
     };
     let mut store = StoreClient::connect(&addr, &token, boot.rank, timeout)?;
-    // Every rank writes into the folder rank 0 names.
-    let out = default_out(req);
+    // Every rank writes into the folder rank 0 names (and only rank 0 creates one).
+    let out = match boot.rank {
+        0 => default_out(req)?,
+        _ => PathBuf::new(),
+    };
     let outs = store.all_gather("nccl-out", out.to_string_lossy().as_bytes())?;
     let out = PathBuf::from(String::from_utf8_lossy(&outs[0]).into_owned());
     let ctx = RankContext {
@@ -163,7 +164,7 @@ fn launch_local(req: &SweepRequest, devices: usize) -> Result<NcclRun> {
     let token = random_token();
     let server = StoreServer::bind("127.0.0.1:0", &token.to_be_bytes(), n, req.timeout * 2)?;
     let addr = server.local_addr().to_string();
-    let out = default_out(req);
+    let out = default_out(req)?;
     let env = |r: usize| {
         vec![
             (RANK_ENV, format!("{r}/{n}")),
