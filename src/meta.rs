@@ -215,7 +215,12 @@ impl Meta {
             msg: format!("cannot encode metadata: {e}"),
         })?;
         text.push('\n');
-        crate::output::file::write_atomic(&path, text.as_bytes())
+        match crate::output::file::write_atomic(&path, text.as_bytes()) {
+            Ok(()) => Ok(()),
+            // A full disk has no room for a second copy, but the blocks of the old file may
+            // hold the new one: a run that ends on a full disk still records how it ended.
+            Err(e) => overwrite_in_place(&path, text.as_bytes()).map_err(|_| e),
+        }
     }
 
     /// Reads a meta.json, refusing other schemas. Errors name the file.
@@ -252,6 +257,20 @@ impl Meta {
 /// The current time as RFC 3339 UTC with whole seconds, e.g. `2026-11-22T08:15:00Z`.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// Overwrites `path` with `bytes` without allocating: only when they fit in the blocks the
+/// file already has (4 KiB granules), so that the write cannot stop halfway for lack of space.
+fn overwrite_in_place(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let old = fs::metadata(path)?.len();
+    if bytes.len() as u64 > old.div_ceil(4096) * 4096 {
+        return Err(std::io::Error::other("no room in the file's blocks"));
+    }
+    let mut f = fs::OpenOptions::new().write(true).open(path)?;
+    f.write_all(bytes)?;
+    f.set_len(bytes.len() as u64)?;
+    f.sync_all()
 }
 
 #[cfg(test)]

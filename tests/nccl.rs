@@ -71,7 +71,7 @@ fn backends_json_has_the_schema_and_a_reason_per_backend() {
     let r = run(&["backends", "--json"], LIMIT);
     assert_eq!(r.code(), 0, "{r:?}");
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
-    assert_eq!(v["schema"], "collbench.backends/1");
+    assert_eq!(v["schema"], "collbench.backends/v1");
     let rows = v["backends"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
     assert_eq!(rows[2]["backend"], "nccl");

@@ -7,12 +7,12 @@ use super::BackendKind;
 use crate::error::{Error, Result};
 
 /// Schema id of `collbench backends --json`.
-pub const SCHEMA: &str = "collbench.backends/1";
+pub const SCHEMA: &str = "collbench.backends/v1";
 
 /// `collbench backends`.
 #[derive(Args, Debug)]
 pub struct BackendsArgs {
-    /// Print JSON (schema collbench.backends/1) instead of a table.
+    /// Print JSON (schema collbench.backends/v1) instead of a table.
     #[arg(long)]
     pub json: bool,
 }

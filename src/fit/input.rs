@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::meta::{Meta, META_FILE};
-use crate::report::samples_csv::{read_samples, SAMPLES_FILE};
+use crate::meta::{Meta, RunStatus, META_FILE};
+use crate::report::samples_csv::{read_samples_until_cut, SAMPLES_FILE};
 use crate::report::summary_csv::{read_summary, SUMMARY_FILE};
-use crate::sweep::record::PointRecord;
+use crate::sweep::record::{IterSample, PointRecord};
 
 use super::power::read_source_power;
 use super::schema::{CurveKey, SourcePower};
@@ -61,9 +61,20 @@ pub fn read_run(dir: &Path) -> Result<Run> {
         });
     }
     let meta = Meta::read(&dir.join(META_FILE))?;
-    let records = read_summary(&dir.join(SUMMARY_FILE))?;
+    if meta.status == RunStatus::Running {
+        eprintln!(
+            "collbench: warning: {}: meta.json still says `running`: the run was killed (or is \
+             still going); reading the points written so far",
+            dir.display()
+        );
+    }
+    let mut records = read_summary(&dir.join(SUMMARY_FILE))?;
     let samples_path = dir.join(SAMPLES_FILE);
-    let samples = read_samples(&samples_path)?;
+    let (samples, cut) = read_samples_until_cut(&samples_path)?;
+    let summarised = records.len();
+    if let Some(cut) = cut {
+        keep_complete_points(&mut records, &samples, cut, &samples_path);
+    }
     let mut per_point: Vec<Vec<f64>> = vec![Vec::new(); records.len()];
     for (i, (point, s)) in samples.iter().enumerate() {
         // Line 1 is the header; every later line is one sample.
@@ -72,6 +83,11 @@ pub fn read_run(dir: &Path) -> Result<Run> {
             path: samples_path.clone(),
             msg: format!("line {line}: {msg}"),
         };
+        // Rows of a point without a summary row (a crash) or dropped as cut off are ignored.
+        let after_crash = meta.status != RunStatus::Complete || cut.is_some();
+        if *point >= records.len() && (*point < summarised || after_crash) {
+            continue;
+        }
         if *point >= records.len() {
             return Err(bad(format!(
                 "point {point} is not a row of {SUMMARY_FILE} ({} points)",
@@ -94,6 +110,29 @@ pub fn read_run(dir: &Path) -> Result<Run> {
         points,
         gpu_power: read_source_power(dir)?,
     })
+}
+
+/// After samples.csv was cut off in the rows of `cut` (a point, or unknown), drops that point
+/// and those after it from `records`: their samples may be short.
+fn keep_complete_points(
+    records: &mut Vec<PointRecord>,
+    samples: &[(usize, IterSample)],
+    cut: Option<usize>,
+    path: &Path,
+) {
+    let last_seen = samples.iter().map(|(p, _)| *p).max();
+    let Some(first_short) = cut.or(last_seen) else {
+        records.clear();
+        return;
+    };
+    if first_short < records.len() {
+        eprintln!(
+            "collbench: warning: {}: the samples of point {first_short} were cut off; reading \
+             the {first_short} points before it",
+            path.display()
+        );
+        records.truncate(first_short);
+    }
 }
 
 /// The samples of one curve, from every run that measured it: size in bytes → times (µs).

@@ -13,7 +13,7 @@
 
 use std::fmt::Display;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, ErrorKind, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -41,6 +41,8 @@ pub(crate) struct CsvFile {
     // A plain File: each append is one write(2), so a row that append returned for is in the
     // kernel and survives a crash of this process.
     file: File,
+    /// Bytes of whole lines written so far.
+    len: u64,
 }
 
 impl CsvFile {
@@ -53,16 +55,26 @@ impl CsvFile {
             .create_new(true)
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
-        let mut csv = CsvFile { path, file };
+        let mut csv = CsvFile { path, file, len: 0 };
         csv.append(&format!("{}\n", columns.join(",")))?;
         Ok(csv)
     }
 
     /// Appends whole lines (each ending with `\n`) in one write.
+    /// A failed write (a full disk) is cut back to the last whole line, so that the file never
+    /// ends in half a row that this process wrote.
     pub(crate) fn append(&mut self, lines: &str) -> Result<()> {
-        self.file
-            .write_all(lines.as_bytes())
-            .map_err(|e| Error::io(&self.path, e))
+        match self.file.write_all(lines.as_bytes()) {
+            Ok(()) => {
+                self.len += lines.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self.file.set_len(self.len);
+                let _ = self.file.seek(SeekFrom::Start(self.len));
+                Err(Error::io(&self.path, e))
+            }
+        }
     }
 
     /// Path of the file.
@@ -198,23 +210,58 @@ impl Row<'_> {
 }
 
 /// Reads every data row of `path`, whose header must hold all of `columns`; `what` names the
-/// expected kind of file in errors (e.g. "collbench summary.csv (collbench.summary/v1)").
+/// expected kind of file in errors (e.g. "collbench summary.csv (collbench.summary/v1)"). A
+/// last line cut off by a crash or a full disk is left out with a warning on stderr.
 pub(crate) fn read_rows<T>(
     path: &Path,
     what: &str,
     columns: &[&str],
-    mut parse: impl FnMut(&Row) -> Result<T>,
+    parse: impl FnMut(&Row) -> Result<T>,
 ) -> Result<Vec<T>> {
+    read_rows_until_cut(path, what, columns, parse).map(|(rows, _)| rows)
+}
+
+/// A last line without its newline: the writer stopped in the middle of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CutLine {
+    pub line: usize,
+    pub text: String,
+}
+
+/// [`read_rows`], also returning the cut-off last line, if any.
+pub(crate) fn read_rows_until_cut<T>(
+    path: &Path,
+    what: &str,
+    columns: &[&str],
+    mut parse: impl FnMut(&Row) -> Result<T>,
+) -> Result<(Vec<T>, Option<CutLine>)> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let mut lines = Lines::new(path, BufReader::new(file));
-    let Some(header) = lines.next_line()? else {
-        return Err(lines.error(format!("empty file; expected the header of a {what}")));
+    let header = match lines.next_line()? {
+        Some(Line::Whole(h)) => h,
+        Some(Line::Cut(_)) => {
+            return Err(lines.error(format!("the header of a {what} was cut off")))
+        }
+        None => return Err(lines.error(format!("empty file; expected the header of a {what}"))),
     };
     let header: Vec<&str> = header.split(',').collect();
     let index =
         locate(&header, columns).map_err(|msg| lines.error(format!("{msg} of a {what}")))?;
     let mut out = Vec::new();
-    while let Some(text) = lines.next_line()? {
+    while let Some(line) = lines.next_line()? {
+        let text = match line {
+            Line::Whole(text) => text,
+            Line::Cut(text) => {
+                warn_cut(path, lines.line, out.len());
+                return Ok((
+                    out,
+                    Some(CutLine {
+                        line: lines.line,
+                        text,
+                    }),
+                ));
+            }
+        };
         let fields: Vec<&str> = text.split(',').collect();
         if fields.len() != header.len() {
             let msg = format!("{} fields, the header has {}", fields.len(), header.len());
@@ -230,7 +277,16 @@ pub(crate) fn read_rows<T>(
         };
         out.push(parse(&row)?);
     }
-    Ok(out)
+    Ok((out, None))
+}
+
+/// One line on stderr about a file whose last line was cut off.
+fn warn_cut(path: &Path, line: usize, rows: usize) {
+    eprintln!(
+        "collbench: warning: {}: line {line} was cut off (no newline at the end: the run crashed \
+         or the disk filled); reading the {rows} complete rows before it",
+        path.display()
+    );
 }
 
 /// For each wanted column, its position in the header; the error lists the missing ones.
@@ -285,14 +341,22 @@ impl<'a, R: BufRead> Lines<'a, R> {
     }
 
     /// The next line without its line ending; `None` at the end of the file.
-    fn next_line(&mut self) -> Result<Option<String>> {
+    fn next_line(&mut self) -> Result<Option<Line>> {
         self.buf.clear();
         match self.reader.read_line(&mut self.buf) {
             Ok(0) => Ok(None),
             Ok(_) => {
                 self.line += 1;
-                self.check_complete()?;
-                Ok(Some(self.buf.trim_end_matches(['\n', '\r']).to_string()))
+                let text = self.buf.trim_end_matches(['\n', '\r']).to_string();
+                // Every line collbench writes ends with a newline, so one without it was cut
+                // off (a crash or a full disk while writing): its last field may be short.
+                if !self.buf.ends_with('\n') {
+                    return Ok(Some(Line::Cut(text)));
+                }
+                if text.is_empty() {
+                    return Err(self.error("empty line".into()));
+                }
+                Ok(Some(Line::Whole(text)))
             }
             Err(e) if e.kind() == ErrorKind::InvalidData => {
                 self.line += 1;
@@ -301,22 +365,14 @@ impl<'a, R: BufRead> Lines<'a, R> {
             Err(e) => Err(Error::io(self.path, e)),
         }
     }
+}
 
-    /// Every line collbench writes ends with a newline, so one without it was cut off (a crash
-    /// or a full disk while writing) and its last field may be silently short.
-    fn check_complete(&self) -> Result<()> {
-        if !self.buf.ends_with('\n') {
-            return Err(self.error(
-                "incomplete last line (no newline at the end): the file was cut off while being \
-                 written"
-                    .into(),
-            ));
-        }
-        if self.buf.trim_end_matches(['\n', '\r']).is_empty() {
-            return Err(self.error("empty line".into()));
-        }
-        Ok(())
-    }
+/// A line of a file being read.
+enum Line {
+    /// Ended by a newline.
+    Whole(String),
+    /// The last line, without its newline.
+    Cut(String),
 }
 
 #[cfg(test)]
@@ -351,7 +407,6 @@ mod tests {
             ("", "empty file"),
             ("a,b\n1,2\n", "lacks column(s) c"),
             ("a,b,c\n1,2,true\n1,2\n", "line 3: 2 fields"),
-            ("a,b,c\n1,2,true\n1,2,tr", "line 3: incomplete last line"),
             ("a,b,c\n1,inf,true\n", "line 2: column b: 'inf'"),
             ("a,b,c\n-1,1,true\n", "line 2: column a: cannot read '-1'"),
             ("a,b,c\n1,1,yes\n", "line 2: column c: 'yes'"),
@@ -367,6 +422,32 @@ mod tests {
                 "{text:?}: {msg}"
             );
         }
+    }
+
+    #[test]
+    fn a_cut_off_last_line_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), "a,b,c\n1,2,true\n3,4,tr");
+        let cols = ["a", "b", "c"];
+        let (rows, cut) =
+            read_rows_until_cut(&path, "test file", &cols, |r| r.parse::<u32>("a")).unwrap();
+        assert_eq!(rows, vec![1]);
+        let cut = cut.unwrap();
+        assert_eq!((cut.line, cut.text.as_str()), (3, "3,4,tr"));
+        let path = write(dir.path(), "a,b");
+        assert!(read(&path).unwrap_err().to_string().contains("header"));
+    }
+
+    #[test]
+    fn a_failed_append_leaves_whole_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut csv = CsvFile::create(dir.path(), "t.csv", &["a", "b", "c"]).unwrap();
+        csv.append("1,2,true\n").unwrap();
+        // A file opened read-only fails every write, like a full disk.
+        csv.file = File::open(csv.path()).unwrap();
+        assert!(csv.append("3,4,false\n").is_err());
+        let text = std::fs::read_to_string(csv.path()).unwrap();
+        assert_eq!(text, "a,b,c\n1,2,true\n");
     }
 
     #[test]

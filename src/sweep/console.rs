@@ -2,6 +2,7 @@
 //! terminal, a progress bar that never garbles the table.
 
 use std::io::IsTerminal;
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -19,10 +20,12 @@ impl Console {
         let bar = (want_bar && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::new(points as u64);
             let style = ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} points  {msg}",
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} points, ETA {eta}  {msg}",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar());
             bar.set_style(style);
+            // Ticks on its own, so that the clock and spinner move during a long point.
+            bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });
         Console { bar }

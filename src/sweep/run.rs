@@ -123,8 +123,11 @@ pub(crate) fn close_run(mut out: RunDir, dir: PathBuf, result: Result<usize>) ->
         Err(e @ Error::Interrupted(_)) => (RunStatus::Interrupted, Some(e.to_string())),
         Err(e) => (RunStatus::Failed, Some(e.to_string())),
     };
-    out.finish(status, error)?;
+    let finished = out.finish(status, error);
+    // The measuring's error first: it names the file whose write failed (a full disk fails
+    // meta.json's rewrite as well).
     let wrong_points = result?;
+    finished?;
     Ok(Outcome {
         dir,
         points: out.points(),
