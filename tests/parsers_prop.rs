@@ -191,7 +191,7 @@ fn time() -> impl Strategy<Value = f64> {
 fn record() -> impl Strategy<Value = PointRecord> {
     let ops = vec![Op::AllReduce, Op::AllGather, Op::ReduceScatter];
     let algos = vec![Algo::Ring, Algo::Tree];
-    let dtypes = vec![DType::F32, DType::F64, DType::Bf16];
+    let dtypes = vec![DType::F32, DType::F64, DType::BF16];
     (
         (
             prop::sample::select(ops),
