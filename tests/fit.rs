@@ -150,7 +150,7 @@ fn broken_results_are_refused_naming_file_and_line_and_cut_ones_read() {
     let r = fit(&[
         dir.to_str().unwrap(),
         "-o",
-        tmp.path().join("f.json").to_str().unwrap(),
+        tmp.path().join("cut.json").to_str().unwrap(),
     ]);
     // A last line cut off (a crash, a full disk) is read up to the last complete point.
     assert_eq!(r.code(), 0, "{r:?}");
