@@ -76,11 +76,15 @@ pub fn read_samples(path: &Path) -> Result<Vec<(usize, IterSample)>> {
     csvio::read_rows(path, WHAT, &SAMPLES_COLUMNS, parse_sample)
 }
 
+/// One row of samples.csv: the point's index and the sample.
+pub type Sample = (usize, IterSample);
+
+/// The point of a cut-off samples.csv line, when the line still tells it.
+pub type CutPoint = Option<usize>;
+
 /// [`read_samples`], plus the point whose rows were cut off when the file ends in half a line
 /// (a crash or a full disk): `Some(None)` when the cut line does not tell its point.
-pub fn read_samples_until_cut(
-    path: &Path,
-) -> Result<(Vec<(usize, IterSample)>, Option<Option<usize>>)> {
+pub fn read_samples_until_cut(path: &Path) -> Result<(Vec<Sample>, Option<CutPoint>)> {
     let (rows, cut) = csvio::read_rows_until_cut(path, WHAT, &SAMPLES_COLUMNS, parse_sample)?;
     let cut_point = cut.map(|c| {
         c.text
