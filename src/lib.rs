@@ -30,6 +30,7 @@ pub mod error;
 pub mod fit;
 pub mod launch;
 pub mod meta;
+pub mod physical;
 pub mod plot;
 pub mod project;
 pub mod report;

@@ -42,8 +42,11 @@ pub fn profile(name: &str) -> Result<FitFile> {
             profile_names().join(", ")
         ))
     })?;
-    serde_json::from_str(text)
-        .map_err(|e| Error::usage(format!("bundled profile {want} is not a {FIT_SCHEMA}: {e}")))
+    let fit: FitFile = serde_json::from_str(text)
+        .map_err(|e| Error::usage(format!("bundled profile {want} is not a {FIT_SCHEMA}: {e}")))?;
+    crate::fit::schema_check::check_fit(&fit)
+        .map_err(|m| Error::usage(format!("bundled profile {want}: {m}")))?;
+    Ok(fit)
 }
 
 /// The hardware preset a bundled profile was built for (`h100-ib400` → `h100`).
