@@ -80,6 +80,15 @@ pub struct ProjectArgs {
     /// Timed steps of --replay (after 3 untimed ones).
     #[arg(long, value_name = "N", default_value = "20", requires = "replay")]
     pub replay_steps: usize,
+    /// With --replay: a rank that finishes no step for this long (or for ten projected steps,
+    /// if longer) stops the replay, and is named.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "60s",
+        requires = "replay"
+    )]
+    pub replay_timeout: String,
     /// Write projection.csv and projection.json into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -137,6 +146,8 @@ impl ProjectArgs {
                 overlap_slowdown,
             },
             replay: self.replay.then_some(self.replay_steps),
+            replay_timeout: crate::units::parse_duration(&self.replay_timeout)
+                .map_err(|e| Error::usage(format!("--replay-timeout: {e}")))?,
             out: self.out,
             command_line,
         })
