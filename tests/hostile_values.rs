@@ -83,7 +83,7 @@ fn model_sizes_are_bounded() {
             "--model",
             m.to_str().unwrap(),
         ];
-        refused(&args, &["layers", layers, "10000"]);
+        refused(&args, &["m.toml", "layers", layers, "10000"]);
     }
 }
 
@@ -103,7 +103,7 @@ fn absurd_hardware_numbers_are_refused_by_one_rule() {
     for (line, field) in cases {
         let h = toml(tmp.path(), "h.toml", &format!("base = \"h100\"\n{line}\n"));
         let args = project_args(&["--hardware", h.to_str().unwrap()]);
-        refused(&args, &[field, "outside"]);
+        refused(&args, &["h.toml", field, "outside"]);
     }
 }
 

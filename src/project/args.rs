@@ -290,6 +290,23 @@ mod tests {
     }
 
     #[test]
+    fn world_lists_are_bounded_before_expanding() {
+        assert_eq!(parse_worlds("1,2,...,1048576").unwrap().len(), 21);
+        for huge in [
+            "1,2,...,18446744073709551615",
+            "1073741824",
+            "2,4,...,1048577",
+        ] {
+            let e = parse_worlds(huge).unwrap_err().to_string();
+            assert!(e.contains("1048576") && !e.contains('\n'), "{huge}: {e}");
+        }
+        let e = parse_worlds("99999999999999999999999")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("beyond 1048576"), "{e}");
+    }
+
+    #[test]
     fn degree_lists_name_the_flag() {
         assert_eq!(counts("--tp", "1,2,4").unwrap(), vec![1, 2, 4]);
         let e = counts("--tp", "1,two").unwrap_err().to_string();
