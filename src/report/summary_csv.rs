@@ -9,9 +9,6 @@ use std::path::Path;
 use super::csvio::{self, push_row, CsvFile, Row};
 use crate::collective::Proto;
 use crate::error::Result;
-use crate::physical::{
-    BYTES, ITERS, MEASURED_GBPS, MEASURED_GBPS_OR_ZERO, RATIO, TIME_US, TIME_US_OR_ZERO, WORLD,
-};
 use crate::sweep::record::{PointKey, PointRecord};
 
 /// Schema id of summary.csv.
@@ -136,59 +133,14 @@ pub fn read_summary(path: &Path) -> Result<Vec<PointRecord>> {
     )
 }
 
+#[path = "summary_check.rs"]
+mod check;
+
 /// One row as a record, refused when a value is physically impossible.
 fn parse_record(row: &Row) -> Result<PointRecord> {
     let rec = read_record(row)?;
-    check_record(&rec).map_err(|m| row.error(m))?;
+    check::check_record(&rec).map_err(|m| row.error(m))?;
     Ok(rec)
-}
-
-/// The first impossible value of a record (by the ranges of [`crate::physical`]), as
-/// `column = value is outside ...`: a world, node or size count out of range, a time or bandwidth that is not
-/// positive. Empty fields (NaN: undefined) pass, but for the mean and median time.
-fn check_record(rec: &PointRecord) -> std::result::Result<(), String> {
-    let k = &rec.key;
-    let counts = [
-        ("world", k.world, WORLD),
-        ("nodes", k.nodes, WORLD),
-        ("bytes", k.bytes, BYTES),
-        ("iters", rec.iters, ITERS),
-    ];
-    for (column, n, range) in counts {
-        range.check_usize(column, n)?;
-    }
-    if k.nodes > k.world {
-        return Err(format!(
-            "column nodes: {} exceeds world {}",
-            k.nodes, k.world
-        ));
-    }
-    let required = [
-        ("time_us_mean", rec.time_us_mean, TIME_US),
-        ("time_us_median", rec.time_us_median, TIME_US),
-        ("algbw_gbps", rec.algbw_gbps, MEASURED_GBPS),
-    ];
-    let optional = [
-        ("time_us_min", rec.time_us_min, TIME_US_OR_ZERO),
-        ("time_us_p95", rec.time_us_p95, TIME_US_OR_ZERO),
-        ("time_us_p99", rec.time_us_p99, TIME_US_OR_ZERO),
-        ("time_us_max", rec.time_us_max, TIME_US_OR_ZERO),
-        ("time_us_stddev", rec.time_us_stddev, TIME_US_OR_ZERO),
-        ("time_us_mad", rec.time_us_mad, TIME_US_OR_ZERO),
-        ("skew_us_median", rec.skew_us_median, TIME_US_OR_ZERO),
-        ("time_cv", rec.time_cv, RATIO),
-        ("busbw_gbps", rec.busbw_gbps, MEASURED_GBPS_OR_ZERO),
-        (
-            "busbw_gbps_mean",
-            rec.busbw_gbps_mean,
-            MEASURED_GBPS_OR_ZERO,
-        ),
-    ];
-    let undefined = optional.into_iter().filter(|(_, x, _)| !x.is_nan());
-    for (column, x, range) in required.into_iter().chain(undefined) {
-        range.check(column, x)?;
-    }
-    Ok(())
 }
 
 fn read_record(row: &Row) -> Result<PointRecord> {
