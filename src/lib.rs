@@ -35,6 +35,7 @@ pub mod fit;
 pub mod launch;
 pub mod meta;
 pub mod output;
+pub mod physical;
 pub mod plot;
 pub mod project;
 pub mod report;

@@ -215,7 +215,9 @@ where
 /// `world = 4` or `world = [2, 4]`.
 fn worlds(v: Option<&toml::Value>) -> Result<Vec<usize>, String> {
     let one = |x: &toml::Value| match x.as_integer() {
-        Some(n) if n >= 1 => Ok(n as usize),
+        Some(n) if n >= 1 => crate::physical::WORLD
+            .check("world", n as u64)
+            .map(|n| n as usize),
         _ => Err(format!("world {x} is not a positive number of ranks")),
     };
     match v {

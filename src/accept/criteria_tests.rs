@@ -141,6 +141,10 @@ fn impossible_thresholds_are_refused_naming_criterion_and_key() {
         ("max_cv = 0.1\nproto = \"\"", "proto is empty"),
         ("max_cv = 0.1\nworld = 0", "world 0"),
         ("max_cv = 0.1\nworld = []", "world = []"),
+        (
+            "max_cv = 0.1\nworld = [2, 9223372036854775807]",
+            "world = 9223372036854775807 is outside 1..=1048576",
+        ),
         ("max_cv = 0.1\nnodes = 0", "nodes 0"),
         ("op = \"allreduce\"", "states no threshold"),
         ("max_fit_deviation = 0.1", "need reference_fit"),

@@ -19,6 +19,7 @@ pub mod power;
 pub mod predict;
 pub mod regress;
 pub mod schema;
+pub mod schema_check;
 pub mod segments;
 #[cfg(test)]
 pub(crate) mod testrun;

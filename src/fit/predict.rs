@@ -64,11 +64,19 @@ pub fn parse_query(spec: &str) -> Result<Query> {
         bytes: 0,
     };
     let (mut have_op, mut have_bytes) = (false, false);
+    let mut seen: Vec<&str> = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let Some((k, v)) = part.split_once('=') else {
             return Err(bad_spec(format!("'{part}' is not key=value")));
         };
-        match k.trim() {
+        let k = k.trim();
+        if seen.contains(&k) {
+            return Err(bad_spec(format!(
+                "key '{k}' is given twice; give each key once"
+            )));
+        }
+        seen.push(k);
+        match k {
             "op" => (q.op, have_op) = (v.parse()?, true),
             "algo" => q.algo = v.parse()?,
             "proto" => q.proto = Some(v.parse()?),
@@ -101,9 +109,10 @@ fn bad_spec(msg: String) -> Error {
     ))
 }
 
+/// A world or node count: a positive integer within [`crate::physical::WORLD`].
 fn positive(key: &str, v: &str) -> Result<usize> {
     match v.trim().parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
+        Ok(n) if n > 0 => crate::physical::WORLD.check_usize(key, n).map_err(bad_spec),
         _ => Err(bad_spec(format!("{key} '{v}' is not a positive integer"))),
     }
 }

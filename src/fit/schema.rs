@@ -253,7 +253,8 @@ impl FitFile {
         crate::output::file::write_atomic(path, text.as_bytes())
     }
 
-    /// Reads a fit.json, refusing other schemas and malformed files with the file named.
+    /// Reads a fit.json, refusing other schemas, malformed files and physically absurd values
+    /// (negative latencies, NaN) with the file named.
     pub fn read(path: &Path) -> Result<FitFile> {
         let bad = |msg: String| Error::Input {
             path: path.to_path_buf(),
@@ -270,7 +271,10 @@ impl FitFile {
             Some(other) => return Err(bad(format!("schema '{other}', expected '{FIT_SCHEMA}'"))),
             None => return Err(bad(format!("no \"schema\" field; not a {FIT_SCHEMA} file"))),
         }
-        serde_json::from_value(value).map_err(|e| bad(format!("invalid {FIT_SCHEMA}: {e}")))
+        let fit: FitFile =
+            serde_json::from_value(value).map_err(|e| bad(format!("invalid {FIT_SCHEMA}: {e}")))?;
+        super::schema_check::check_fit(&fit).map_err(bad)?;
+        Ok(fit)
     }
 
     /// The cross-world model of an op and algorithm (out-of-place first, then in-place; NCCL's

@@ -9,6 +9,7 @@ use super::command::ProjectRequest;
 use super::plan::Batch;
 use super::step::StepOptions;
 use crate::error::{Error, Result};
+use crate::physical::{Count, WORLD};
 
 /// `collbench project`.
 #[derive(Args, Debug)]
@@ -79,6 +80,15 @@ pub struct ProjectArgs {
     /// Timed steps of --replay (after 3 untimed ones).
     #[arg(long, value_name = "N", default_value = "20", requires = "replay")]
     pub replay_steps: usize,
+    /// With --replay: a rank that finishes no step for this long (or for ten projected steps,
+    /// if longer) stops the replay, and is named.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "60s",
+        requires = "replay"
+    )]
+    pub replay_timeout: String,
     /// Write projection.csv and projection.json into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -120,6 +130,7 @@ impl ProjectArgs {
         if self.replay_steps == 0 {
             return Err(Error::usage("--replay-steps must be at least 1"));
         }
+        self.check_bounds()?;
         Ok(ProjectRequest {
             fit: self.fit,
             profile: self.profile,
@@ -138,10 +149,52 @@ impl ProjectArgs {
                 overlap_slowdown,
             },
             replay: self.replay.then_some(self.replay_steps),
+            replay_timeout: crate::units::parse_duration(&self.replay_timeout)
+                .map_err(|e| Error::usage(format!("--replay-timeout: {e}")))?,
             out: self.out,
             force: self.force,
             command_line,
         })
+    }
+}
+
+/// Sequence length: up to 16 Mi tokens.
+const SEQ_LEN: Count = Count {
+    min: 1,
+    max: 1 << 24,
+};
+/// Global batch (sequences per step): up to 1 Mi sequences.
+const GLOBAL_BATCH: Count = Count {
+    min: 1,
+    max: 1 << 20,
+};
+/// Sequences per GPU per step, and microbatches per step: up to 64 Ki.
+const PER_GPU: Count = Count {
+    min: 1,
+    max: 1 << 16,
+};
+/// Timed steps of a replay (each holds three stamps per rank in shared memory).
+const REPLAY_STEPS: Count = Count {
+    min: 1,
+    max: 100_000,
+};
+
+impl ProjectArgs {
+    /// Every count that sizes memory or a loop, within its range.
+    fn check_bounds(&self) -> Result<()> {
+        let optional = [
+            ("--seq-len", self.seq_len, SEQ_LEN),
+            ("--global-batch", self.global_batch, GLOBAL_BATCH),
+            ("--local-batch", self.local_batch, PER_GPU),
+            ("--microbatches", self.microbatches, PER_GPU),
+        ];
+        for (flag, value, range) in optional {
+            if let Some(n) = value {
+                bounded(flag, range, n)?;
+            }
+        }
+        bounded("--replay-steps", REPLAY_STEPS, self.replay_steps)?;
+        Ok(())
     }
 }
 
@@ -154,12 +207,23 @@ fn counts(flag: &str, s: &str) -> Result<Vec<usize>> {
 }
 
 fn positive(flag: &str, item: &str) -> Result<usize> {
-    match item.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
+    match item.parse::<u64>() {
+        Ok(n) if n > 0 => bounded(flag, WORLD, n as usize),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Err(Error::usage(format!(
+            "{flag}: '{item}' is beyond {}; give at most that",
+            WORLD.max
+        ))),
         _ => Err(Error::usage(format!(
             "{flag}: '{item}' is not a positive whole number"
         ))),
     }
+}
+
+/// `n` within `range`, else a usage error naming the flag, the value and the range.
+fn bounded(flag: &str, range: Count, n: usize) -> Result<usize> {
+    range
+        .check_usize(flag, n)
+        .map_err(|m| Error::usage(m.replacen(" = ", " ", 1)))
 }
 
 /// World sizes: a comma list where `a,b,...,c` continues the ratio b/a (8,16,...,2048 doubles);
@@ -183,10 +247,12 @@ pub fn parse_worlds(s: &str) -> Result<Vec<usize>> {
         if b <= a || b % a != 0 {
             return Err(dots(s));
         }
-        let mut next = b * (b / a);
-        while next < end {
-            out.push(next);
-            next *= b / a;
+        // Every item is at most WORLD.max and the ratio at least 2: a few dozen items at most.
+        let ratio = b / a;
+        let mut next = b.checked_mul(ratio);
+        while let Some(n) = next.filter(|&n| n < end) {
+            out.push(n);
+            next = n.checked_mul(ratio);
         }
         out.push(end);
         i += 2;
@@ -225,6 +291,23 @@ mod tests {
         assert!(parse_worlds("8,12,...,64").is_err());
         assert!(parse_worlds("8,x").unwrap_err().to_string().contains("'x'"));
         assert!(parse_worlds("0").is_err());
+    }
+
+    #[test]
+    fn world_lists_are_bounded_before_expanding() {
+        assert_eq!(parse_worlds("1,2,...,1048576").unwrap().len(), 21);
+        for huge in [
+            "1,2,...,18446744073709551615",
+            "1073741824",
+            "2,4,...,1048577",
+        ] {
+            let e = parse_worlds(huge).unwrap_err().to_string();
+            assert!(e.contains("1048576") && !e.contains('\n'), "{huge}: {e}");
+        }
+        let e = parse_worlds("99999999999999999999999")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("beyond 1048576"), "{e}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! projection.csv and projection.json with `--out`.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::output;
 use super::plan::{project, Batch, Projection, Request};
@@ -29,6 +30,8 @@ pub struct ProjectRequest {
     pub opts: StepOptions,
     /// `--replay`: timed steps to replay on the host backend.
     pub replay: Option<usize>,
+    /// `--replay-timeout`: how long a replay rank may finish no step.
+    pub replay_timeout: Duration,
     pub out: Option<PathBuf>,
     /// `--force`: replace the files of an earlier `--out`.
     pub force: bool,
@@ -80,9 +83,12 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
     for note in &projection.notes {
         eprintln!("collbench: note: {note}");
     }
-    let replayed = match req.replay {
-        Some(steps) => Some(run_replay(&request, &projection, &fit, steps)?),
-        None => None,
+    let (replayed, stopped) = match req.replay {
+        Some(steps) => {
+            let (c, stopped) = run_replay(&request, &projection, &fit, steps, req.replay_timeout)?;
+            (Some(c), stopped)
+        }
+        None => (None, None),
     };
     if let Some(out) = &req.out {
         std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
@@ -106,16 +112,39 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
             write(&out.join("replay.csv"), replay::csv(m, h, world, c))?;
         }
     }
-    Ok(0)
+    match stopped {
+        None => Ok(0),
+        Some(e) => Err(stopped_replay(e, replayed.as_ref(), req)),
+    }
 }
 
-/// Replays the projection's one row and prints the comparison.
+/// The error of a replay whose ranks were stopped early, saying what was kept.
+fn stopped_replay(e: Error, c: Option<&replay::Comparison>, req: &ProjectRequest) -> Error {
+    let measured = c.map_or(0, |c| c.steps.len());
+    let kept = match &req.out {
+        Some(out) => format!(", written to {}", out.join("replay.csv").display()),
+        None => String::new(),
+    };
+    let what = format!(
+        "{measured} of {} replay step(s) measured{kept}",
+        req.replay.unwrap_or(0)
+    );
+    match e {
+        Error::Interrupted(why) => Error::Interrupted(format!("{why}; {what}")),
+        Error::Rank(why) => Error::Rank(format!("{why}; {what}")),
+        other => other,
+    }
+}
+
+/// Replays the projection's one row and prints the comparison of the steps measured; the
+/// error why the ranks were stopped early, if they were.
 fn run_replay(
     request: &Request,
     projection: &Projection,
     fit: &FitFile,
     steps: usize,
-) -> Result<replay::Comparison> {
+    stall: Duration,
+) -> Result<(replay::Comparison, Option<Error>)> {
     let row =
         match &projection.rows[..] {
             [row] if row.fits_memory => row,
@@ -124,9 +153,11 @@ fn run_replay(
                  hardware spec or give a smaller model",
             )),
         };
-    let c = replay::run::replay(request, row, fit, steps)?;
-    crate::output::stdout::print(&c.summary(row.world));
-    Ok(c)
+    let (c, stopped) = replay::run::replay(request, row, fit, steps, stall)?;
+    if !c.steps.is_empty() {
+        crate::output::stdout::print(&c.summary(row.world));
+    }
+    Ok((c, stopped))
 }
 
 /// The fit to read and a name for it.

@@ -14,6 +14,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::physical::{self, Count};
+
+/// GPUs in one node (one NVLink domain): up to 4096 (an NVL72 rack has 72).
+const GPUS_PER_NODE: Count = Count { min: 1, max: 4096 };
 
 /// One GPU type and its node.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -119,23 +123,30 @@ pub fn presets() -> Vec<HardwareSpec> {
 }
 
 impl HardwareSpec {
-    /// Checks every number is usable.
+    /// Checks every number is physical (the ranges of [`crate::physical`]) and idle power
+    /// does not exceed the power limit.
     pub fn validate(&self) -> Result<()> {
-        let positive = [
-            ("peak_tflops", self.peak_tflops),
-            ("hbm_gb", self.hbm_gb),
-            ("max_w", self.max_w),
+        let ranges = [
+            ("peak_tflops", self.peak_tflops, physical::COMPUTE_TFLOPS),
+            ("hbm_gb", self.hbm_gb, physical::MEMORY_GB),
+            ("hbm_tbps", self.hbm_tbps, physical::RATE_TBPS),
+            ("nvlink_gbps", self.nvlink_gbps, physical::RATE_GBPS),
+            (
+                "node_network_gbps",
+                self.node_network_gbps,
+                physical::RATE_GBPS,
+            ),
+            ("idle_w", self.idle_w, physical::POWER_W),
+            ("max_w", self.max_w, physical::POWER_W),
         ];
-        for (k, v) in positive {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(bad(
-                    &self.name,
-                    format!("{k} must be a positive number, not {v}"),
-                ));
-            }
+        for (field, value, range) in ranges {
+            range.check(field, value).map_err(|m| bad(&self.name, m))?;
         }
-        if self.gpus_per_node == 0 {
-            return Err(bad(&self.name, "gpus_per_node must be positive".into()));
+        GPUS_PER_NODE
+            .check_usize("gpus_per_node", self.gpus_per_node)
+            .map_err(|m| bad(&self.name, m))?;
+        if self.max_w == 0.0 {
+            return Err(bad(&self.name, "max_w must be positive".into()));
         }
         if !(self.idle_w >= 0.0 && self.idle_w <= self.max_w) {
             return Err(bad(

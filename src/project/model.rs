@@ -14,6 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::physical::Count;
 
 /// The shape of a decoder-only transformer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -38,6 +39,61 @@ pub struct ModelSpec {
     #[serde(default)]
     pub tied_embeddings: bool,
 }
+
+/// Each size field and its range: far beyond any published model (Llama 3 405B has 126 layers,
+/// width 16384, MLP 53248, 128 heads, a vocabulary of 128256), small enough that every product
+/// the projection forms fits in 64 bits.
+pub const SIZE_LIMITS: [(&str, Count); 7] = [
+    (
+        "layers",
+        Count {
+            min: 1,
+            max: 10_000,
+        },
+    ),
+    (
+        "hidden",
+        Count {
+            min: 1,
+            max: 1 << 20,
+        },
+    ),
+    (
+        "ffn",
+        Count {
+            min: 1,
+            max: 1 << 22,
+        },
+    ),
+    (
+        "heads",
+        Count {
+            min: 1,
+            max: 1 << 16,
+        },
+    ),
+    (
+        "kv_heads",
+        Count {
+            min: 1,
+            max: 1 << 16,
+        },
+    ),
+    (
+        "vocab",
+        Count {
+            min: 1,
+            max: 1 << 24,
+        },
+    ),
+    (
+        "seq_len",
+        Count {
+            min: 1,
+            max: 1 << 24,
+        },
+    ),
+];
 
 /// The bundled models. Numbers are those of each model's Hugging Face `config.json`
 /// (`num_hidden_layers`, `hidden_size`, `intermediate_size`, `num_attention_heads`,
@@ -82,20 +138,23 @@ fn llama(
 }
 
 impl ModelSpec {
-    /// Checks the shape is usable: every size positive, heads dividing the width, KV heads
-    /// dividing the heads.
+    /// Checks the shape is usable: every size positive and within [`SIZE_LIMITS`] (so that no
+    /// product of sizes overflows and nothing sized by one exhausts memory), heads dividing the
+    /// width, KV heads dividing the heads.
     pub fn validate(&self) -> Result<()> {
         let sizes = [
-            ("layers", self.layers),
-            ("hidden", self.hidden),
-            ("ffn", self.ffn),
-            ("heads", self.heads),
-            ("kv_heads", self.kv_heads),
-            ("vocab", self.vocab),
-            ("seq_len", self.seq_len),
+            self.layers,
+            self.hidden,
+            self.ffn,
+            self.heads,
+            self.kv_heads,
+            self.vocab,
+            self.seq_len,
         ];
-        if let Some((k, _)) = sizes.iter().find(|(_, v)| *v == 0) {
-            return Err(bad(&self.name, format!("{k} must be positive")));
+        for ((field, range), value) in SIZE_LIMITS.iter().zip(sizes) {
+            range
+                .check_usize(field, value)
+                .map_err(|m| bad(&self.name, m))?;
         }
         if self.hidden % self.heads != 0 {
             return Err(bad(

@@ -42,8 +42,11 @@ pub fn profile(name: &str) -> Result<FitFile> {
             profile_names().join(", ")
         ))
     })?;
-    serde_json::from_str(text)
-        .map_err(|e| Error::usage(format!("bundled profile {want} is not a {FIT_SCHEMA}: {e}")))
+    let fit: FitFile = serde_json::from_str(text)
+        .map_err(|e| Error::usage(format!("bundled profile {want} is not a {FIT_SCHEMA}: {e}")))?;
+    crate::fit::schema_check::check_fit(&fit)
+        .map_err(|m| Error::usage(format!("bundled profile {want}: {m}")))?;
+    Ok(fit)
 }
 
 /// The hardware preset a bundled profile was built for (`h100-ib400` → `h100`).
@@ -56,15 +59,28 @@ pub fn profile_hardware(profile: &str) -> Option<HardwareSpec> {
 /// `--model`: a preset name or a TOML file.
 pub fn model(arg: &str) -> Result<ModelSpec> {
     let spec: ModelSpec = resolve(arg, "model", model::presets(), |m| &m.name)?;
-    spec.validate()?;
+    spec.validate().map_err(|e| in_file(arg, e))?;
     Ok(spec)
 }
 
 /// `--hardware`: a preset name or a TOML file.
 pub fn hardware(arg: &str) -> Result<HardwareSpec> {
     let spec: HardwareSpec = resolve(arg, "hardware", hardware::presets(), |h| &h.name)?;
-    spec.validate()?;
+    spec.validate().map_err(|e| in_file(arg, e))?;
     Ok(spec)
+}
+
+/// A spec's error, naming the file when the spec came from one.
+fn in_file(arg: &str, e: Error) -> Error {
+    let path = Path::new(arg.trim());
+    if path.is_file() {
+        Error::Input {
+            path: path.to_path_buf(),
+            msg: e.to_string(),
+        }
+    } else {
+        e
+    }
 }
 
 fn resolve<T>(arg: &str, what: &str, presets: Vec<T>, name: fn(&T) -> &String) -> Result<T>

@@ -126,7 +126,7 @@ pub(crate) struct Row<'a> {
 
 impl Row<'_> {
     /// An error about this row.
-    fn error(&self, msg: String) -> Error {
+    pub(crate) fn error(&self, msg: String) -> Error {
         Error::Input {
             path: self.path.to_path_buf(),
             msg: format!("line {}: {msg}", self.line),

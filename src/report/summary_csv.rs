@@ -133,8 +133,17 @@ pub fn read_summary(path: &Path) -> Result<Vec<PointRecord>> {
     )
 }
 
-/// One row as a record.
+#[path = "summary_check.rs"]
+mod check;
+
+/// One row as a record, refused when a value is physically impossible.
 fn parse_record(row: &Row) -> Result<PointRecord> {
+    let rec = read_record(row)?;
+    check::check_record(&rec).map_err(|m| row.error(m))?;
+    Ok(rec)
+}
+
+fn read_record(row: &Row) -> Result<PointRecord> {
     Ok(PointRecord {
         key: parse_key(row)?,
         iters: row.parse("iters")?,

@@ -14,7 +14,9 @@
 //!
 //! Each step starts after a barrier; the rank records its start and end on the machine-wide
 //! monotonic clock (the launcher takes the step as first start to last end) and the time it
-//! spent inside collectives.
+//! spent inside collectives, puts them in the shared segment at once and counts the step in its
+//! progress counter: the launcher's watchdog sees a rank that stops, and an interrupted replay
+//! still has every step that all ranks finished.
 
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -46,11 +48,11 @@ pub fn replay_rank_main(args: RankArgs, plan: &ReplayPlan) -> Result<u8> {
     // once), never spinning while the peer awaited may need this very core.
     let policy = WaitPolicy::for_load(cores + 1, cores);
     let mut t = ShmTransport::new(shared.clone(), args.rank, policy);
-    match run_steps(&mut t, plan, plan.world > cores) {
-        Ok(stamps) => {
-            publish(&shared, args.rank, &stamps);
-            Ok(0)
-        }
+    let mut publish = |step: usize, stamps: [f64; STAMPS_PER_STEP]| {
+        publish_step(&shared, args.rank, step, &stamps)
+    };
+    match run_steps(&mut t, plan, plan.world > cores, &mut publish) {
+        Ok(()) => Ok(0),
         Err(e) => {
             shared.set_error(args.rank, &e.to_string());
             Ok(2)
@@ -80,9 +82,16 @@ impl<T: Transport> Comm<'_, T> {
     }
 }
 
-/// Warm-up steps, then timed steps: the stamps of every timed step. `crowded`: more ranks
-/// than cores, so a rank spinning to a deadline yields between checks.
-fn run_steps<T: Transport>(t: &mut T, plan: &ReplayPlan, crowded: bool) -> Result<Vec<f64>> {
+/// Warm-up steps, then timed steps, each timed step's stamps handed to `publish` (timed step
+/// index, stamps) as soon as it ends; after every step the rank's progress counter grows by one,
+/// for the launcher's watchdog and so that it knows which steps are complete. `crowded`: more
+/// ranks than cores, so a rank spinning to a deadline yields between checks.
+fn run_steps<T: Transport>(
+    t: &mut T,
+    plan: &ReplayPlan,
+    crowded: bool,
+    publish: &mut dyn FnMut(usize, [f64; STAMPS_PER_STEP]),
+) -> Result<()> {
     let rank = t.rank();
     let g = Group::first(plan.world, rank)
         .ok_or_else(|| Error::usage(format!("rank {rank} outside the replay")))?;
@@ -94,7 +103,6 @@ fn run_steps<T: Transport>(t: &mut T, plan: &ReplayPlan, crowded: bool) -> Resul
         output: vec![0; words],
         scratch: Vec::new(),
     };
-    let mut stamps = Vec::with_capacity(STAMPS_PER_STEP * plan.steps);
     let mut queued: Vec<(Op, usize)> = Vec::new();
     set_timer_slack();
     for step in 0..plan.warmup + plan.steps {
@@ -114,10 +122,14 @@ fn run_steps<T: Transport>(t: &mut T, plan: &ReplayPlan, crowded: bool) -> Resul
         }
         let end = monotonic_ns();
         if step >= plan.warmup {
-            stamps.extend([start, end, in_comm]);
+            publish(step - plan.warmup, [start, end, in_comm]);
         }
+        // The stamps are in place before the count that says so (the launcher reads them after
+        // an acquire fence once every rank's count covers the step).
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+        comm.t.mark_progress();
     }
-    Ok(stamps)
+    Ok(())
 }
 
 /// Runs the queued collectives in order; ns spent.
@@ -183,12 +195,15 @@ fn call(op: Op, bytes: usize, world: usize) -> Call {
     }
 }
 
-/// Puts this rank's stamps where the launcher reads them.
-fn publish(shared: &Shared, rank: usize, stamps: &[f64]) {
+/// Puts one timed step's stamps where the launcher reads them.
+fn publish_step(shared: &Shared, rank: usize, step: usize, stamps: &[f64; STAMPS_PER_STEP]) {
     let area = shared.samples_ptr(rank);
-    for (i, &ns) in stamps.iter().take(shared.layout.max_iters).enumerate() {
-        // SAFETY: this rank's own sample area, max_iters long; the launcher reads it only after
-        // every rank has exited.
-        unsafe { area.add(i).write(ns) };
+    let first = step * STAMPS_PER_STEP;
+    for (i, &ns) in stamps.iter().enumerate() {
+        if first + i < shared.layout.max_iters {
+            // SAFETY: this rank's own sample area, max_iters long, written only by this rank;
+            // the launcher reads a step only once this rank's progress count covers it.
+            unsafe { area.add(first + i).write(ns) };
+        }
     }
 }

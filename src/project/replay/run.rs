@@ -58,8 +58,28 @@ pub fn check(req: &Request, cores: usize) -> Result<()> {
     Ok(())
 }
 
-/// Replays the projected step of `row` for `steps` timed steps.
-pub fn replay(req: &Request, row: &Row, fit: &FitFile, steps: usize) -> Result<Comparison> {
+/// Layer passes (microbatches × units) a replay's schedule may hold: its plan travels to the
+/// ranks in an environment variable, which holds at most 128 KiB.
+const MAX_PASSES: usize = 4096;
+
+/// Replays the projected step of `row` for `steps` timed steps; a rank that finishes no step
+/// for `stall` (or ten projected steps, if longer) stops the replay. The comparison holds every
+/// step measured, and the error why the ranks were stopped early, if they were.
+pub fn replay(
+    req: &Request,
+    row: &Row,
+    fit: &FitFile,
+    steps: usize,
+    stall: Duration,
+) -> Result<(Comparison, Option<Error>)> {
+    let passes = row.microbatches.saturating_mul(req.model.layers + 2);
+    if passes > MAX_PASSES {
+        return Err(Error::usage(format!(
+            "--replay: {} microbatches × {} layers is beyond the {MAX_PASSES} layer passes a \
+             replay schedules; give fewer --microbatches or a model with fewer layers",
+            row.microbatches, req.model.layers
+        )));
+    }
     let layout = Layout::new(row.world, 1, 1, req.hardware.gpus_per_node).map_err(Error::usage)?;
     let st = stages(&req.model, 1, req.seq).map_err(Error::usage)?;
     let batch = StepBatch {
@@ -83,11 +103,12 @@ pub fn replay(req: &Request, row: &Row, fit: &FitFile, steps: usize) -> Result<C
         warmup: WARMUP_STEPS,
         actions,
     };
-    // Generous: a step may run several times slower than projected on a loaded machine.
-    let budget = projected.step_s * (steps + WARMUP_STEPS) as f64 * 20.0 + 60.0;
-    let measured = run_ranks(&plan, Duration::from_secs_f64(budget))?;
-    Ok(Comparison {
+    // A step may run several times slower than projected on a loaded machine.
+    let stall = stall.max(Duration::from_secs_f64((projected.step_s * 10.0).min(1e6)));
+    let measured = run_ranks(&plan, stall)?;
+    let comparison = Comparison {
         projected,
-        steps: measured,
-    })
+        steps: measured.steps,
+    };
+    Ok((comparison, measured.stopped))
 }

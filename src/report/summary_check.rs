@@ -1,0 +1,55 @@
+//! The physical check of a summary.csv row once it has parsed, by the ranges of
+//! [`crate::physical`] (the rule every reader of numbers uses).
+
+use crate::physical::{
+    BYTES, ITERS, MEASURED_GBPS, MEASURED_GBPS_OR_ZERO, RATIO, TIME_US, TIME_US_OR_ZERO, WORLD,
+};
+use crate::sweep::record::PointRecord;
+
+/// The first impossible value of a record (by the ranges of [`crate::physical`]), as
+/// `column = value is outside ...`: a world, node or size count out of range, a time or bandwidth that is not
+/// positive. Empty fields (NaN: undefined) pass, but for the mean and median time.
+pub(super) fn check_record(rec: &PointRecord) -> Result<(), String> {
+    let k = &rec.key;
+    let counts = [
+        ("world", k.world, WORLD),
+        ("nodes", k.nodes, WORLD),
+        ("bytes", k.bytes, BYTES),
+        ("iters", rec.iters, ITERS),
+    ];
+    for (column, n, range) in counts {
+        range.check_usize(column, n)?;
+    }
+    if k.nodes > k.world {
+        return Err(format!(
+            "column nodes: {} exceeds world {}",
+            k.nodes, k.world
+        ));
+    }
+    let required = [
+        ("time_us_mean", rec.time_us_mean, TIME_US),
+        ("time_us_median", rec.time_us_median, TIME_US),
+        ("algbw_gbps", rec.algbw_gbps, MEASURED_GBPS),
+    ];
+    let optional = [
+        ("time_us_min", rec.time_us_min, TIME_US_OR_ZERO),
+        ("time_us_p95", rec.time_us_p95, TIME_US_OR_ZERO),
+        ("time_us_p99", rec.time_us_p99, TIME_US_OR_ZERO),
+        ("time_us_max", rec.time_us_max, TIME_US_OR_ZERO),
+        ("time_us_stddev", rec.time_us_stddev, TIME_US_OR_ZERO),
+        ("time_us_mad", rec.time_us_mad, TIME_US_OR_ZERO),
+        ("skew_us_median", rec.skew_us_median, TIME_US_OR_ZERO),
+        ("time_cv", rec.time_cv, RATIO),
+        ("busbw_gbps", rec.busbw_gbps, MEASURED_GBPS_OR_ZERO),
+        (
+            "busbw_gbps_mean",
+            rec.busbw_gbps_mean,
+            MEASURED_GBPS_OR_ZERO,
+        ),
+    ];
+    let undefined = optional.into_iter().filter(|(_, x, _)| !x.is_nan());
+    for (column, x, range) in required.into_iter().chain(undefined) {
+        range.check(column, x)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! Hostile values in what `collbench project`, `fit --predict` and `compare` read: counts that
+//! would size memory or a loop without bound, and physically absurd numbers in hardware, model,
+//! fit and summary files. Each must be refused at once with exit 2 and one line that names the
+//! value, never a panic, never gigabytes of memory.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::{run, Run};
+
+/// Wide: a refusal takes milliseconds; only a hang or a runaway allocation comes near it.
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Exit 2, one stderr line (`collbench: ...`) naming every piece of `names`, no panic.
+fn refused(args: &[&str], names: &[&str]) {
+    let r = run(args, LIMIT);
+    assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{args:?}: {r:?}");
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "{args:?}: {}", r.stderr);
+    assert!(lines[0].starts_with("collbench: "), "{}", lines[0]);
+    for n in names {
+        assert!(lines[0].contains(n), "{args:?}: '{}' lacks {n}", lines[0]);
+    }
+}
+
+fn project_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["project", "--profile", "h100-ib400", "--model", "llama2-7b"];
+    args.extend_from_slice(extra);
+    args
+}
+
+#[test]
+fn world_lists_are_bounded_before_they_are_expanded() {
+    let huge = "1,2,...,18446744073709551615";
+    refused(
+        &project_args(&["--world-sizes", huge]),
+        &["--world-sizes", "18446744073709551615"],
+    );
+    refused(
+        &project_args(&["--world-sizes", "1073741824"]),
+        &["1073741824", "1048576"],
+    );
+    refused(
+        &project_args(&["--world-sizes", "8,16,...,1073741824"]),
+        &["1073741824"],
+    );
+    refused(
+        &project_args(&["--tp", "99999999999"]),
+        &["--tp", "99999999999"],
+    );
+}
+
+#[test]
+fn counts_that_size_loops_or_memory_are_bounded() {
+    for (flag, value) in [
+        ("--global-batch", "1000000000000"),
+        ("--microbatches", "1000000000000"),
+        ("--seq-len", "1000000000000"),
+    ] {
+        refused(&project_args(&[flag, value]), &[flag, value]);
+    }
+}
+
+fn toml(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn model_sizes_are_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    for layers in ["1000000000", "9223372036854775807"] {
+        let text = format!("base = \"llama2-7b\"\nlayers = {layers}\n");
+        let m = toml(tmp.path(), "m.toml", &text);
+        let args = [
+            "project",
+            "--profile",
+            "h100-ib400",
+            "--model",
+            m.to_str().unwrap(),
+        ];
+        refused(&args, &["m.toml", "layers", layers, "10000"]);
+    }
+}
+
+#[test]
+fn absurd_hardware_numbers_are_refused_by_one_rule() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        ("node_network_gbps = nan", "node_network_gbps"),
+        ("node_network_gbps = -400.0", "node_network_gbps"),
+        ("nvlink_gbps = 0.0", "nvlink_gbps"),
+        ("peak_tflops = 1e300", "peak_tflops"),
+        ("peak_tflops = 1e-300", "peak_tflops"),
+        ("peak_tflops = -989.0", "peak_tflops"),
+        ("hbm_tbps = inf", "hbm_tbps"),
+        ("gpus_per_node = 100000000000", "gpus_per_node"),
+    ];
+    for (line, field) in cases {
+        let h = toml(tmp.path(), "h.toml", &format!("base = \"h100\"\n{line}\n"));
+        let args = project_args(&["--hardware", h.to_str().unwrap()]);
+        refused(&args, &["h.toml", field, "outside"]);
+    }
+}
+
+/// A bundled profile written out as a fit.json, with `edit` applied to its JSON.
+fn edited_fit(dir: &Path, edit: impl Fn(&mut serde_json::Value)) -> PathBuf {
+    let text = include_str!("../bench-configs/profiles/h100-ib400.json");
+    let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+    edit(&mut v);
+    let p = dir.join("fit.json");
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn fits_with_negative_or_absurd_parameters_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let negative = edited_fit(tmp.path(), |v| {
+        v["models"][0]["params"][0]["value"] = serde_json::json!(-5.0);
+    });
+    let args = [
+        "project",
+        "--fit",
+        negative.to_str().unwrap(),
+        "--hardware",
+        "h100",
+        "--model",
+        "llama2-7b",
+    ];
+    refused(&args, &["fit.json", "models[0].params[0]", "-5"]);
+    let huge = edited_fit(tmp.path(), |v| {
+        v["models"][1]["params"][1]["value"] = serde_json::json!(1e300);
+    });
+    let predict = [
+        "fit",
+        "--predict",
+        "op=allgather,world=64,bytes=1G",
+        huge.to_str().unwrap(),
+    ];
+    let r = run(&predict, LIMIT);
+    assert_eq!(r.status.code(), Some(2), "{r:?}");
+    assert!(r.stderr.contains("models[1].params[1]"), "{}", r.stderr);
+}
+
+#[test]
+fn repeated_predict_keys_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fit = edited_fit(tmp.path(), |_| {});
+    let args = [
+        "fit",
+        "--predict",
+        "op=allgather,world=64,bytes=1G,world=8",
+        fit.to_str().unwrap(),
+    ];
+    refused(&args, &["world", "twice"]);
+}
+
+/// A real one-point results folder from a tiny sweep.
+fn small_run(dir: &Path) -> PathBuf {
+    let out = dir.join("run");
+    let args = [
+        "--ranks", "2", "-b", "1K", "-e", "1K", "--iters", "3", "--warmup", "1",
+    ];
+    common::sweep_ok(&args, &out, LIMIT);
+    out
+}
+
+/// `dir`'s summary.csv with `column` of the first data row set to `value`.
+fn set_summary(dir: &Path, column: &str, value: &str) {
+    let path = dir.join("summary.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let at = lines[0].split(',').position(|c| c == column).unwrap();
+    let mut fields: Vec<String> = lines[1].split(',').map(String::from).collect();
+    fields[at] = value.into();
+    lines[1] = fields.join(",");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+}
+
+fn summary_refused(run_dir: &Path, column: &str, value: &str) -> Run {
+    set_summary(run_dir, column, value);
+    let dir = run_dir.to_str().unwrap();
+    let r = run(&["compare", dir, dir], LIMIT);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{column}={value}: {r:?}");
+    let line = r.stderr_lines().join("\n");
+    for name in ["summary.csv", "line 2", column, value] {
+        assert!(line.contains(name), "'{line}' lacks {name}");
+    }
+    r
+}
+
+#[test]
+fn summary_rows_with_impossible_values_are_refused() {
+    let _serial = common::serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = small_run(tmp.path());
+    let original = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    for (column, value) in [
+        ("time_us_median", "-3"),
+        ("time_us_mean", "0"),
+        ("algbw_gbps", "-1"),
+        ("busbw_gbps", "1e300"),
+        ("world", "0"),
+    ] {
+        std::fs::write(dir.join("summary.csv"), &original).unwrap();
+        summary_refused(&dir, column, value);
+    }
+}
