@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test file uses a different subset
 
+pub mod load;
 pub mod netlab;
 pub mod protorun;
 
