@@ -19,6 +19,15 @@ use collbench::meta::Meta;
 use collbench::report::summary_csv::read_summary;
 use collbench::sweep::record::PointRecord;
 
+/// A sweep's default `--timeout`: a rank silent this long ends the run by itself.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A command's own limit plus 30 s: past it a test calls the command hung. Time limits in the
+/// tests catch hangs only, never slowness (a loaded machine runs everything many times slower).
+pub fn hang_limit(own: Duration) -> Duration {
+    own + Duration::from_secs(30)
+}
+
 /// The binary under test.
 pub fn exe() -> &'static str {
     env!("CARGO_BIN_EXE_collbench")
