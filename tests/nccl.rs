@@ -141,7 +141,7 @@ fn sweep_nccl_on_this_machine_exits_2_without_panicking() {
     let r = run(&["backends", "--json"], LIMIT);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
     if v["backends"][2]["runs"] == true {
-        eprintln!("SKIPPED: this machine can run NCCL; the GPU tests cover it");
+        common::skip::skipped("this machine can run NCCL; the GPU tests cover it");
         return;
     }
     let (r, _tmp) = nccl_sweep(&[]);
@@ -178,8 +178,8 @@ fn gpu_backends_finds_the_gpu_and_nccl() {
     let r = run(&["backends", "--json"], LIMIT);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
     let detail = v["backends"][2]["detail"].as_str().unwrap().to_string();
-    if v["backends"][2]["runs"] != true {
-        eprintln!("SKIPPED gpu_backends_finds_the_gpu_and_nccl: {detail}");
+    let missing = (v["backends"][2]["runs"] != true).then(|| detail.clone());
+    if !common::skip::can_use("gpu", missing) {
         return;
     }
     assert!(

@@ -227,14 +227,11 @@ fn bad_input_is_one_line_and_exit_2() {
 fn check_in_chromium(page: &Path) {
     let have = ["chromium", "chromium-browser", "google-chrome"]
         .iter()
-        .any(|b| {
-            std::process::Command::new("sh")
-                .args(["-c", &format!("command -v {b}")])
-                .output()
-                .is_ok_and(|o| o.status.success())
-        });
-    if !have {
-        eprintln!("skipped: Chromium is not installed (apt-get install chromium); HTML checked without it");
+        .any(|b| common::skip::on_path(b));
+    let missing = (!have).then(|| {
+        "Chromium is not installed (apt-get install chromium); HTML checked without it".to_string()
+    });
+    if !common::skip::can_use("chromium", missing) {
         return;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check_report.sh");

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use super::envelope;
 use super::forms::Form;
 use super::input::{group_curves, Curve, Run};
 use super::regress::{self, FitError, LinearFit, Obs, RobustOptions};
@@ -21,14 +22,19 @@ pub struct BuildOptions {
 pub fn build(runs: &[Run], opts: &BuildOptions) -> FitFile {
     let grouped = group_curves(runs);
     let mut notes = grouped.notes;
+    let faster = envelope::lower_halves(&grouped.curves);
     let mut curves = Vec::new();
-    for (key, curve) in &grouped.curves {
+    for (key, curve) in &faster {
         match fit_curve(key, curve, opts) {
-            Ok(c) => curves.push(c),
+            Ok(c) => {
+                let q = &c.line.quality;
+                notes.extend(envelope::too_noisy(&describe(key), q.r2, &c.points));
+                curves.push(c)
+            }
             Err(e) => notes.push(format!("{}: no line: {e}", describe(key))),
         }
     }
-    let models = fit_models(&grouped.curves, opts, &mut notes);
+    let models = fit_models(&faster, opts, &mut notes);
     FitFile {
         schema: FIT_SCHEMA.into(),
         collbench_version: env!("CARGO_PKG_VERSION").into(),
@@ -43,7 +49,8 @@ pub fn build(runs: &[Run], opts: &BuildOptions) -> FitFile {
 
 fn method(opts: &BuildOptions) -> Method {
     Method {
-        objective: "least squares on relative residuals (weight 1/T²), every size weighted \
+        objective: "least squares on relative residuals (weight 1/T²) of each size's faster half \
+                    of samples (noise on a shared machine only ever slows), every size weighted \
                     equally whatever its iteration count"
             .into(),
         robust: format!(
@@ -132,6 +139,8 @@ fn fit_curve(key: &CurveKey, curve: &Curve, opts: &BuildOptions) -> Result<Curve
         ),
         Err(_) => (vec![line.clone()], Vec::new()),
     };
+    let points = envelope::point_errors(curve, line.alpha_us.value, line.beta_ns_per_byte.value);
+    let too_noisy = envelope::too_noisy("", line.quality.r2, &points).is_some();
     Ok(CurveFit {
         key: key.clone(),
         sizes: curve.len(),
@@ -139,6 +148,8 @@ fn fit_curve(key: &CurveKey, curve: &Curve, opts: &BuildOptions) -> Result<Curve
         loso,
         segments,
         bic,
+        points,
+        too_noisy,
     })
 }
 
@@ -236,7 +247,10 @@ fn fit_models(
         };
         for form in forms.into_iter().filter(|f| f.covers(mk.1)) {
             match fit_world_model(mk, form, worlds, opts) {
-                Ok(m) => models.push(m),
+                Ok(m) => {
+                    notes.extend(model_too_noisy(&name, &m));
+                    models.push(m)
+                }
                 Err(e) => notes.push(format!("{name}: no {} model: {e}", form.name())),
             }
         }
@@ -247,6 +261,21 @@ fn fit_models(
         }
     }
     models
+}
+
+/// The note for a cross-world model that explains its points worse than their mean, or misses
+/// one by more than [`envelope::MISFIT`] (its curves' notes name the sizes).
+fn model_too_noisy(name: &str, m: &WorldModel) -> Option<String> {
+    let q = &m.quality;
+    (q.r2 < 0.0 || q.rel_err_max > envelope::MISFIT).then(|| {
+        format!(
+            "{name}: {} model too noisy to trust: R2 {:.2}, off by up to {:.0}% at some size; \
+             rerun on an idle machine or with more --iters",
+            m.form,
+            q.r2,
+            100.0 * q.rel_err_max
+        )
+    })
 }
 
 /// Why a cross-world model was not made.

@@ -122,6 +122,14 @@ fn fit_runs(req: &FitRequest) -> Result<FitFile> {
         fit.models.len(),
         req.output.display()
     );
+    let noisy = fit.curves.iter().filter(|c| c.too_noisy).count();
+    if noisy > 0 {
+        eprintln!(
+            "collbench: warning: {noisy} of {} curves are too noisy to fit (see the notes: the \
+             sizes and their errors); measure again on an idle machine",
+            fit.curves.len()
+        );
+    }
     Ok(fit)
 }
 

@@ -12,6 +12,7 @@
 
 pub mod build;
 pub mod command;
+pub mod envelope;
 pub mod export;
 pub mod forms;
 pub mod input;

@@ -185,6 +185,26 @@ pub struct CurveFit {
     pub segments: Vec<Line>,
     /// BIC of the best segmentation with 1, 2, ... segments.
     pub bic: Vec<SegmentsBic>,
+    /// Every size's measured time (median of its faster half) against the single line; absent
+    /// in files written before it was added.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub points: Vec<PointFit>,
+    /// True when the line cannot be trusted: R² below zero or a size missed by more than 50%
+    /// (a note in `notes` names the sizes). Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub too_noisy: bool,
+}
+
+/// One size of a curve against its single line.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointFit {
+    pub bytes: u64,
+    /// The median of the size's faster half of samples, µs.
+    pub measured_us: f64,
+    /// The line's time at this size, µs.
+    pub line_us: f64,
+    /// (line − measured) / measured.
+    pub rel_err: f64,
 }
 
 /// One candidate segment count and its information criterion.

@@ -3,8 +3,10 @@
 
 #![allow(dead_code)] // each test file uses a different subset
 
+pub mod load;
 pub mod netlab;
 pub mod protorun;
+pub mod skip;
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -16,6 +18,15 @@ use std::time::{Duration, Instant};
 use collbench::meta::Meta;
 use collbench::report::summary_csv::read_summary;
 use collbench::sweep::record::PointRecord;
+
+/// A sweep's default `--timeout`: a rank silent this long ends the run by itself.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A command's own limit plus 30 s: past it a test calls the command hung. Time limits in the
+/// tests catch hangs only, never slowness (a loaded machine runs everything many times slower).
+pub fn hang_limit(own: Duration) -> Duration {
+    own + Duration::from_secs(30)
+}
 
 /// The binary under test.
 pub fn exe() -> &'static str {

@@ -10,13 +10,12 @@ use collbench::collective::{Algo, DType, Op, Proto};
 const GPU_LIMIT: Duration = Duration::from_secs(600);
 
 /// The GPUs this machine offers NCCL, or `None` (after printing SKIPPED) where it cannot run.
-fn gpus_or_skip(test: &str) -> Option<usize> {
+fn gpus_or_skip() -> Option<usize> {
     let r = run(&["backends", "--json"], Duration::from_secs(60));
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
     let row = &v["backends"][2];
     let detail = row["detail"].as_str().unwrap_or("").to_string();
-    if row["runs"] != true {
-        eprintln!("SKIPPED {test}: {detail}");
+    if !super::common::skip::can_use("gpu", (row["runs"] != true).then(|| detail.clone())) {
         return None;
     }
     // "ready: 8 GPU(s) (driver for CUDA 12.4, ...)".
@@ -36,7 +35,7 @@ fn sweep_dir(args: &[&str], dir: &Path) {
 #[test]
 #[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
 fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
-    let Some(gpus) = gpus_or_skip("gpu_every_op_and_dtype_in_and_out_of_place_is_exact") else {
+    let Some(gpus) = gpus_or_skip() else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -101,7 +100,7 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
 #[test]
 #[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
 fn gpu_forced_algorithms_and_protocols_are_recorded_per_point() {
-    if gpus_or_skip("gpu_forced_algorithms_and_protocols_are_recorded_per_point").is_none() {
+    if gpus_or_skip().is_none() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -145,7 +144,7 @@ fn gpu_forced_algorithms_and_protocols_are_recorded_per_point() {
 #[test]
 #[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
 fn gpu_cuda_graph_mode_is_exact_and_recorded() {
-    if gpus_or_skip("gpu_cuda_graph_mode_is_exact_and_recorded").is_none() {
+    if gpus_or_skip().is_none() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -185,11 +184,11 @@ fn gpu_cuda_graph_mode_is_exact_and_recorded() {
 #[test]
 #[ignore = "needs at least two NVIDIA GPUs, their driver and libnccl"]
 fn gpu_world_sizes_split_the_world_communicator() {
-    let Some(gpus) = gpus_or_skip("gpu_world_sizes_split_the_world_communicator") else {
+    let Some(gpus) = gpus_or_skip() else {
         return;
     };
     if gpus < 2 {
-        eprintln!("SKIPPED gpu_world_sizes_split_the_world_communicator: one GPU");
+        super::common::skip::skipped("one GPU; this test needs two");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -231,7 +230,7 @@ fn gpu_world_sizes_split_the_world_communicator() {
 #[test]
 #[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
 fn gpu_more_ranks_than_gpus_is_refused_in_one_line() {
-    let Some(gpus) = gpus_or_skip("gpu_more_ranks_than_gpus_is_refused_in_one_line") else {
+    let Some(gpus) = gpus_or_skip() else {
         return;
     };
     let too_many = (gpus + 1).to_string();

@@ -89,6 +89,8 @@ pub fn curve(op: Op, algo: Algo, world: usize, nodes: usize, segments: Vec<Line>
         loso: None,
         segments,
         bic: vec![],
+        points: vec![],
+        too_noisy: false,
     }
 }
 
