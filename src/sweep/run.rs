@@ -321,9 +321,15 @@ impl Supervisor<'_> {
         }
         if dog.expired(self.shared) {
             let stuck = blame(self.shared, &self.pids);
+            // A stopped or dead process explains itself; a live one may be in a long warm-up.
+            let hint = if stuck.reason.starts_with("process is") {
+                ""
+            } else {
+                " (a point's warm-up must end within --timeout: raise it, or lower --warmup)"
+            };
             return Err(Error::Rank(format!(
                 "rank {} (pid {}) made no progress for {} during {during} ({}); all ranks were \
-                 stopped (a point's warm-up must end within --timeout: raise it, or lower --warmup)",
+                 stopped{hint}",
                 stuck.rank,
                 self.pid_text(stuck.rank),
                 humantime::format_duration(self.timeout),
