@@ -23,6 +23,8 @@ mod proto;
 mod server;
 
 #[cfg(test)]
+mod hostile_tests;
+#[cfg(test)]
 mod tests;
 
 use std::io::Read;
