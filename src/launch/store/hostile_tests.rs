@@ -87,8 +87,10 @@ fn a_thousand_idle_connections_and_garbage_do_not_keep_the_ranks_out() {
     if !enough_descriptors(IDLE as u64 + 200, "a_thousand_idle_connections...") {
         return;
     }
+    // The store's own timeout is far longer than the ranks': a rank must get in long before
+    // the idle crowd's connections would time out, however long that is.
     let timeout = Duration::from_secs(20);
-    let server = StoreServer::bind("127.0.0.1:0", TOKEN, 2, timeout).unwrap();
+    let server = StoreServer::bind("127.0.0.1:0", TOKEN, 2, 3 * timeout).unwrap();
     let addr = server.local_addr().to_string();
     let idle = idle_connections(&addr, IDLE);
     assert!(idle.len() > IDLE / 2, "only {} connected", idle.len());
