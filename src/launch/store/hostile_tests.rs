@@ -17,7 +17,7 @@ const IDLE: usize = 1000;
 
 /// Raises the soft limit on open files to the hard limit; false (after saying SKIPPED) when
 /// even that leaves fewer than `need`.
-fn enough_descriptors(need: u64, test: &str) -> bool {
+pub(crate) fn enough_descriptors(need: u64, test: &str) -> bool {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,

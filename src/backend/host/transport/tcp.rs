@@ -55,9 +55,12 @@
 //! all the algorithms ask. Each rank holds p - 1 sockets (mind `ulimit -n` for thousands of
 //! ranks) and dials its lower ranks one after another, one round trip each.
 
+mod accept;
 #[cfg(test)]
 mod fault_tests;
 mod flow;
+#[cfg(test)]
+mod hostile_tests;
 mod idle;
 mod mesh;
 #[cfg(test)]
