@@ -25,6 +25,8 @@ mod server;
 #[cfg(test)]
 mod hostile_tests;
 #[cfg(test)]
+mod proto_props;
+#[cfg(test)]
 pub(crate) use hostile_tests::enough_descriptors;
 #[cfg(test)]
 mod tests;

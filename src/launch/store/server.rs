@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 pub(super) mod accept;
 pub(super) mod refusal;
-mod session;
+pub(super) mod session;
 
 use super::proto;
 use super::{describe_ranks, MAX_TOKEN};

@@ -57,24 +57,7 @@ fn session(sh: &Shared, s: &mut TcpStream, rank: usize) -> Presence {
 
 /// Performs one request and builds its reply; `None` for goodbye.
 fn handle(sh: &Shared, rank: usize, frame: &[u8]) -> Option<Vec<u8>> {
-    let mut d = Dec::new(frame);
-    let parsed = (|| -> std::io::Result<Request> {
-        let req = match d.u8()? {
-            proto::SET => Request::Set(d.key()?, d.bytes32(MAX_VALUE)?.to_vec()),
-            proto::GET => Request::Get(wait(d.u64()?), d.key()?),
-            proto::GATHER => Request::Gather(
-                proto::GATHER,
-                wait(d.u64()?),
-                d.key()?,
-                d.bytes32(MAX_VALUE)?.to_vec(),
-            ),
-            proto::BARRIER => Request::Gather(proto::BARRIER, wait(d.u64()?), d.key()?, Vec::new()),
-            proto::BYE => Request::Bye,
-            _ => return Err(std::io::ErrorKind::InvalidData.into()),
-        };
-        d.end()?;
-        Ok(req)
-    })();
+    let parsed = parse_request(frame);
     let fail = |msg: String| Some(proto::err_frame(proto::ERR_RUN, &msg));
     match parsed {
         Err(_) => Some(proto::err_frame(
@@ -109,7 +92,28 @@ fn handle(sh: &Shared, rank: usize, frame: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
-enum Request {
+/// Decodes one request payload; any shortfall, excess or unknown kind is an error.
+pub(in crate::launch::store) fn parse_request(frame: &[u8]) -> std::io::Result<Request> {
+    let mut d = Dec::new(frame);
+    let req = match d.u8()? {
+        proto::SET => Request::Set(d.key()?, d.bytes32(MAX_VALUE)?.to_vec()),
+        proto::GET => Request::Get(wait(d.u64()?), d.key()?),
+        proto::GATHER => Request::Gather(
+            proto::GATHER,
+            wait(d.u64()?),
+            d.key()?,
+            d.bytes32(MAX_VALUE)?.to_vec(),
+        ),
+        proto::BARRIER => Request::Gather(proto::BARRIER, wait(d.u64()?), d.key()?, Vec::new()),
+        proto::BYE => Request::Bye,
+        _ => return Err(std::io::ErrorKind::InvalidData.into()),
+    };
+    d.end()?;
+    Ok(req)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::launch::store) enum Request {
     Set(String, Vec<u8>),
     Get(Duration, String),
     Gather(u8, Duration, String, Vec<u8>),

@@ -270,7 +270,7 @@ fn not_a_hello(bytes: &[u8]) -> String {
 }
 
 /// Admits a hello's rank, or says why not (and which in-range rank it claimed, if any).
-fn judge(
+pub(super) fn judge(
     bytes: &[u8; HELLO_LEN],
     ours: Hello,
     streams: &[Option<TcpStream>],

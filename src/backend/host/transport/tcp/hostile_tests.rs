@@ -98,7 +98,7 @@ fn refusals_are_logged_and_named_when_the_rank_never_comes() {
     let mut impostor = TcpStream::connect(addrs[0]).unwrap();
     impostor.write_all(&hello(TOKEN ^ 1, 1, 2)).unwrap();
     let got = rank0.join().unwrap();
-    let err = got.result.err().expect("rank 1 never came").to_string();
+    let err = got.result.expect_err("rank 1 never came").to_string();
     assert!(
         err.contains("waiting for rank(s) [1]")
             && err.contains("(a peer claiming rank 1 (127.0.0.1:")
@@ -148,4 +148,60 @@ fn running_out_of_descriptors_does_not_end_the_mesh() {
     }
     let e = io::Error::from_raw_os_error(libc::EBADF);
     assert!(accept::after_accept_error(e, 0, &mut Vec::new(), &mut refused).is_err());
+}
+
+mod props {
+    use proptest::prelude::*;
+
+    use super::super::accept::judge;
+    use super::super::mesh::{Hello, HELLO_LEN};
+    use super::TOKEN;
+
+    fn ours() -> Hello {
+        Hello {
+            token: TOKEN,
+            rank: 1,
+            nranks: 4,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn hellos_round_trip(token in any::<u64>(), rank in any::<u32>(), nranks in any::<u32>()) {
+            let h = Hello { token, rank, nranks };
+            prop_assert_eq!(Hello::decode(&h.encode()), Some(h));
+        }
+
+        /// Arbitrary 24 bytes never panic, and a refusal's reason is printable: no byte of
+        /// the peer's reaches the log unescaped.
+        #[test]
+        fn any_hello_is_judged_with_a_printable_reason(bytes in any::<[u8; HELLO_LEN]>()) {
+            let streams = [None, None, None, None];
+            match judge(&bytes, ours(), &streams) {
+                Ok(r) => prop_assert!((2..4).contains(&r)),
+                Err((why, claimed)) => {
+                    prop_assert!(why.chars().all(|c| !c.is_control()), "{}", why);
+                    prop_assert!(claimed.map_or(true, |r| (2..4).contains(&r)));
+                }
+            }
+        }
+
+        #[test]
+        fn mutated_hellos_are_admitted_only_when_still_right(
+            rank in 2u32..4,
+            at in 0..HELLO_LEN,
+            byte in any::<u8>(),
+        ) {
+            let good = Hello { rank, ..ours() }.encode();
+            let mut bytes = good;
+            bytes[at] = byte;
+            let streams = [None, None, None, None];
+            match judge(&bytes, ours(), &streams) {
+                Ok(r) => prop_assert!(bytes[16..20] == (r as u32).to_le_bytes() && bytes[..16] == good[..16]),
+                Err(_) => prop_assert!(bytes != good),
+            }
+        }
+    }
 }
