@@ -213,6 +213,17 @@ fn refuse(sh: &Shared, p: Pending, why: &Refusal) {
         // A fresh connection's send buffer takes the short answer at once; if it does not,
         // the peer goes without.
         let _ = (&p.stream).write(&proto::err_frame(proto::ERR_USAGE, &msg));
+        // Closing with unread bytes queued makes the kernel reset the connection, which can
+        // destroy the answer before the peer reads it: end our side, then take (a bounded
+        // amount of) what it sent.
+        let _ = p.stream.shutdown(std::net::Shutdown::Write);
+        let mut sink = [0u8; 4096];
+        for _ in 0..16 {
+            match (&p.stream).read(&mut sink) {
+                Ok(n) if n > 0 => {}
+                _ => break,
+            }
+        }
     }
 }
 

@@ -138,7 +138,9 @@ impl Refusals {
     ) -> Option<String> {
         let reason = why.reason();
         if let Some(r) = why.claimed().filter(|&r| r < world) {
-            self.by_rank.insert(r, (peer, reason.clone()));
+            // The note names the claimed rank already.
+            let cause = reason.replace(&format!(" (claimed rank {r})"), "");
+            self.by_rank.insert(r, (peer, cause));
         }
         if self.logged >= MAX_LOGGED {
             self.unlogged += 1;

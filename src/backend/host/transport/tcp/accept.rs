@@ -67,7 +67,9 @@ impl Refusals {
             self.unlogged += 1;
         }
         if let Some(r) = claimed {
-            self.by_rank.insert(r, (peer, why));
+            // The note names the claimed rank already.
+            let cause = why.replace(&format!(" (claimed rank {r})"), "");
+            self.by_rank.insert(r, (peer, cause));
         }
     }
 
