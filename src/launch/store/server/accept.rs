@@ -55,10 +55,11 @@ pub(super) fn accept_loop(sh: &Arc<Shared>, listener: &TcpListener) {
     }
 }
 
-/// Accepts every connection in the backlog. Out of descriptors (or another accept error), it
-/// closes the oldest pending connection and pauses rather than spin.
+/// Accepts the connections in the backlog, at most [`MAX_PENDING`] a round so that a steady
+/// flood cannot keep the thread from reading hellos. Out of descriptors (or another accept
+/// error), it closes the oldest pending connection and pauses rather than spin.
 fn accept_ready(sh: &Shared, listener: &TcpListener, pending: &mut Vec<Pending>) {
-    loop {
+    for _ in 0..MAX_PENDING {
         match listener.accept() {
             Ok((stream, peer)) => {
                 if stream.set_nonblocking(true).is_err() {

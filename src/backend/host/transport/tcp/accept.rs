@@ -171,15 +171,16 @@ fn settle_pending(
     }
 }
 
-/// Accepts every connection waiting in the backlog, closing the oldest pending one whenever
-/// [`MAX_PENDING`] are pending.
+/// Accepts the connections waiting in the backlog, closing the oldest pending one whenever
+/// [`MAX_PENDING`] are pending; at most [`MAX_PENDING`] a round, so that a steady flood cannot
+/// keep the rank from reading hellos.
 fn accept_ready(
     me: usize,
     listener: &TcpListener,
     pending: &mut Vec<Pending>,
     refused: &mut Refusals,
 ) -> io::Result<()> {
-    loop {
+    for _ in 0..MAX_PENDING {
         match listener.accept() {
             Ok((stream, peer)) => {
                 // A connection whose options cannot be set is as good as closed.
@@ -200,6 +201,7 @@ fn accept_ready(
             Err(e) => return after_accept_error(e, me, pending, refused),
         }
     }
+    Ok(())
 }
 
 /// Ends one round of accepting: Ok to go on polling, Err for a listener that is broken. Out of
