@@ -30,6 +30,7 @@
 //! takes `MASTER_PORT + 1`. `COLLBENCH_TOKEN` (hex) is the job's shared secret for the store.
 //!
 //! Every malformed or inconsistent value is an [`Error::Usage`] naming the variable, its value
+//! (a malformed token is described, never printed: it is a secret)
 //! and the fix. A process with no launcher variables gets `Ok(None)`: collbench then starts its
 //! own ranks. A launcher world of 1 is returned as found; the caller decides what it means.
 

@@ -24,14 +24,10 @@ pub fn parse_token(text: &str) -> Result<Vec<u8>> {
         .strip_prefix("0x")
         .or_else(|| t.strip_prefix("0X"))
         .unwrap_or(t);
-    let ok = digits.len() >= 16
-        && digits.len() % 2 == 0
-        && digits.len() <= 2 * MAX_TOKEN_BYTES
-        && digits.bytes().all(|b| b.is_ascii_hexdigit());
-    if !ok {
+    if let Some(why) = token_problem(digits) {
         return Err(Error::usage(format!(
-            "{TOKEN_ENV}='{text}' is not a token: expected an even number (16 to {}) of hex \
-             digits; make one with `openssl rand -hex 16` and give every rank the same value",
+            "{TOKEN_ENV} {why}, expected an even number (16 to {}) of hex digits; make one \
+             with `openssl rand -hex 16` and give every rank the same value",
             2 * MAX_TOKEN_BYTES
         )));
     }
@@ -39,6 +35,19 @@ pub fn parse_token(text: &str) -> Result<Vec<u8>> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&digits[i..i + 2], 16).expect("checked hex"))
         .collect())
+}
+
+/// What is wrong with a token's digits, in words that never repeat the secret.
+fn token_problem(digits: &str) -> Option<String> {
+    let n = digits.chars().count();
+    if let Some(at) = digits.chars().position(|c| !c.is_ascii_hexdigit()) {
+        return Some(format!(
+            "has a character that is not a hex digit (character {} of {n})",
+            at + 1
+        ));
+    }
+    let ok = (16..=2 * MAX_TOKEN_BYTES).contains(&n) && n % 2 == 0;
+    (!ok).then(|| format!("has {n} hex digits"))
 }
 
 /// Resolves where the store is (see the module notes), with a note of where that came from.

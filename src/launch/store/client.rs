@@ -58,13 +58,15 @@ impl StoreClient {
         let deadline = proto::deadline_after(timeout);
         let mut backoff = Duration::from_millis(5);
         loop {
+            // The reason of the last attempt that was made: the one to report once time is up.
             let why = match attempt(addr, token, rank, timeout, deadline) {
                 Ok(c) => return Ok(c),
                 Err(Attempt::Fatal(e)) => return Err(e),
                 Err(Attempt::Retry(why)) => why,
             };
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            thread::sleep(backoff.min(left));
+            if Instant::now() >= deadline {
                 return Err(Error::Rank(format!(
                     "rank {rank} could not reach the rendezvous store at {addr} within {}: {why}; \
                      check that rank 0 is running and that {addr} is reachable from this host \
@@ -72,7 +74,6 @@ impl StoreClient {
                     humantime::format_duration(timeout)
                 )));
             }
-            thread::sleep(backoff.min(left));
             backoff = (backoff * 2).min(MAX_BACKOFF);
         }
     }
@@ -331,16 +332,19 @@ fn attempt(
     let mut why = format!("{addr} resolves to no address");
     let mut stream = None;
     for sa in addrs {
+        // The first address is always tried, even with no time left: a retry's reason must
+        // come from a real attempt.
         let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        match TcpStream::connect_timeout(&sa, left.min(Duration::from_secs(2))) {
+        let wait = left.clamp(Duration::from_millis(100), Duration::from_secs(2));
+        match TcpStream::connect_timeout(&sa, wait) {
             Ok(s) => {
                 stream = Some(s);
                 break;
             }
             Err(e) => why = format!("connecting to {sa}: {e}"),
+        }
+        if Instant::now() >= deadline {
+            break;
         }
     }
     let mut stream = stream.ok_or(Attempt::Retry(why))?;

@@ -11,7 +11,11 @@
 //!
 //! Safety rails: the first message of a connection is a hello carrying the job's token and the
 //! rank; the server refuses a wrong token (compared in constant time), a rank out of range or
-//! a rank already connected. Keys are at most [`MAX_KEY`] bytes and values [`MAX_VALUE`]; a
+//! a rank already connected. Hellos are read side by side by the accepting thread: at most 64
+//! connections wait for theirs, each at most 10 s (or the store's timeout if shorter), and a
+//! rank gets its own thread only once admitted, so idle or hostile peers cannot exhaust the
+//! ranks' slots. Every refused peer is logged on stderr with its address and reason (the first
+//! 100), and "rank N never connected" says whether a peer claiming rank N was refused. Keys are at most [`MAX_KEY`] bytes and values [`MAX_VALUE`]; a
 //! longer message is refused from its length prefix, before anything is allocated. Every read
 //! and write of a started message has a deadline; the server waits without limit only for the
 //! next request of an idle rank, and TCP keepalive notices a peer whose host died. A rank that
@@ -22,6 +26,12 @@ mod client;
 mod proto;
 mod server;
 
+#[cfg(test)]
+mod hostile_tests;
+#[cfg(test)]
+mod proto_props;
+#[cfg(test)]
+pub(crate) use hostile_tests::enough_descriptors;
 #[cfg(test)]
 mod tests;
 

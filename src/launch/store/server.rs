@@ -10,14 +10,15 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-mod session;
+pub(super) mod accept;
+pub(super) mod refusal;
+pub(super) mod session;
 
 use super::proto;
 use super::{describe_ranks, MAX_TOKEN};
 use crate::error::{Error, Result};
+use refusal::Refusals;
 
-/// Connections allowed beyond one per rank (stray or refused clients still in their hello).
-const SPARE_CONNECTIONS: usize = 32;
 /// How long a dropped server lets replies already computed reach their ranks.
 const LINGER: Duration = Duration::from_secs(1);
 
@@ -37,7 +38,9 @@ struct Shared {
     stop: AtomicBool,
     state: Mutex<State>,
     changed: Condvar,
+    /// Admitted ranks' connections (at most one per rank).
     conns: Mutex<Vec<Conn>>,
+    refused: Mutex<Refusals>,
 }
 
 struct Conn {
@@ -94,14 +97,19 @@ impl State {
             .and_then(|r| self.gone(r))
     }
 
-    /// Which of `missing` never connected and which are connected but elsewhere.
-    fn describe_missing(&self, missing: &[usize]) -> String {
+    /// Which of `missing` never connected (and whether a peer claiming one was refused, and
+    /// why) and which are connected but elsewhere.
+    fn describe_missing(&self, missing: &[usize], refused: &Refusals) -> String {
         let (never, busy): (Vec<usize>, Vec<usize>) = missing
             .iter()
             .partition(|&&r| self.presence[r] == Presence::Never);
         let mut parts = Vec::new();
         if !never.is_empty() {
-            parts.push(format!("{} never connected", describe_ranks(&never)));
+            parts.push(format!(
+                "{} never connected{}",
+                describe_ranks(&never),
+                refused.notes_for(&never)
+            ));
         }
         if !busy.is_empty() {
             parts.push(format!(
@@ -140,6 +148,11 @@ impl StoreServer {
             what: "reading the store's address".into(),
             source,
         })?;
+        // The accepting thread polls: it reads hellos side by side and never blocks in accept.
+        listener.set_nonblocking(true).map_err(|source| Error::Os {
+            what: "setting up the store's listener".into(),
+            source,
+        })?;
         let shared = Arc::new(Shared {
             world,
             token: token.to_vec(),
@@ -153,12 +166,13 @@ impl StoreServer {
             }),
             changed: Condvar::new(),
             conns: Mutex::new(Vec::new()),
+            refused: Mutex::new(Refusals::default()),
         });
         let listener = Arc::new(listener);
         let (sh, l) = (shared.clone(), listener.clone());
         let acceptor = thread::Builder::new()
             .name("collbench-store".into())
-            .spawn(move || accept_loop(&sh, &l))
+            .spawn(move || accept::accept_loop(&sh, &l))
             .map_err(|source| Error::Os {
                 what: "starting the store thread".into(),
                 source,
@@ -190,6 +204,14 @@ impl StoreServer {
     }
 }
 
+#[cfg(test)]
+impl StoreServer {
+    /// The refusal lines logged so far.
+    pub(super) fn refusal_lines(&self) -> Vec<String> {
+        self.shared.refused().lines.clone()
+    }
+}
+
 impl Drop for StoreServer {
     /// Stops accepting, fails every waiting operation, lets replies already computed go out
     /// (up to [`LINGER`]), then closes every connection and joins every thread.
@@ -216,6 +238,10 @@ impl Drop for StoreServer {
             let _ = c.stream.shutdown(Shutdown::Both);
             let _ = c.thread.join();
         }
+        let unlogged = sh.refused().unlogged();
+        if unlogged > 0 {
+            eprintln!("collbench: rank 0's store refused {unlogged} more peers (not logged)");
+        }
     }
 }
 
@@ -231,50 +257,13 @@ fn wake_addr(local: SocketAddr) -> SocketAddr {
     a
 }
 
-fn accept_loop(sh: &Arc<Shared>, listener: &TcpListener) {
-    loop {
-        let accepted = listener.accept();
-        if sh.stop.load(Ordering::SeqCst) {
-            return;
-        }
-        let stream = match accepted {
-            Ok((s, _)) => s,
-            Err(_) => {
-                // Out of descriptors or an aborted handshake: pause rather than spin.
-                thread::sleep(Duration::from_millis(10));
-                continue;
-            }
-        };
-        let mut conns = sh.conns.lock().unwrap_or_else(PoisonError::into_inner);
-        let (done, live): (Vec<Conn>, Vec<Conn>) = std::mem::take(&mut *conns)
-            .into_iter()
-            .partition(|c| c.thread.is_finished());
-        *conns = live;
-        for c in done {
-            let _ = c.thread.join();
-        }
-        if conns.len() >= sh.world + SPARE_CONNECTIONS {
-            continue; // dropping the stream closes it
-        }
-        let Ok(clone) = stream.try_clone() else {
-            continue;
-        };
-        let sh2 = sh.clone();
-        let spawned = thread::Builder::new()
-            .name("collbench-store-conn".into())
-            .spawn(move || session::serve(&sh2, stream));
-        if let Ok(thread) = spawned {
-            conns.push(Conn {
-                stream: clone,
-                thread,
-            });
-        }
-    }
-}
-
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn refused(&self) -> MutexGuard<'_, Refusals> {
+        self.refused.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn reply(&self, s: &mut TcpStream, frame: &[u8]) -> std::io::Result<()> {

@@ -10,6 +10,9 @@ use super::*;
 
 const TOKEN: &[u8] = b"\x01\x23\x45\x67\x89\xab\xcd\xef";
 const LONG: Duration = Duration::from_secs(10);
+/// Added to an operation's own timeout to bound a test's wait: it catches a hang, never
+/// measures speed.
+const HANG: Duration = Duration::from_secs(30);
 
 fn server(world: usize) -> (StoreServer, String) {
     let s = StoreServer::bind("127.0.0.1:0", TOKEN, world, LONG).unwrap();
@@ -146,17 +149,15 @@ fn oversized_messages_are_refused_before_allocation() {
 
     // A raw client announcing a 4 GiB message is answered from the length alone: the reply
     // comes although the body is never sent, so the server cannot have waited for (or
-    // allocated) it.
+    // allocated) it (had it waited, its read would have timed out and it would not answer).
     let mut raw = TcpStream::connect(&addr).unwrap();
     let hello = Enc::with_bytes(proto::MAGIC).u32(1).bytes16(TOKEN).finish();
     raw.write_all(&hello).unwrap();
     let welcome = proto::read_frame(&mut raw, 64, Some(proto::deadline_after(LONG)), LONG).unwrap();
     assert_eq!(welcome[0], proto::OK);
-    let started = Instant::now();
     raw.write_all(&(u32::MAX - 1).to_le_bytes()).unwrap();
     raw.write_all(&[proto::SET]).unwrap();
-    let reply = proto::read_frame(&mut raw, 8192, Some(proto::deadline_after(LONG)), LONG).unwrap();
-    assert!(started.elapsed() < Duration::from_secs(2));
+    let reply = proto::read_frame(&mut raw, 8192, Some(proto::deadline_after(HANG)), LONG).unwrap();
     let mut d = Dec::new(&reply);
     assert_eq!(
         (d.u8().unwrap(), d.u8().unwrap()),
@@ -184,10 +185,7 @@ fn get_of_a_key_never_set_times_out_with_a_message() {
     let err = c.get("never/set").unwrap_err();
     let took = started.elapsed();
     assert!(matches!(err, Error::Rank(_)), "{err:?}");
-    assert!(
-        took >= timeout && took < timeout + Duration::from_millis(700),
-        "{took:?}"
-    );
+    assert!(took >= timeout && took < timeout + HANG, "{took:?}");
     let msg = err.to_string();
     assert!(
         msg.contains("'never/set' was not set within 300ms"),
@@ -227,11 +225,9 @@ fn a_vanished_rank_fails_the_others_naming_it() {
         c.barrier("step").unwrap_err()
     });
     vanisher.join().unwrap();
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
-    );
+    // Ended by the vanishing (the message says so), not by the timeout; the bound only
+    // catches a hang.
+    assert!(started.elapsed() < LONG + HANG, "{:?}", started.elapsed());
     for e in errs {
         assert!(matches!(e, Error::Rank(_)), "{e:?}");
         let msg = e.to_string();
@@ -274,13 +270,14 @@ fn dropping_the_server_fails_waiters_and_returns_promptly() {
     let started = Instant::now();
     drop(server);
     assert!(
-        started.elapsed() < Duration::from_secs(2),
+        started.elapsed() < HANG,
         "drop took {:?}",
         started.elapsed()
     );
+    // Failed by the shutdown (the message says so), not by its 10 s timeout.
     let (err, waited) = waiter.join().unwrap();
     assert!(err.contains("shutting down"), "{err}");
-    assert!(waited < Duration::from_secs(3), "{waited:?}");
+    assert!(waited < LONG + HANG, "{waited:?}");
 }
 
 #[test]
@@ -295,10 +292,19 @@ fn an_unreachable_store_is_reported_after_the_timeout() {
     let err = StoreClient::connect(&addr, TOKEN, 0, Duration::from_millis(300))
         .err()
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(2));
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(300) && took < HANG,
+        "{took:?}"
+    );
     let msg = err.to_string();
     assert!(
         msg.contains("could not reach the rendezvous store at 127.0.0.1") && msg.contains("300ms"),
+        "{msg}"
+    );
+    // The reason is that of the last real attempt, not a deadline that passed before one.
+    assert!(
+        msg.contains("connecting to 127.0.0.1") && !msg.contains("resolves to no address"),
         "{msg}"
     );
     let err = StoreClient::connect("no-port-here", TOKEN, 0, LONG)

@@ -16,7 +16,12 @@
 //! another token or rank count, or claims a rank that is out of range, not above its own or
 //! already connected; the dialer then fails naming the rank it dialed. Pending hellos are read
 //! with poll(2) side by side, so a stray connection that says nothing costs nothing but a slot
-//! (at most 64 pending, each at most 5 s). Nothing from the wire is ever used as a length. The
+//! (at most 64 pending, a new one past that closes the oldest; each at most 5 s; running out
+//! of descriptors closes the oldest rather than failing the mesh). Every refused connection is
+//! logged on stderr with its address and the reason (`collbench: rank 0's TCP mesh refused
+//! 10.0.0.7:51234: wrong token (claimed rank 1)`, the first 100 per mesh, peer bytes escaped),
+//! and a rank that never comes is reported with the refusal of any peer that claimed it.
+//! Nothing from the wire is ever used as a length. The
 //! token keeps jobs (and stale ports) apart; it is not authentication against someone who can
 //! read the traffic. Everything is bounded by the connect timeout.
 //!
@@ -55,9 +60,12 @@
 //! all the algorithms ask. Each rank holds p - 1 sockets (mind `ulimit -n` for thousands of
 //! ranks) and dials its lower ranks one after another, one round trip each.
 
+mod accept;
 #[cfg(test)]
 mod fault_tests;
 mod flow;
+#[cfg(test)]
+mod hostile_tests;
 mod idle;
 mod mesh;
 #[cfg(test)]

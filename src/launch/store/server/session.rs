@@ -8,81 +8,20 @@ use std::time::{Duration, Instant};
 
 use super::{Group, Presence, Round, Shared};
 use crate::launch::store::proto::{self, Dec, Enc, ReadError};
-use crate::launch::store::{same_token, set_keepalive, MAX_TOKEN, MAX_VALUE};
+use crate::launch::store::{set_keepalive, MAX_VALUE};
 
-/// One connection, from hello to goodbye.
-pub(super) fn serve(sh: &Shared, mut s: TcpStream) {
+/// One admitted rank's connection, from welcome to goodbye.
+pub(super) fn serve(sh: &Shared, mut s: TcpStream, rank: usize) {
+    let _ = s.set_nonblocking(false);
     let _ = s.set_nodelay(true);
     set_keepalive(&s);
-    let Some(rank) = handshake(sh, &mut s) else {
-        return;
+    let welcome = Enc::new(proto::OK).u32(sh.world as u32).finish();
+    let why = match sh.reply(&mut s, &welcome) {
+        Ok(()) => session(sh, &mut s, rank),
+        Err(e) => Presence::Lost(format!("could not be welcomed: {e}")),
     };
-    let why = session(sh, &mut s, rank);
     sh.lock().presence[rank] = why;
     sh.changed.notify_all();
-}
-
-/// Checks the hello; answers with the world size or the reason for refusal.
-fn handshake(sh: &Shared, s: &mut TcpStream) -> Option<usize> {
-    let deadline = proto::deadline_after(sh.timeout);
-    let frame = proto::read_frame(s, proto::MAX_HELLO, Some(deadline), sh.timeout).ok()?;
-    let refuse = |s: &mut TcpStream, msg: String| {
-        let _ = sh.reply(s, &proto::err_frame(proto::ERR_USAGE, &msg));
-        None
-    };
-    let mut d = Dec::new(&frame);
-    let hello = (|| Ok::<_, std::io::Error>((d.take(8)?, d.u32()?, d.bytes16(MAX_TOKEN)?)))();
-    let (magic, rank, token) = match hello {
-        Ok(h) if h.0 == proto::MAGIC && d.end().is_ok() => h,
-        _ => {
-            return refuse(
-                s,
-                "this is a collbench store; the hello was not understood".into(),
-            )
-        }
-    };
-    if !same_token(token, &sh.token) {
-        return refuse(
-            s,
-            "wrong token: this store belongs to another job, or the ranks were given different \
-             COLLBENCH_TOKEN values"
-                .into(),
-        );
-    }
-    debug_assert_eq!(magic, proto::MAGIC);
-    let rank = rank as usize;
-    if rank >= sh.world {
-        let msg = format!(
-            "rank {rank} is out of range: this job has {} ranks",
-            sh.world
-        );
-        return refuse(s, msg);
-    }
-    {
-        let mut st = sh.lock();
-        let already = match &st.presence[rank] {
-            Presence::Never => None,
-            Presence::Connected => Some("is already connected (two processes claim that rank)"),
-            Presence::Left | Presence::Lost(_) => Some("has already left this store"),
-        };
-        if let Some(why) = already {
-            drop(st);
-            return refuse(s, format!("rank {rank} {why}"));
-        }
-        if st.stopping {
-            return None;
-        }
-        st.presence[rank] = Presence::Connected;
-    }
-    let welcome = Enc::new(proto::OK).u32(sh.world as u32).finish();
-    match sh.reply(s, &welcome) {
-        Ok(()) => Some(rank),
-        Err(e) => {
-            sh.lock().presence[rank] = Presence::Lost(format!("could not be welcomed: {e}"));
-            sh.changed.notify_all();
-            None
-        }
-    }
 }
 
 /// Serves requests until the rank says goodbye or vanishes; returns how it went.
@@ -118,24 +57,7 @@ fn session(sh: &Shared, s: &mut TcpStream, rank: usize) -> Presence {
 
 /// Performs one request and builds its reply; `None` for goodbye.
 fn handle(sh: &Shared, rank: usize, frame: &[u8]) -> Option<Vec<u8>> {
-    let mut d = Dec::new(frame);
-    let parsed = (|| -> std::io::Result<Request> {
-        let req = match d.u8()? {
-            proto::SET => Request::Set(d.key()?, d.bytes32(MAX_VALUE)?.to_vec()),
-            proto::GET => Request::Get(wait(d.u64()?), d.key()?),
-            proto::GATHER => Request::Gather(
-                proto::GATHER,
-                wait(d.u64()?),
-                d.key()?,
-                d.bytes32(MAX_VALUE)?.to_vec(),
-            ),
-            proto::BARRIER => Request::Gather(proto::BARRIER, wait(d.u64()?), d.key()?, Vec::new()),
-            proto::BYE => Request::Bye,
-            _ => return Err(std::io::ErrorKind::InvalidData.into()),
-        };
-        d.end()?;
-        Ok(req)
-    })();
+    let parsed = parse_request(frame);
     let fail = |msg: String| Some(proto::err_frame(proto::ERR_RUN, &msg));
     match parsed {
         Err(_) => Some(proto::err_frame(
@@ -170,7 +92,28 @@ fn handle(sh: &Shared, rank: usize, frame: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
-enum Request {
+/// Decodes one request payload; any shortfall, excess or unknown kind is an error.
+pub(in crate::launch::store) fn parse_request(frame: &[u8]) -> std::io::Result<Request> {
+    let mut d = Dec::new(frame);
+    let req = match d.u8()? {
+        proto::SET => Request::Set(d.key()?, d.bytes32(MAX_VALUE)?.to_vec()),
+        proto::GET => Request::Get(wait(d.u64()?), d.key()?),
+        proto::GATHER => Request::Gather(
+            proto::GATHER,
+            wait(d.u64()?),
+            d.key()?,
+            d.bytes32(MAX_VALUE)?.to_vec(),
+        ),
+        proto::BARRIER => Request::Gather(proto::BARRIER, wait(d.u64()?), d.key()?, Vec::new()),
+        proto::BYE => Request::Bye,
+        _ => return Err(std::io::ErrorKind::InvalidData.into()),
+    };
+    d.end()?;
+    Ok(req)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(in crate::launch::store) enum Request {
     Set(String, Vec<u8>),
     Get(Duration, String),
     Gather(u8, Duration, String, Vec<u8>),
@@ -283,7 +226,7 @@ fn gather(
             return Err(format!(
                 "{what} timed out after {} on rank {rank}: {}",
                 humantime::format_duration(wait),
-                st.describe_missing(&missing)
+                st.describe_missing(&missing, &sh.refused())
             ));
         }
         guard = sh

@@ -7,21 +7,14 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::flow::poll;
-use super::WAKE;
+use super::accept;
 use crate::error::{Error, Result};
 
 /// Opens every handshake and names its version; a connection that starts otherwise is dropped.
-const MAGIC: [u8; 8] = *b"CLBTCP01";
+pub(super) const MAGIC: [u8; 8] = *b"CLBTCP01";
 
 /// Bytes of a hello (connecting side) or an answer (accepting side): magic, token, rank, ranks.
 pub(super) const HELLO_LEN: usize = 24;
-
-/// How long an accepted connection may take to present its hello.
-const HELLO_LIMIT: Duration = Duration::from_secs(5);
-
-/// Accepted connections still owing their hello; beyond this the oldest is dropped.
-const MAX_PENDING: usize = 64;
 
 /// Pause between attempts to reach a listener that refuses connections (not up yet).
 const RETRY: Duration = Duration::from_millis(20);
@@ -88,7 +81,9 @@ pub(super) fn build(
     for (j, &addr) in peers.iter().enumerate().take(rank) {
         streams[j] = Some(dial(rank, hello, j, addr, deadline, timeout)?);
     }
-    accept_all(rank, hello, listener, deadline, timeout, &mut streams)?;
+    let mut refused = accept::Refusals::default();
+    let within = (deadline, timeout);
+    accept::accept_all(rank, hello, listener, within, &mut streams, &mut refused)?;
     Ok(streams)
 }
 
@@ -191,139 +186,8 @@ fn is_retryable(e: &io::Error) -> bool {
     )
 }
 
-/// An accepted connection that has not yet said who it is.
-struct Pending {
-    stream: TcpStream,
-    hello: [u8; HELLO_LEN],
-    got: usize,
-    since: Instant,
-}
-
-/// What one look at a pending connection found.
-enum Step {
-    Wait,
-    Drop,
-    Admit(usize),
-}
-
-/// Accepts the higher ranks. Connections with a wrong hello, a wrong token, a rank that is out
-/// of range, not above `me` or already connected are closed; they never stop the good ones.
-fn accept_all(
-    me: usize,
-    hello: Hello,
-    listener: &TcpListener,
-    deadline: Instant,
-    timeout: Duration,
-    streams: &mut [Option<TcpStream>],
-) -> Result<()> {
-    let nranks = streams.len();
-    let os = |what: &str, e: io::Error| Error::Os {
-        what: format!("rank {me}: {what}"),
-        source: e,
-    };
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| os("listener", e))?;
-    let answer = hello.encode();
-    let mut pending: Vec<Pending> = Vec::new();
-    loop {
-        accept_ready(listener, &mut pending).map_err(|e| os("accept", e))?;
-        let mut i = 0;
-        while i < pending.len() {
-            match step(&mut pending[i], hello, streams) {
-                Step::Wait => i += 1,
-                Step::Drop => drop(pending.swap_remove(i)),
-                Step::Admit(r) => {
-                    let p = pending.swap_remove(i);
-                    // 24 bytes always fit in a fresh connection's send buffer.
-                    if (&p.stream).write(&answer).ok() == Some(HELLO_LEN) {
-                        streams[r] = Some(p.stream);
-                    }
-                }
-            }
-        }
-        pending.retain(|p| p.since.elapsed() < HELLO_LIMIT);
-        while pending.len() > MAX_PENDING {
-            let oldest = (0..pending.len()).min_by_key(|&k| pending[k].since);
-            pending.swap_remove(oldest.unwrap_or(0));
-        }
-        let missing: Vec<usize> = (me + 1..nranks).filter(|&r| streams[r].is_none()).collect();
-        if missing.is_empty() {
-            return Ok(());
-        }
-        let Some(wait) = left(deadline) else {
-            let at = listener.local_addr().map_or("?".into(), |a| a.to_string());
-            return Err(Error::Rank(format!(
-                "rank {me}: timed out after {timeout:?} waiting for rank(s) {missing:?} to \
-                 connect to {at}"
-            )));
-        };
-        let mut fds: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
-            .chain(pending.iter().map(|p| p.stream.as_raw_fd()))
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
-        poll(&mut fds, wait.min(WAKE))?;
-    }
-}
-
-/// Accepts every connection waiting in the backlog.
-fn accept_ready(listener: &TcpListener, pending: &mut Vec<Pending>) -> io::Result<()> {
-    loop {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                // A connection whose options cannot be set is as good as closed.
-                if stream.set_nonblocking(true).is_ok() && tune(&stream).is_ok() {
-                    pending.push(Pending {
-                        stream,
-                        hello: [0; HELLO_LEN],
-                        got: 0,
-                        since: Instant::now(),
-                    });
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
-            // The connection went away before we took it, or a signal: try the next one.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::ConnectionAborted | ErrorKind::Interrupted
-                ) => {}
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// Reads what has arrived of a pending hello (never more than the hello) and judges it.
-fn step(p: &mut Pending, ours: Hello, streams: &[Option<TcpStream>]) -> Step {
-    match (&p.stream).read(&mut p.hello[p.got..]) {
-        Ok(0) => return Step::Drop,
-        Ok(n) => p.got += n,
-        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {}
-        Err(_) => return Step::Drop,
-    }
-    if p.got < HELLO_LEN {
-        return Step::Wait;
-    }
-    let me = ours.rank as usize;
-    match Hello::decode(&p.hello) {
-        Some(h)
-            if h.token == ours.token
-                && h.nranks == ours.nranks
-                && (me + 1..streams.len()).contains(&(h.rank as usize))
-                && streams[h.rank as usize].is_none() =>
-        {
-            Step::Admit(h.rank as usize)
-        }
-        _ => Step::Drop,
-    }
-}
-
 /// TCP_NODELAY and large buffers on a connection.
-fn tune(s: &TcpStream) -> io::Result<()> {
+pub(super) fn tune(s: &TcpStream) -> io::Result<()> {
     s.set_nodelay(true)?;
     set_buffers(s.as_raw_fd());
     Ok(())
