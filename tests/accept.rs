@@ -6,21 +6,18 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::{run, serial, sweep_ok, Run};
+use common::recorded::{self, Recorded};
+use common::{run, serial, Run};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
 /// One real sweep shared by the tests: ring AllReduce and AllGather, 2 ranks, 1 KiB to 64 KiB.
 fn recorded() -> &'static Path {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, dir) = DIR.get_or_init(|| {
-        let _guard = serial();
-        let tmp = tempfile::tempdir().unwrap();
-        let out = tmp.path().join("run");
-        let args = [
+    static RUN: Recorded = Recorded::new();
+    RUN.dir(
+        &[
             "--op",
             "allreduce,allgather",
             "--ranks",
@@ -33,11 +30,9 @@ fn recorded() -> &'static Path {
             "20",
             "--warmup",
             "3",
-        ];
-        sweep_ok(&args, &out, LIMIT);
-        (tmp, out)
-    });
-    dir
+        ],
+        LIMIT,
+    )
 }
 
 /// Criteria that every sane run passes (or fails, with `fail`), judging the recorded run.
@@ -66,13 +61,7 @@ fn accept(args: &[&str]) -> Run {
 
 /// Exit 2 with exactly one line on stderr holding every `names`, nothing on stdout.
 fn refused(r: &Run, names: &[&str]) {
-    assert_eq!(r.code(), 2, "{r:?}");
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    let lines = r.stderr_lines();
-    assert_eq!(lines.len(), 1, "one line expected: {}", r.stderr);
-    for n in names {
-        assert!(lines[0].contains(n), "'{n}' missing from: {}", lines[0]);
-    }
+    recorded::refused(r, names);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
 }
 

@@ -5,21 +5,18 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::{run, serial, sweep_ok, Run};
+use common::recorded::Recorded;
+use common::{run, Run};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
 /// One real sweep: ring AllReduce, 2 ranks, 1 KiB to 16 KiB (5 points).
 fn recorded() -> &'static Path {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, dir) = DIR.get_or_init(|| {
-        let _guard = serial();
-        let tmp = tempfile::tempdir().unwrap();
-        let out = tmp.path().join("run");
-        let args = [
+    static RUN: Recorded = Recorded::new();
+    RUN.dir(
+        &[
             "--op",
             "allreduce",
             "--ranks",
@@ -32,11 +29,9 @@ fn recorded() -> &'static Path {
             "10",
             "--warmup",
             "2",
-        ];
-        sweep_ok(&args, &out, LIMIT);
-        (tmp, out)
-    });
-    dir
+        ],
+        LIMIT,
+    )
 }
 
 /// A copy of the recorded run whose summary.csv rows are passed through `edit` (column name

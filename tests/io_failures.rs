@@ -10,25 +10,20 @@ use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use common::{command, run, serial, sweep_ok, Run, Spawned};
+use common::recorded::Recorded;
+use common::{command, run, serial, Run, Spawned};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
 /// One real sweep shared by the tests.
 fn recorded() -> &'static Path {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, dir) = DIR.get_or_init(|| {
-        let _guard = serial();
-        let tmp = tempfile::tempdir().unwrap();
-        let out = tmp.path().join("run");
-        let args = ["--ranks", "2", "-b", "1K", "-e", "64K", "--iters", "20"];
-        sweep_ok(&args, &out, LIMIT);
-        (tmp, out)
-    });
-    dir
+    static RUN: Recorded = Recorded::new();
+    RUN.dir(
+        &["--ranks", "2", "-b", "1K", "-e", "64K", "--iters", "20"],
+        LIMIT,
+    )
 }
 
 /// The write end of a pipe whose read end is already closed: every write fails with EPIPE.

@@ -5,37 +5,21 @@
 mod common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{command, run, serial, sweep_ok, Run, Spawned};
+use common::recorded::{refused, Recorded};
+use common::{command, run, serial, Spawned};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
 /// One real sweep shared by the tests: ring AllReduce, 2 ranks, 1 KiB to 16 KiB.
 fn recorded() -> &'static Path {
-    static DIR: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    let (_, dir) = DIR.get_or_init(|| {
-        let _guard = serial();
-        let tmp = tempfile::tempdir().unwrap();
-        let out = tmp.path().join("run");
-        let args = ["--ranks", "2", "-b", "1K", "-e", "16K", "--iters", "20"];
-        sweep_ok(&args, &out, LIMIT);
-        (tmp, out)
-    });
-    dir
-}
-
-/// Exit 2, exactly one line on stderr holding every `names`, no panic.
-fn refused(r: &Run, names: &[&str]) {
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    assert_eq!(r.code(), 2, "{r:?}");
-    let lines = r.stderr_lines();
-    assert_eq!(lines.len(), 1, "one line expected: {}", r.stderr);
-    for n in names {
-        assert!(lines[0].contains(n), "'{n}' missing from: {}", lines[0]);
-    }
+    static RUN: Recorded = Recorded::new();
+    RUN.dir(
+        &["--ranks", "2", "-b", "1K", "-e", "16K", "--iters", "20"],
+        LIMIT,
+    )
 }
 
 /// Runs `args` twice: the second must be refused naming `file` and --force and leave it as it

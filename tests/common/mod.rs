@@ -6,6 +6,7 @@
 pub mod load;
 pub mod netlab;
 pub mod protorun;
+pub mod recorded;
 pub mod skip;
 
 use std::collections::BTreeMap;

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::proto::{self, Dec, Enc};
 use super::server::accept::{HELLO_LIMIT, MAX_PENDING};
-use super::server::refusal;
 use super::*;
+use crate::backend::host::transport::peers;
 
 const TOKEN: &[u8] = b"\x01\x23\x45\x67\x89\xab\xcd\xef";
 const IDLE: usize = 1000;
@@ -132,7 +132,7 @@ fn a_thousand_idle_connections_and_garbage_do_not_keep_the_ranks_out() {
     }
     // Rank 0 logged whom it refused and why, and at most MAX_LOGGED lines of it.
     let lines = server.refusal_lines();
-    assert_eq!(lines.len(), refusal::MAX_LOGGED, "{lines:#?}");
+    assert_eq!(lines.len(), peers::MAX_LOGGED, "{lines:#?}");
     assert!(lines.iter().all(|l| l.contains("refused 127.0.0.1:")));
     assert!(lines.iter().any(|l| l.contains(&format!(
         "no complete hello yet when {MAX_PENDING} connections were waiting"

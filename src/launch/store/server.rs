@@ -16,8 +16,8 @@ pub(super) mod session;
 
 use super::proto;
 use super::{describe_ranks, MAX_TOKEN};
+use crate::backend::host::transport::peers::Refusals;
 use crate::error::{Error, Result};
-use refusal::Refusals;
 
 /// How long a dropped server lets replies already computed reach their ranks.
 const LINGER: Duration = Duration::from_secs(1);
@@ -166,7 +166,7 @@ impl StoreServer {
             }),
             changed: Condvar::new(),
             conns: Mutex::new(Vec::new()),
-            refused: Mutex::new(Refusals::default()),
+            refused: Mutex::new(Refusals::new("rank 0's store")),
         });
         let listener = Arc::new(listener);
         let (sh, l) = (shared.clone(), listener.clone());

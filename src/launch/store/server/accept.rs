@@ -6,7 +6,6 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 use std::thread;
@@ -14,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::refusal::{self, Refusal};
 use super::{session, Conn, Presence, Shared};
+use crate::backend::host::transport::peers;
 use crate::launch::store::proto::{self, Dec};
 use crate::launch::store::{same_token, MAX_TOKEN};
 
@@ -205,7 +205,8 @@ fn serve(sh: &Arc<Shared>, stream: TcpStream, rank: usize) {
 
 /// Logs the refusal, answers the peer when it is owed an answer, and closes the connection.
 fn refuse(sh: &Shared, p: Pending, why: &Refusal) {
-    let line = sh.refused().record(p.peer, why, sh.world);
+    let claimed = why.claimed().filter(|&r| r < sh.world);
+    let line = sh.refused().record(p.peer, &why.reason(), claimed);
     if let Some(line) = line {
         // Printed without holding any lock: a stalled stderr must not stall the store.
         eprintln!("{line}");
@@ -235,16 +236,7 @@ fn wait_for_any(listener: &TcpListener, pending: &[Pending], limit: Duration) {
     let wait = first_due.map_or(SLICE, |d| {
         d.saturating_duration_since(Instant::now()).min(SLICE)
     });
-    let mut fds: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
-        .chain(pending.iter().map(|p| p.stream.as_raw_fd()))
-        .map(|fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
-    let ms = wait.as_millis().clamp(1, SLICE.as_millis()) as libc::c_int;
-    // SAFETY: fds is a live array of fds.len() pollfd structs. An error (EINTR) only ends the
-    // wait early.
-    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    let streams = pending.iter().map(|p| &p.stream);
+    // An error (EINTR) only ends the wait early.
+    let _ = peers::wait_readable(listener, streams, wait.max(Duration::from_millis(1)));
 }

@@ -1,18 +1,16 @@
-//! Why the store turned a connection away, what it tells that peer, and what rank 0 logs.
+//! Why the store turned a connection away, what it tells that peer, and the reason rank 0 logs
+//! (through [`peers::Refusals`](crate::backend::host::transport::peers::Refusals)).
 //!
 //! Nothing a peer sent is printed raw: a claimed rank is a number, and the first bytes of
 //! something that is not a hello are shown escaped and cut to [`SHOWN_BYTES`]. Tokens are
 //! never printed, neither ours nor theirs.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::time::Duration;
+
+use crate::backend::host::transport::peers::escaped;
 
 /// How many bytes of a garbled opening a log line shows (escaped).
 pub(super) const SHOWN_BYTES: usize = 16;
-/// Log lines written for refused peers; later refusals are counted, not logged, so that a
-/// flood of hostile connections cannot flood rank 0's stderr.
-pub(in crate::launch::store) const MAX_LOGGED: usize = 100;
 
 /// Why a connection was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +55,7 @@ impl Refusal {
         match self {
             Refusal::NotAHello { start } => format!(
                 "not a collbench store hello (it starts with \"{}\")",
-                escaped(start)
+                escaped(start, SHOWN_BYTES)
             ),
             Refusal::Silent(d) => format!(
                 "no complete hello within {}",
@@ -102,77 +100,5 @@ impl Refusal {
             }
             Refusal::AlreadyLeft { rank } => format!("rank {rank} has already left this store"),
         })
-    }
-}
-
-/// Printable ASCII as is, everything else (and quotes, backslashes) escaped, at most
-/// [`SHOWN_BYTES`] bytes of input.
-pub(super) fn escaped(bytes: &[u8]) -> String {
-    let shown = &bytes[..bytes.len().min(SHOWN_BYTES)];
-    let mut s = shown.escape_ascii().to_string();
-    if bytes.len() > SHOWN_BYTES {
-        s.push_str("...");
-    }
-    s
-}
-
-/// The refusals of one store: the log lines written so far and, per claimed rank, the last
-/// refusal of a peer claiming it (for "rank 1 never connected" messages).
-#[derive(Default)]
-pub(super) struct Refusals {
-    logged: usize,
-    unlogged: usize,
-    by_rank: HashMap<usize, (SocketAddr, String)>,
-    #[cfg(test)]
-    pub lines: Vec<String>,
-}
-
-impl Refusals {
-    /// Records a refusal of `peer` and returns the line to log, unless [`MAX_LOGGED`] lines
-    /// have been returned already. `world` bounds which claimed ranks are remembered.
-    pub(super) fn record(
-        &mut self,
-        peer: SocketAddr,
-        why: &Refusal,
-        world: usize,
-    ) -> Option<String> {
-        let reason = why.reason();
-        if let Some(r) = why.claimed().filter(|&r| r < world) {
-            // The note names the claimed rank already.
-            let cause = reason.replace(&format!(" (claimed rank {r})"), "");
-            self.by_rank.insert(r, (peer, cause));
-        }
-        if self.logged >= MAX_LOGGED {
-            self.unlogged += 1;
-            return None;
-        }
-        self.logged += 1;
-        let mut line = format!("collbench: rank 0's store refused {peer}: {reason}");
-        if self.logged == MAX_LOGGED {
-            line.push_str(" (further refusals are counted, not logged)");
-        }
-        #[cfg(test)]
-        self.lines.push(line.clone());
-        Some(line)
-    }
-
-    /// Refusals that were not logged.
-    pub(super) fn unlogged(&self) -> usize {
-        self.unlogged
-    }
-
-    /// "; a peer claiming rank 1 (127.0.0.1:4000) was refused: wrong token (claimed rank 1)"
-    /// for each of `ranks` (up to four) that a refused peer claimed.
-    pub(super) fn notes_for(&self, ranks: &[usize]) -> String {
-        let notes: Vec<String> = ranks
-            .iter()
-            .filter_map(|r| self.by_rank.get(r).map(|(a, why)| (r, a, why)))
-            .take(4)
-            .map(|(r, a, why)| format!("a peer claiming rank {r} ({a}) was refused: {why}"))
-            .collect();
-        match notes.is_empty() {
-            true => String::new(),
-            false => format!(" ({})", notes.join("; ")),
-        }
     }
 }

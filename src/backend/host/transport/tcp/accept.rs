@@ -1,26 +1,22 @@
 //! The accepting side of the mesh: hellos read side by side with poll(2), at most
 //! [`MAX_PENDING`] at once and each within [`HELLO_LIMIT`], so idle or hostile connections
 //! neither block the ranks nor exhaust descriptors; every refused connection is logged with its
-//! address and reason (the first [`MAX_LOGGED`]), and a rank that never comes is reported with
+//! address and reason (the first [`peers::MAX_LOGGED`]), and a rank that never comes is reported with
 //! the refusal of any peer that claimed it.
 
-use std::collections::HashMap;
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use super::flow::poll;
 use super::mesh::{tune, Hello, HELLO_LEN, MAGIC};
 use super::WAKE;
+use crate::backend::host::transport::peers::{self, Refusals};
 use crate::error::{Error, Result};
 
 /// How long an accepted connection may take to present its hello.
 pub(super) const HELLO_LIMIT: Duration = Duration::from_secs(5);
 /// Accepted connections still owing their hello; a new one past this closes the oldest.
 pub(super) const MAX_PENDING: usize = 64;
-/// Refusals logged per mesh; later ones are counted, so a flood cannot flood stderr.
-pub(super) const MAX_LOGGED: usize = 100;
 /// Bytes of a malformed hello shown (escaped) in the log.
 const SHOWN_BYTES: usize = 8;
 
@@ -38,54 +34,6 @@ enum Step {
     Wait,
     Refuse(String, Option<usize>),
     Admit(usize),
-}
-
-/// The refusals of one mesh build: how many were logged, and the last reason per claimed rank.
-#[derive(Default)]
-pub(super) struct Refusals {
-    logged: usize,
-    unlogged: usize,
-    by_rank: HashMap<usize, (SocketAddr, String)>,
-    #[cfg(test)]
-    pub lines: Vec<String>,
-}
-
-impl Refusals {
-    /// Logs (the first [`MAX_LOGGED`]) and remembers one refusal.
-    fn record(&mut self, me: usize, peer: SocketAddr, why: String, claimed: Option<usize>) {
-        if self.logged < MAX_LOGGED {
-            self.logged += 1;
-            let more = match self.logged == MAX_LOGGED {
-                true => " (further refusals are counted, not logged)",
-                false => "",
-            };
-            let line = format!("collbench: rank {me}'s TCP mesh refused {peer}: {why}{more}");
-            eprintln!("{line}");
-            #[cfg(test)]
-            self.lines.push(line);
-        } else {
-            self.unlogged += 1;
-        }
-        if let Some(r) = claimed {
-            // The note names the claimed rank already.
-            let cause = why.replace(&format!(" (claimed rank {r})"), "");
-            self.by_rank.insert(r, (peer, cause));
-        }
-    }
-
-    /// " (a peer claiming rank 1 (addr) was refused: ...)" for up to four of `ranks`.
-    fn notes_for(&self, ranks: &[usize]) -> String {
-        let notes: Vec<String> = ranks
-            .iter()
-            .filter_map(|r| self.by_rank.get(r).map(|(a, why)| (r, a, why)))
-            .take(4)
-            .map(|(r, a, why)| format!("a peer claiming rank {r} ({a}) was refused: {why}"))
-            .collect();
-        match notes.is_empty() {
-            true => String::new(),
-            false => format!(" ({})", notes.join("; ")),
-        }
-    }
 }
 
 /// Accepts the higher ranks. Connections with a wrong hello, a wrong token, a rank that is out
@@ -108,7 +56,7 @@ pub(super) fn accept_all(
         .map_err(|e| os("listener", e))?;
     let mut pending: Vec<Pending> = Vec::new();
     loop {
-        accept_ready(me, listener, &mut pending, refused).map_err(|e| os("accept", e))?;
+        accept_ready(listener, &mut pending, refused).map_err(|e| os("accept", e))?;
         settle_pending(hello, &mut pending, streams, refused);
         let missing: Vec<usize> = (me + 1..streams.len())
             .filter(|&r| streams[r].is_none())
@@ -124,15 +72,11 @@ pub(super) fn accept_all(
                 refused.notes_for(&missing)
             )));
         };
-        let mut fds: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
-            .chain(pending.iter().map(|p| p.stream.as_raw_fd()))
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
-        poll(&mut fds, wait.min(WAKE))?;
+        let streams = pending.iter().map(|p| &p.stream);
+        peers::wait_readable(listener, streams, wait.min(WAKE)).map_err(|e| Error::Os {
+            what: "poll".into(),
+            source: e,
+        })?;
     }
 }
 
@@ -144,7 +88,6 @@ fn settle_pending(
     streams: &mut [Option<TcpStream>],
     refused: &mut Refusals,
 ) {
-    let me = ours.rank as usize;
     let answer = ours.encode();
     let mut i = 0;
     while i < pending.len() {
@@ -158,7 +101,7 @@ fn settle_pending(
             Step::Wait => i += 1,
             Step::Refuse(why, claimed) => {
                 let p = pending.swap_remove(i);
-                refused.record(me, p.peer, why, claimed);
+                log(refused.record(p.peer, &why, claimed));
             }
             Step::Admit(r) => {
                 let p = pending.swap_remove(i);
@@ -175,7 +118,6 @@ fn settle_pending(
 /// [`MAX_PENDING`] are pending; at most [`MAX_PENDING`] a round, so that a steady flood cannot
 /// keep the rank from reading hellos.
 fn accept_ready(
-    me: usize,
     listener: &TcpListener,
     pending: &mut Vec<Pending>,
     refused: &mut Refusals,
@@ -188,7 +130,7 @@ fn accept_ready(
                     continue;
                 }
                 if pending.len() >= MAX_PENDING {
-                    refuse_oldest(me, pending, refused);
+                    refuse_oldest(pending, refused);
                 }
                 pending.push(Pending {
                     stream,
@@ -198,7 +140,7 @@ fn accept_ready(
                     since: Instant::now(),
                 });
             }
-            Err(e) => return after_accept_error(e, me, pending, refused),
+            Err(e) => return after_accept_error(e, pending, refused),
         }
     }
     Ok(())
@@ -209,7 +151,6 @@ fn accept_ready(
 /// make room, and the mesh goes on rather than fail because of connections nobody asked for.
 pub(super) fn after_accept_error(
     e: io::Error,
-    me: usize,
     pending: &mut Vec<Pending>,
     refused: &mut Refusals,
 ) -> io::Result<()> {
@@ -222,7 +163,7 @@ pub(super) fn after_accept_error(
         // The connection went away before we took it, or a signal: the next round goes on.
         ErrorKind::ConnectionAborted | ErrorKind::Interrupted => Ok(()),
         _ if out_of_room => {
-            refuse_oldest(me, pending, refused);
+            refuse_oldest(pending, refused);
             std::thread::sleep(Duration::from_millis(10));
             Ok(())
         }
@@ -230,14 +171,21 @@ pub(super) fn after_accept_error(
     }
 }
 
-fn refuse_oldest(me: usize, pending: &mut Vec<Pending>, refused: &mut Refusals) {
+fn refuse_oldest(pending: &mut Vec<Pending>, refused: &mut Refusals) {
     if let Some(k) = (0..pending.len()).min_by_key(|&k| pending[k].since) {
         let p = pending.swap_remove(k);
         let why = format!(
             "no complete hello yet when {MAX_PENDING} connections were waiting to say hello \
              (the oldest makes room)"
         );
-        refused.record(me, p.peer, why, None);
+        log(refused.record(p.peer, &why, None));
+    }
+}
+
+/// Writes a refusal's log line, when it has one.
+fn log(line: Option<String>) {
+    if let Some(line) = line {
+        eprintln!("{line}");
     }
 }
 
@@ -269,7 +217,7 @@ fn step(p: &mut Pending, ours: Hello, streams: &[Option<TcpStream>]) -> Step {
 
 /// The reason for refusing bytes that do not open with the magic: how they start, escaped.
 fn not_a_hello(bytes: &[u8]) -> String {
-    let start = bytes[..SHOWN_BYTES].escape_ascii();
+    let start = peers::escaped(&bytes[..SHOWN_BYTES], SHOWN_BYTES);
     format!("not a collbench mesh hello (starts with \"{start}\")")
 }
 

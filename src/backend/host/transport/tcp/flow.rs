@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::Peer;
 use crate::backend::host::reduce::{reduce3, reduce_into};
-use crate::backend::host::transport::Combine;
+use crate::backend::host::transport::{peers, Combine};
 use crate::error::{Error, Result};
 
 /// An outgoing message in progress.
@@ -230,20 +230,10 @@ impl PollSet {
     }
 }
 
-/// Sleeps until one of `fds` is ready or `wait` passes (rounded up to whole milliseconds, so a
-/// short remainder does not turn into a spin). A signal counts as a wake-up.
+/// Sleeps until one of `fds` is ready or `wait` passes (see [`peers::poll`]).
 pub(super) fn poll(fds: &mut [libc::pollfd], wait: Duration) -> Result<()> {
-    let ms = wait.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
-    // SAFETY: fds is a live, writable array of fds.len() pollfd.
-    let rc = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-    if rc < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() != ErrorKind::Interrupted {
-            return Err(Error::Os {
-                what: "poll".into(),
-                source: e,
-            });
-        }
-    }
-    Ok(())
+    peers::poll(fds, wait).map_err(|e| Error::Os {
+        what: "poll".into(),
+        source: e,
+    })
 }

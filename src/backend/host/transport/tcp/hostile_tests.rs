@@ -6,10 +6,11 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::thread;
 
-use super::accept::{self, Refusals, MAX_LOGGED, MAX_PENDING};
+use super::accept::{self, MAX_PENDING};
 use super::mesh::{Hello, HELLO_LEN};
 use super::tests::{listeners, TIMEOUT, TOKEN};
 use super::*;
+use crate::backend::host::transport::peers::{Refusals, MAX_LOGGED};
 use crate::launch::store::enough_descriptors;
 
 const IDLE: usize = 1000;
@@ -43,7 +44,7 @@ fn accept_as_rank_0(
             nranks: nranks as u32,
         };
         let mut streams: Vec<Option<TcpStream>> = (0..nranks).map(|_| None).collect();
-        let mut refused = Refusals::default();
+        let mut refused = Refusals::new("rank 0's TCP mesh");
         let within = (Instant::now() + timeout, timeout);
         let result = accept::accept_all(0, ours, &l0, within, &mut streams, &mut refused);
         Accepted {
@@ -141,13 +142,13 @@ fn refusal_lines_show_garbage_escaped_and_silence_by_its_deadline() {
 
 #[test]
 fn running_out_of_descriptors_does_not_end_the_mesh() {
-    let mut refused = Refusals::default();
+    let mut refused = Refusals::new("rank 0's TCP mesh");
     for errno in [libc::EMFILE, libc::ENFILE, libc::ENOBUFS, libc::ENOMEM] {
         let e = io::Error::from_raw_os_error(errno);
-        assert!(accept::after_accept_error(e, 0, &mut Vec::new(), &mut refused).is_ok());
+        assert!(accept::after_accept_error(e, &mut Vec::new(), &mut refused).is_ok());
     }
     let e = io::Error::from_raw_os_error(libc::EBADF);
-    assert!(accept::after_accept_error(e, 0, &mut Vec::new(), &mut refused).is_err());
+    assert!(accept::after_accept_error(e, &mut Vec::new(), &mut refused).is_err());
 }
 
 mod props {

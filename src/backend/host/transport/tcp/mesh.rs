@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::accept;
+use crate::backend::host::transport::peers::Refusals;
 use crate::error::{Error, Result};
 
 /// Opens every handshake and names its version; a connection that starts otherwise is dropped.
@@ -81,7 +82,7 @@ pub(super) fn build(
     for (j, &addr) in peers.iter().enumerate().take(rank) {
         streams[j] = Some(dial(rank, hello, j, addr, deadline, timeout)?);
     }
-    let mut refused = accept::Refusals::default();
+    let mut refused = Refusals::new(format!("rank {rank}'s TCP mesh"));
     let within = (deadline, timeout);
     accept::accept_all(rank, hello, listener, within, &mut streams, &mut refused)?;
     Ok(streams)
