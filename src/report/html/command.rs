@@ -101,9 +101,10 @@ fn read_verdict(path: &Path) -> Result<(Value, String)> {
 }
 
 /// Refuses a verdict whose `runs[]` (the folders `accept` judged) does not include `run`: the
-/// page would show one cluster's verdict over another's measurements. Paths are compared as
-/// resolved from here; a judged folder that no longer resolves (moved, or judged from another
-/// working folder) matches by its folder name.
+/// page would show one cluster's verdict over another's measurements. A judged folder matches
+/// when it resolves to `run`, or by its folder name: a run copied or moved keeps its name
+/// (default names are unique run ids), and `accept` may have judged it from another working
+/// folder.
 fn check_verdict_judged(verdict: &Value, path: &Path, run: &Path) -> Result<()> {
     let Some(runs) = verdict.get("runs").and_then(Value::as_array) else {
         return Ok(());
@@ -113,11 +114,11 @@ fn check_verdict_judged(verdict: &Value, path: &Path, run: &Path) -> Result<()> 
         .filter_map(|r| r.get("path").and_then(Value::as_str))
         .collect();
     let here = std::fs::canonicalize(run).unwrap_or_else(|_| run.to_path_buf());
-    let same = |p: &&str| match std::fs::canonicalize(p) {
-        Ok(c) => c == here,
-        Err(_) => Path::new(p)
-            .file_name()
-            .is_some_and(|n| Some(n) == here.file_name()),
+    let same = |p: &&str| {
+        std::fs::canonicalize(p).is_ok_and(|c| c == here)
+            || Path::new(p)
+                .file_name()
+                .is_some_and(|n| Some(n) == here.file_name())
     };
     if judged.iter().any(same) {
         return Ok(());
