@@ -1,7 +1,6 @@
 //! The plan walked by every MPI rank: split the groups, then per point measure (members),
 //! gather every rank's samples to world rank 0, and let rank 0 write the point.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use mpi::topology::{Color, SimpleCommunicator};
