@@ -43,6 +43,8 @@ pub enum Command {
     Plot(crate::plot::args::PlotArgs),
     /// Write one self-contained HTML page of a results folder (figures, tables, fit, verdict).
     Report(crate::report::html::args::ReportArgs),
+    /// Turn nccl-tests or OSU logs into results folders that every other command reads.
+    Import(crate::import::args::ImportArgs),
     /// List the backends (host, mpi, nccl): built into this binary? runnable here? if not, why.
     Backends(crate::backend::list::BackendsArgs),
     /// Internal: one rank process of a local launch.

@@ -32,6 +32,7 @@ pub mod collective;
 pub mod compare;
 pub mod error;
 pub mod fit;
+pub mod import;
 pub mod launch;
 pub mod meta;
 pub mod output;

@@ -30,6 +30,9 @@ fn main() -> ExitCode {
             .into_request()
             .and_then(|r| collbench::plot::command::run_plot(&r)),
         Command::Report(args) => collbench::report::html::command::run_report(&args.into_request()),
+        Command::Import(args) => args
+            .into_request(std::env::args().collect())
+            .and_then(|r| collbench::import::command::run_import(&r)),
         Command::Backends(args) => collbench::backend::list::run_backends(&args),
         Command::Rank(args) => rank(args),
     };

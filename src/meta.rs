@@ -170,6 +170,54 @@ pub struct Meta {
     /// for backends that run on CPUs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpus: Vec<String>,
+    /// Where an imported folder's points came from (`collbench import`); absent for runs
+    /// collbench measured itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import: Option<ImportInfo>,
+}
+
+/// The source of an imported results folder: another tool's log, and what that log does not
+/// hold (docs/FORMATS.md "Imported folders").
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct ImportInfo {
+    /// `nccl-tests` or `osu`.
+    pub tool: String,
+    /// The tool's version, where the log prints it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_version: Option<String>,
+    /// The test binary (`all_reduce_perf`, `osu_allreduce`).
+    pub test: String,
+    /// The log file, as given to `collbench import`.
+    pub source: String,
+    /// First and last line of the run in that file (1-based).
+    pub lines: [usize; 2],
+    /// Always false for the tools imported so far: their logs hold one average per size,
+    /// samples.csv and ranks.csv have no rows, and the spread columns of summary.csv are empty.
+    pub per_iteration_samples: bool,
+    /// What `time_us_mean` is, in the tool's words.
+    pub time_statistic: String,
+    /// Where `algo` and `proto` came from: `log` (NCCL_ALGO/NCCL_PROTO lines), `flag`
+    /// (`--algo`/`--proto`) or `unknown` (recorded as `auto`).
+    pub algo_from: String,
+    /// The header settings of the log (`nThread`, `iters`, ...), as printed.
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
+    /// The root of rooted collectives (`root` column), where the log has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<i64>,
+    /// Whether the log checked results: false where `#wrong` is `N/A` or the release printed
+    /// only a float `error` column (then `wrong` is 0 and `max_error` holds the largest error).
+    pub checked: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_error: Option<f64>,
+    /// Rows whose printed algbw or busbw differs from bytes/time (× the busbw factor) by more
+    /// than the log's rounding.
+    pub bandwidth_mismatches: usize,
+    /// The log ended inside this run's table: the complete rows were kept.
+    pub truncated: bool,
+    /// What else the import noticed (rows skipped and why, lines not the tool's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Meta {
@@ -203,6 +251,7 @@ impl Meta {
             files: BTreeMap::new(),
             library: None,
             gpus: Vec::new(),
+            import: None,
         }
     }
 

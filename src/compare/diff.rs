@@ -1,9 +1,11 @@
 //! Matching two runs' points and judging each pair. Pure.
 //!
 //! Points match on (op, algo, proto, dtype, world, bytes, in_place): an NCCL point measured with
-//! LL is compared with LL only, and a point without a protocol (host, MPI) with one without.
+//! LL is compared with LL only. A point without a protocol (host, MPI) matches one whose protocol
+//! was left to the library (`auto`): neither forced one.
 //! The ratio of a pair is taken on
-//! the median time, B/A. A pair regresses when B's median time exceeds A's by more than the
+//! the median time, B/A; on the mean where a side has no median (a run imported from a log that
+//! prints one average per size), on both sides alike. A pair regresses when B's median time exceeds A's by more than the
 //! threshold, and when B has wrong elements. At a fixed size and world, busbw is proportional
 //! to 1/time, so the same pair's busbw ratio is the inverse: judging small messages by time and
 //! large ones by bandwidth would give the same answer, and one rule never flips at a size.
@@ -37,7 +39,8 @@ impl MatchKey {
         MatchKey {
             op: k.op,
             algo: k.algo,
-            proto: k.proto,
+            // `auto` forces nothing, as no protocol at all.
+            proto: k.proto.filter(|p| *p != Proto::Auto),
             dtype: k.dtype,
             world: k.world,
             bytes: k.bytes,
@@ -178,8 +181,29 @@ fn ratio(b: f64, a: f64) -> Option<f64> {
     (a > 0.0 && r.is_finite()).then_some(r)
 }
 
+/// The times and bandwidths a pair is judged on: medians, or means on both sides where one side
+/// has no median.
+fn compared(a: &PointRecord, b: &PointRecord) -> [f64; 4] {
+    if a.has_samples() && b.has_samples() {
+        [
+            a.time_us_median,
+            b.time_us_median,
+            a.busbw_gbps,
+            b.busbw_gbps,
+        ]
+    } else {
+        [
+            a.time_us_mean,
+            b.time_us_mean,
+            a.busbw_gbps_mean,
+            b.busbw_gbps_mean,
+        ]
+    }
+}
+
 fn pair(k: &MatchKey, a: &PointRecord, b: &PointRecord, threshold: f64) -> PointDiff {
-    let time_ratio = ratio(b.time_us_median, a.time_us_median);
+    let [time_a, time_b, busbw_a, busbw_b] = compared(a, b);
+    let time_ratio = ratio(time_b, time_a);
     let status = match time_ratio {
         _ if b.wrong > 0 => Status::Wrong,
         None => Status::Undefined,
@@ -196,12 +220,12 @@ fn pair(k: &MatchKey, a: &PointRecord, b: &PointRecord, threshold: f64) -> Point
         world: k.world,
         bytes: k.bytes,
         in_place: k.in_place,
-        time_us_a: a.time_us_median,
-        time_us_b: b.time_us_median,
+        time_us_a: time_a,
+        time_us_b: time_b,
         time_ratio,
-        busbw_gbps_a: a.busbw_gbps,
-        busbw_gbps_b: b.busbw_gbps,
-        busbw_ratio: ratio(b.busbw_gbps, a.busbw_gbps),
+        busbw_gbps_a: busbw_a,
+        busbw_gbps_b: busbw_b,
+        busbw_ratio: ratio(busbw_b, busbw_a),
         wrong_a: a.wrong,
         wrong_b: b.wrong,
         status,
@@ -263,6 +287,19 @@ mod tests {
     }
 
     #[test]
+    fn a_side_without_medians_is_compared_on_means() {
+        let a = rec(1 << 20, 10.0, 0);
+        let mut b = rec(1 << 20, f64::NAN, 0);
+        b.time_us_mean = 12.0;
+        b.busbw_gbps_mean = 1.0;
+        let c = compare(&[a.clone()], &[b], 0.05);
+        let p = &c.points[0];
+        assert_eq!((p.time_us_a, p.time_us_b), (a.time_us_mean, 12.0));
+        assert_eq!(p.busbw_gbps_b, 1.0);
+        assert_eq!(p.time_ratio, Some(12.0 / a.time_us_mean));
+    }
+
+    #[test]
     fn points_match_on_their_protocol_only() {
         let with = |proto: Option<Proto>, time: f64| {
             let mut r = rec(1 << 20, time, 0);
@@ -292,10 +329,12 @@ mod tests {
         );
         assert_eq!(c.points[0].label, "reducescatter ring/ll bf16 w3 1 MiB");
         assert_eq!(c.only_in_a, ["reducescatter ring/simple bf16 w3 1 MiB"]);
-        assert_eq!(c.only_in_b, ["reducescatter ring/auto bf16 w3 1 MiB"]);
+        assert_eq!(c.only_in_b, ["reducescatter ring bf16 w3 1 MiB"]);
         assert!(c.notes.is_empty(), "{:?}", c.notes);
-        // A point without a protocol matches none with one.
+        // A point without a protocol matches one that left it to the library, not a forced one.
         let c = compare(&[with(None, 10.0)], &[with(Some(Proto::Auto), 10.0)], 0.05);
+        assert_eq!(c.points.len(), 1);
+        let c = compare(&[with(None, 10.0)], &[with(Some(Proto::Ll), 10.0)], 0.05);
         assert!(c.points.is_empty());
         assert_eq!(c.only_in_a, ["reducescatter ring bf16 w3 1 MiB"]);
         let json = serde_json::to_value(compare(&a[..1], &a[..1], 0.05)).unwrap();

@@ -146,10 +146,24 @@ pub struct Curves {
 }
 
 /// Groups the usable points of `runs` into curves. Points with wrong results or without samples
-/// are left out, each with a note: a fit must not learn from a broken measurement.
+/// are left out, each with a note: a fit must not learn from a broken measurement. A run
+/// imported from a log that holds one average per size gives that average as the size's one
+/// observation: no samples are invented, and each size weighs as one.
 pub fn group_curves(runs: &[Run]) -> Curves {
     let mut out = Curves::default();
     for run in runs {
+        let averages_only = run
+            .meta
+            .import
+            .as_ref()
+            .is_some_and(|i| !i.per_iteration_samples);
+        if averages_only && !run.points.is_empty() {
+            out.notes.push(format!(
+                "{}: imported from a log that prints one average per size, no per-iteration \
+                 samples: each size is fitted as one observation (its average)",
+                run.dir.display()
+            ));
+        }
         for p in &run.points {
             let k = &p.record.key;
             let what = || {
@@ -171,17 +185,22 @@ pub fn group_curves(runs: &[Run]) -> Curves {
                 ));
                 continue;
             }
-            if p.samples.is_empty() {
-                out.notes
-                    .push(format!("{}: left out, no samples in samples.csv", what()));
-                continue;
-            }
+            let average = [p.record.time_us_mean];
+            let observed: &[f64] = match (p.samples.is_empty(), averages_only) {
+                (false, _) => &p.samples,
+                (true, true) => &average,
+                (true, false) => {
+                    out.notes
+                        .push(format!("{}: left out, no samples in samples.csv", what()));
+                    continue;
+                }
+            };
             out.curves
                 .entry(p.curve_key())
                 .or_default()
                 .entry(k.bytes)
                 .or_default()
-                .extend_from_slice(&p.samples);
+                .extend_from_slice(observed);
         }
     }
     out

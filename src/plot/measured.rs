@@ -249,9 +249,13 @@ pub fn latency_vs_size(op: Op, lines: &OpLines<'_>, labeler: &Labeler) -> Figure
         title: format!("{} time per call by message size", op_title(op)),
         x: size_axis(),
         y: latency_axis(),
-        series: measured_series(lines, labeler, |r| r.time_us_median),
+        series: measured_series(lines, labeler, |r| r.time_us_typical()),
         legend: Legend::UpperLeft,
-        note: Some("points: median over timed iterations (each the slowest rank's time)".into()),
+        note: Some(
+            "points: median over timed iterations (each the slowest rank's time); the mean \
+             for points imported from logs that print only a mean"
+                .into(),
+        ),
         y_from_zero: false,
     }
 }

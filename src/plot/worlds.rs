@@ -129,7 +129,7 @@ pub fn vs_world(
         let pts =
             |y: fn(&PointRecord) -> f64| f.points.iter().map(|(w, r)| (*w as f64, y(r))).collect();
         busbw.push(measured(lab.clone(), i, pts(|r| r.busbw_gbps)));
-        latency.push(measured(lab, i, pts(|r| r.time_us_median)));
+        latency.push(measured(lab, i, pts(|r| r.time_us_typical())));
         let worlds = (f.points[0].0, f.points[f.points.len() - 1].0);
         if let Some(model) = fit.and_then(|fit| world_model(fit, op, &f.key, f.bytes, worlds)) {
             busbw.push(model_series(i, model.iter().map(|m| (m.0, m.2)).collect()));

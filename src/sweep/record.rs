@@ -83,6 +83,23 @@ pub struct PointRecord {
     pub nccl_estimate_us: Option<f64>,
 }
 
+impl PointRecord {
+    /// The point's typical time per call: the median of its samples, or the mean where the point
+    /// has no median (imported from a log that prints one average per size).
+    pub fn time_us_typical(&self) -> f64 {
+        if self.time_us_median.is_finite() {
+            self.time_us_median
+        } else {
+            self.time_us_mean
+        }
+    }
+
+    /// Whether the point was summarised from per-iteration samples (it has a median).
+    pub fn has_samples(&self) -> bool {
+        self.time_us_median.is_finite()
+    }
+}
+
 /// One timed iteration across the ranks of a point (a row of samples.csv).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IterSample {

@@ -1,0 +1,353 @@
+//! One run of a log as collbench points and metadata: op, world, nodes and GPUs from the log,
+//! each table half a point whose only time is the log's average per call. Pure: no I/O.
+
+use std::collections::BTreeMap;
+
+use super::bwcheck::mismatch;
+use super::log::{Half, LogRun, Row, Tool};
+use crate::collective::{busbw_gbps, Algo, DType, Op, Proto, ReduceOp};
+use crate::meta::{HostInfo, ImportInfo, Meta};
+use crate::sweep::record::{PointKey, PointRecord};
+
+/// What the user told `collbench import` where the log is silent.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// The test binary (nccl-tests) or collective (OSU), when the log does not name it.
+    pub test: Option<String>,
+    pub algo: Option<Algo>,
+    pub proto: Option<Proto>,
+    /// Ranks, when the log does not list them.
+    pub world: Option<usize>,
+    /// Hosts, when the log does not list the ranks.
+    pub nodes: Option<usize>,
+}
+
+/// A run ready to be written as a results folder.
+#[derive(Clone, Debug)]
+pub struct Converted {
+    pub op: Op,
+    pub meta: Meta,
+    pub records: Vec<PointRecord>,
+    /// What the user should hear (bandwidth mismatches, rows skipped), one line each.
+    pub warnings: Vec<String>,
+}
+
+/// How a run's points are keyed, decided once per run.
+struct RunKeys {
+    tool: Tool,
+    backend: &'static str,
+    op: Op,
+    algo: Algo,
+    proto: Option<Proto>,
+    world: usize,
+    nodes: usize,
+    iters: usize,
+    warmup: usize,
+}
+
+/// The points of one run. `op` is the collective the run measured; `source` names the log.
+pub fn convert(
+    tool: Tool,
+    run: &LogRun,
+    op: Op,
+    source: &str,
+    ov: &Overrides,
+    command_line: Vec<String>,
+) -> Result<Converted, String> {
+    let (hosts, rank_nodes) = hosts_of(run);
+    let world = world_of(run, ov)?;
+    let (algo, proto, algo_from) = algo_and_proto(tool, run, ov);
+    let keys = RunKeys {
+        tool,
+        backend: if tool == Tool::Osu { "mpi" } else { "nccl" },
+        op,
+        algo,
+        proto,
+        world,
+        nodes: if hosts.is_empty() {
+            ov.nodes.unwrap_or(1).min(world)
+        } else {
+            hosts.len()
+        },
+        iters: iterations(run),
+        warmup: run.header_number("warmup iters").unwrap_or(0) as usize,
+    };
+    let mut out = Converted {
+        op,
+        meta: Meta::new(
+            command_line,
+            keys.backend,
+            "unknown",
+            world,
+            keys.nodes,
+            options(run),
+        ),
+        records: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut info = import_info(tool, run, source, op, algo_from);
+    for row in &run.rows {
+        add_row(row, &keys, &mut out, &mut info);
+    }
+    describe_machine(&mut out.meta, run, hosts, rank_nodes);
+    out.meta.import = Some(info);
+    Ok(out)
+}
+
+/// The ranks of the run: its rank list, or `--world`; both must agree.
+fn world_of(run: &LogRun, ov: &Overrides) -> Result<usize, String> {
+    let listed = run.ranks.len();
+    match (listed, ov.world) {
+        (0, Some(w)) => Ok(w),
+        (0, None) => Err("the log lists no ranks (`#  Rank  0 ...` lines); give --world N".into()),
+        (n, Some(w)) if n != w => Err(format!("the log lists {n} ranks but --world is {w}")),
+        (n, _) => Ok(n),
+    }
+}
+
+/// Distinct hosts in order of first appearance, and each rank's index into them.
+fn hosts_of(run: &LogRun) -> (Vec<String>, Vec<usize>) {
+    let mut hosts: Vec<String> = Vec::new();
+    let mut nodes = Vec::new();
+    for r in &run.ranks {
+        let at = hosts.iter().position(|h| *h == r.host).unwrap_or_else(|| {
+            hosts.push(r.host.clone());
+            hosts.len() - 1
+        });
+        nodes.push(at);
+    }
+    (hosts, nodes)
+}
+
+/// Calls timed per point: `iters` × `agg iters` (nccl-tests groups `agg` calls per iteration).
+fn iterations(run: &LogRun) -> usize {
+    let iters = run.header_number("iters").unwrap_or(0);
+    let agg = run.header_number("agg iters").unwrap_or(1).max(1);
+    iters.saturating_mul(agg).min(1_000_000_000) as usize
+}
+
+/// The algorithm and protocol: flags first, then what NCCL's INFO lines say was forced, else
+/// `auto` (NCCL chose, per size; the log does not say what).
+fn algo_and_proto(tool: Tool, run: &LogRun, ov: &Overrides) -> (Algo, Option<Proto>, String) {
+    use super::names::{nccl_algo, nccl_proto};
+    let from_log = (run.env_algo.as_deref(), run.env_proto.as_deref());
+    let algo = ov.algo.or(from_log.0.map(nccl_algo)).unwrap_or(Algo::Auto);
+    let proto = match tool {
+        Tool::Osu => ov.proto,
+        Tool::NcclTests => Some(
+            ov.proto
+                .or(from_log.1.map(nccl_proto))
+                .unwrap_or(Proto::Auto),
+        ),
+    };
+    let from = if ov.algo.is_some() || ov.proto.is_some() {
+        "flag"
+    } else if from_log.0.is_some() || from_log.1.is_some() {
+        "log"
+    } else {
+        "unknown"
+    };
+    (algo, proto, from.to_string())
+}
+
+/// meta.json `options`: the log's header settings, so the folder says how it was measured.
+fn options(run: &LogRun) -> serde_json::Value {
+    let settings: BTreeMap<&str, &str> = run
+        .header
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    serde_json::json!({ "imported": true, "settings": settings })
+}
+
+fn import_info(tool: Tool, run: &LogRun, source: &str, op: Op, algo_from: String) -> ImportInfo {
+    let test = run.test.clone().unwrap_or_else(|| op.name().to_string());
+    let mut notes = Vec::new();
+    if run.foreign_lines > 0 {
+        notes.push(format!(
+            "{} line(s) inside the run were not the benchmark's (NCCL INFO, other output); \
+             ignored",
+            run.foreign_lines
+        ));
+    }
+    ImportInfo {
+        tool: tool.name().into(),
+        tool_version: run.tool_version.clone(),
+        test,
+        source: source.into(),
+        lines: [run.first_line, run.last_line],
+        per_iteration_samples: false,
+        time_statistic: match tool {
+            Tool::NcclTests => "average time per call over the timed iterations, averaged \
+                                over ranks (nccl-tests -a 1, the default)"
+                .into(),
+            Tool::Osu => "average latency per call, averaged over ranks (OSU `Avg Latency`)".into(),
+        },
+        algo_from,
+        settings: run.header.clone(),
+        root: run.rows.iter().find_map(|r| r.root),
+        checked: true,
+        max_error: None,
+        bandwidth_mismatches: 0,
+        truncated: run.truncated,
+        notes,
+    }
+}
+
+/// The points of one row (out-of-place, then in-place), or a note saying why it was skipped.
+fn add_row(row: &Row, keys: &RunKeys, out: &mut Converted, info: &mut ImportInfo) {
+    let typed = dtype_of(keys, &row.type_name, info)
+        .and_then(|d| Ok((d, super::names::nccl_redop(&row.redop_name, keys.op)?)));
+    let (dtype, redop) = match typed {
+        Ok(t) => t,
+        Err(why) => return skip(out, info, row.line, &why),
+    };
+    let halves = [(&row.out_of_place, false), (&row.in_place, true)];
+    for (half, in_place) in halves {
+        let Some(half) = half else { continue };
+        match point(row, half, in_place, dtype, redop, keys) {
+            Ok(rec) => {
+                note_checks(row, half, keys, out, info);
+                out.records.push(rec);
+            }
+            Err(why) => skip(out, info, row.line, &why),
+        }
+    }
+}
+
+/// The dtype of a row. OSU moves MPI_CHAR by default and collbench has no 1-byte type: such
+/// points are recorded as f32 over the same bytes (moving data takes the same time whatever the
+/// element type), said once in meta.json's notes.
+fn dtype_of(keys: &RunKeys, name: &str, info: &mut ImportInfo) -> Result<DType, String> {
+    if keys.tool == Tool::Osu && name == "char" {
+        const NOTE: &str = "OSU measured MPI_CHAR elements; collbench has no 1-byte type, so                             the points are recorded as f32 over the same bytes (count = bytes/4)";
+        if !info.notes.iter().any(|n| n == NOTE) {
+            info.notes.push(NOTE.into());
+        }
+        return Ok(DType::F32);
+    }
+    super::names::nccl_dtype(name)
+}
+
+/// Bandwidth mismatches and skipped rows kept in meta.json's notes, each (the count is whole).
+const MAX_NOTED: usize = 20;
+
+fn skip(out: &mut Converted, info: &mut ImportInfo, line: usize, why: &str) {
+    let text = format!("line {line}: skipped: {why}");
+    out.warnings.push(text.clone());
+    if info.notes.len() < 2 * MAX_NOTED {
+        info.notes.push(text);
+    }
+}
+
+/// Records the log's own check (`#wrong`, `error`) and bandwidth agreement for one half.
+fn note_checks(row: &Row, half: &Half, keys: &RunKeys, out: &mut Converted, info: &mut ImportInfo) {
+    if half.wrong.is_none() {
+        info.checked = false;
+    }
+    if let Some(e) = half.error {
+        info.max_error = Some(info.max_error.map_or(e, |m: f64| m.max(e)));
+    }
+    let factor = keys.op.busbw_factor(keys.world);
+    if let Some(m) = mismatch(row.bytes, factor, half) {
+        info.bandwidth_mismatches += 1;
+        let text = format!("line {}: {m}", row.line);
+        if info.bandwidth_mismatches <= MAX_NOTED {
+            info.notes.push(text.clone());
+        }
+        out.warnings.push(text);
+    }
+}
+
+/// One half of a row as a point. Its only time is the log's average: the quantile and spread
+/// columns stay undefined (empty in summary.csv), and busbw comes from the mean.
+fn point(
+    row: &Row,
+    half: &Half,
+    in_place: bool,
+    dtype: DType,
+    redop: ReduceOp,
+    keys: &RunKeys,
+) -> Result<PointRecord, String> {
+    let total = match keys.tool {
+        Tool::Osu => super::osu::total_bytes(keys.op, row.bytes, keys.world),
+        Tool::NcclTests => row.bytes,
+    };
+    let bytes = usize::try_from(total).map_err(|_| format!("size {total} B is too large"))?;
+    if bytes == 0 {
+        return Err("0 B: nothing was moved".into());
+    }
+    if bytes % dtype.size() != 0 {
+        return Err(format!(
+            "{bytes} B is not a whole number of {dtype} elements"
+        ));
+    }
+    // Our count is the elements in S (old nccl-tests printed AllGather's per rank).
+    let count = bytes / dtype.size();
+    let algbw = bytes as f64 / (half.time_us * 1e3);
+    let busbw = busbw_gbps(keys.op, keys.world, algbw);
+    let undefined = f64::NAN;
+    Ok(PointRecord {
+        key: PointKey {
+            backend: keys.backend.into(),
+            op: keys.op,
+            algo: keys.algo,
+            dtype,
+            redop,
+            world: keys.world,
+            nodes: keys.nodes,
+            bytes,
+            count,
+            in_place,
+            proto: keys.proto,
+        },
+        iters: half.iters.unwrap_or(keys.iters),
+        warmup: keys.warmup,
+        time_us_mean: half.time_us,
+        time_us_median: undefined,
+        time_us_min: undefined,
+        time_us_p95: undefined,
+        time_us_p99: undefined,
+        time_us_max: undefined,
+        time_us_stddev: undefined,
+        time_cv: undefined,
+        time_us_mad: undefined,
+        algbw_gbps: algbw,
+        busbw_gbps: busbw,
+        busbw_gbps_mean: busbw,
+        wrong: half.wrong.unwrap_or(0),
+        slowest_rank: 0,
+        skew_us_median: undefined,
+        nccl_estimate_us: None,
+    })
+}
+
+/// The machine as far as the log tells: rank 0's host, every rank's host and GPU. What the log
+/// does not say (CPU, memory, OS) is `unknown` or 0, never this machine's.
+fn describe_machine(meta: &mut Meta, run: &LogRun, hosts: Vec<String>, rank_nodes: Vec<usize>) {
+    meta.host = HostInfo {
+        hostname: hosts.first().cloned().unwrap_or_else(|| "unknown".into()),
+        os: "unknown".into(),
+        arch: "unknown".into(),
+        cpu_model: "unknown".into(),
+        cores: 0,
+        mem_total_bytes: 0,
+        mem_available_bytes: 0,
+    };
+    meta.rank_nodes = if rank_nodes.is_empty() {
+        vec![0; meta.ranks]
+    } else {
+        rank_nodes
+    };
+    meta.hosts = if hosts.is_empty() {
+        vec!["unknown".into()]
+    } else {
+        hosts
+    };
+    meta.gpus = run.ranks.iter().map(|r| r.gpu.clone()).collect();
+    meta.library = run.library.clone();
+}
+
+#[cfg(test)]
+#[path = "convert_tests.rs"]
+mod tests;

@@ -1,0 +1,160 @@
+//! The names other tools give collectives, element types, reductions, algorithms and
+//! protocols, mapped to collbench's. A name collbench does not know is refused by name.
+
+use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
+
+/// The nccl-tests binaries (nccl-tests src/*.cu) and the op each measures; `None`: a test
+/// collbench does not measure yet.
+const NCCL_TESTS: &[(&str, Option<Op>)] = &[
+    ("all_reduce_perf", Some(Op::AllReduce)),
+    ("all_gather_perf", Some(Op::AllGather)),
+    ("reduce_scatter_perf", Some(Op::ReduceScatter)),
+    ("broadcast_perf", Some(Op::Broadcast)),
+    ("reduce_perf", Some(Op::Reduce)),
+    ("alltoall_perf", None),
+    ("alltoallv_perf", None),
+    ("gather_perf", None),
+    ("scatter_perf", None),
+    ("sendrecv_perf", None),
+    ("hypercube_perf", None),
+];
+
+/// The op a nccl-tests binary measures (`all_reduce_perf`, also with a path or `.log`).
+pub fn nccl_test_op(test: &str) -> Result<Op, String> {
+    let base = test.rsplit('/').next().unwrap_or(test);
+    // Builds with MPI name their binaries `all_reduce_perf_mpi`.
+    let base = base.strip_suffix("_mpi").unwrap_or(base);
+    match NCCL_TESTS.iter().find(|(name, _)| *name == base) {
+        Some((_, Some(op))) => Ok(*op),
+        Some((name, None)) => Err(format!(
+            "{name}: collbench does not measure {} yet; this run was not imported",
+            name.trim_end_matches("_perf")
+        )),
+        None => Err(format!(
+            "'{base}' is not a nccl-tests binary; known: {}",
+            NCCL_TESTS
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// A nccl-tests binary a file name points to (`all_reduce_perf_2node.log`, `allgather-8n.txt`),
+/// if any: the collective's name with or without `_`, the longest first (`reduce` is inside
+/// `all_reduce`).
+pub fn nccl_test_in_name(name: &str) -> Option<&'static str> {
+    let squeezed: String = name
+        .to_ascii_lowercase()
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .collect();
+    let mut known: Vec<&'static str> = NCCL_TESTS.iter().map(|(n, _)| *n).collect();
+    known.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    known.into_iter().find(|n| {
+        let op: String = n.trim_end_matches("_perf").replace('_', "");
+        squeezed.contains(&op)
+    })
+}
+
+/// nccl-tests' type names (`test_typenames` in nccl-tests src/common.cu).
+pub fn nccl_dtype(name: &str) -> Result<DType, String> {
+    match name {
+        "float" | "float32" => Ok(DType::F32),
+        "double" | "float64" => Ok(DType::F64),
+        "half" | "float16" => Ok(DType::F16),
+        "bfloat16" => Ok(DType::BF16),
+        "int32" | "int" => Ok(DType::I32),
+        other => Err(format!(
+            "element type '{other}' has no collbench dtype (f32, f64, f16, bf16, i32)"
+        )),
+    }
+}
+
+/// A reduction as nccl-tests prints it; `none` (and anything) for an op that does not reduce is
+/// recorded as `sum`, as collbench's own sweeps record it.
+pub fn nccl_redop(name: &str, op: Op) -> Result<ReduceOp, String> {
+    if !op.reduces() {
+        return Ok(ReduceOp::Sum);
+    }
+    match name {
+        "sum" => Ok(ReduceOp::Sum),
+        "max" => Ok(ReduceOp::Max),
+        "min" => Ok(ReduceOp::Min),
+        other => Err(format!(
+            "reduction '{other}' has no collbench redop (sum, max, min)"
+        )),
+    }
+}
+
+/// `NCCL_ALGO` as NCCL reports it: one algorithm, or `auto` for a list or an exclusion.
+pub fn nccl_algo(value: &str) -> Algo {
+    match value.to_ascii_lowercase().as_str() {
+        "ring" => Algo::Ring,
+        "tree" => Algo::Tree,
+        "nvls" | "nvlstree" => Algo::Nvls,
+        "collnet" | "collnetdirect" | "collnetchain" => Algo::CollNet,
+        _ => Algo::Auto,
+    }
+}
+
+/// `NCCL_PROTO` as NCCL reports it: one protocol, or `auto` for a list or an exclusion.
+pub fn nccl_proto(value: &str) -> Proto {
+    match value.to_ascii_lowercase().as_str() {
+        "ll" => Proto::Ll,
+        "ll128" => Proto::Ll128,
+        "simple" => Proto::Simple,
+        _ => Proto::Auto,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_binary_maps_or_is_refused_by_name() {
+        assert_eq!(nccl_test_op("all_reduce_perf"), Ok(Op::AllReduce));
+        assert_eq!(
+            nccl_test_op("./build/reduce_scatter_perf"),
+            Ok(Op::ReduceScatter)
+        );
+        assert_eq!(nccl_test_op("all_reduce_perf_mpi"), Ok(Op::AllReduce));
+        let e = nccl_test_op("alltoall_perf").unwrap_err();
+        assert!(e.contains("does not measure alltoall yet"), "{e}");
+        assert!(nccl_test_op("ls")
+            .unwrap_err()
+            .contains("not a nccl-tests binary"));
+    }
+
+    #[test]
+    fn file_names_name_the_longest_binary() {
+        assert_eq!(
+            nccl_test_in_name("all_reduce_perf-2n.log"),
+            Some("all_reduce_perf")
+        );
+        assert_eq!(nccl_test_in_name("REDUCE_PERF.txt"), Some("reduce_perf"));
+        assert_eq!(
+            nccl_test_in_name("all_gather_2019_g12.log"),
+            Some("all_gather_perf")
+        );
+        assert_eq!(
+            nccl_test_in_name("allreduce-8n.txt"),
+            Some("all_reduce_perf")
+        );
+        assert_eq!(nccl_test_in_name("run.log"), None);
+    }
+
+    #[test]
+    fn types_reductions_and_forced_choices() {
+        assert_eq!(nccl_dtype("bfloat16"), Ok(DType::BF16));
+        assert!(nccl_dtype("int8").unwrap_err().contains("int8"));
+        assert_eq!(nccl_redop("none", Op::AllGather), Ok(ReduceOp::Sum));
+        assert!(nccl_redop("prod", Op::AllReduce).is_err());
+        assert_eq!(nccl_algo("Ring"), Algo::Ring);
+        assert_eq!(nccl_algo("Ring,Tree"), Algo::Auto);
+        assert_eq!(nccl_proto("LL128"), Proto::Ll128);
+        assert_eq!(nccl_proto("^LL"), Proto::Auto);
+    }
+}
