@@ -205,8 +205,9 @@ pub struct ImportInfo {
     /// The root of rooted collectives (`root` column), where the log has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<i64>,
-    /// Whether the log checked results: false where `#wrong` is `N/A` or the release printed
-    /// only a float `error` column (then `wrong` is 0 and `max_error` holds the largest error).
+    /// Whether the log checked results: false where `#wrong` is `N/A` (validation off; `wrong`
+    /// is then 0 without meaning). Old releases print the largest deviation instead of a count:
+    /// `max_error` holds the largest, and `wrong` is 1 where it exceeds nccl-tests' tolerance.
     pub checked: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_error: Option<f64>,

@@ -205,7 +205,9 @@ fn add_row(row: &Row, keys: &RunKeys, out: &mut Converted, info: &mut ImportInfo
     let halves = [(&row.out_of_place, false), (&row.in_place, true)];
     for (half, in_place) in halves {
         let Some(half) = half else { continue };
-        match point(row, half, in_place, dtype, redop, keys) {
+        let checked = point(row, half, in_place, dtype, redop, keys)
+            .and_then(|rec| crate::report::summary_csv::check_point(&rec).map(|()| rec));
+        match checked {
             Ok(rec) => {
                 note_checks(row, half, keys, out, info);
                 out.records.push(rec);
@@ -242,7 +244,7 @@ fn skip(out: &mut Converted, info: &mut ImportInfo, line: usize, why: &str) {
 
 /// Records the log's own check (`#wrong`, `error`) and bandwidth agreement for one half.
 fn note_checks(row: &Row, half: &Half, keys: &RunKeys, out: &mut Converted, info: &mut ImportInfo) {
-    if half.wrong.is_none() {
+    if half.wrong.is_none() && half.error.is_none() {
         info.checked = false;
     }
     if let Some(e) = half.error {
@@ -315,11 +317,27 @@ fn point(
         algbw_gbps: algbw,
         busbw_gbps: busbw,
         busbw_gbps_mean: busbw,
-        wrong: half.wrong.unwrap_or(0),
+        wrong: half
+            .wrong
+            .unwrap_or_else(|| wrong_by_error(half.error, dtype)),
         slowest_rank: 0,
         skew_us_median: undefined,
         nccl_estimate_us: None,
     })
+}
+
+/// Old releases print the largest deviation (`error`) instead of a count: beyond nccl-tests'
+/// own tolerance for the type (`DeltaMaxValue` in nccl-tests src/common.cu of those releases:
+/// half and bfloat16 1e-2, float 1e-5, double 1e-12, integers exact) at least one element was
+/// wrong, recorded as 1.
+fn wrong_by_error(error: Option<f64>, dtype: DType) -> u64 {
+    let tolerance = match dtype {
+        DType::F16 | DType::BF16 => 1e-2,
+        DType::F32 => 1e-5,
+        DType::F64 => 1e-12,
+        DType::I32 => 0.0,
+    };
+    u64::from(error.is_some_and(|e| e > tolerance))
 }
 
 /// The machine as far as the log tells: rank 0's host, every rank's host and GPU. What the log

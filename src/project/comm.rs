@@ -223,11 +223,13 @@ fn model_us(model: &WorldModel, form: Form, op: Op, group: Group, bytes: f64) ->
         .sum())
 }
 
-/// The algorithms whose models stand for `op`, in order of preference.
+/// The algorithms whose models stand for `op`, in order of preference. `auto` (the library's
+/// own choice, e.g. nccl-tests logs imported without NCCL_ALGO) comes last: a fit that forced
+/// an algorithm says more about it.
 fn algos_of(op: Op) -> &'static [Algo] {
     match op {
-        Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling],
-        _ => &[Algo::Ring],
+        Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling, Algo::Auto],
+        _ => &[Algo::Ring, Algo::Auto],
     }
 }
 

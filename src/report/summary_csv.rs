@@ -136,6 +136,12 @@ pub fn read_summary(path: &Path) -> Result<Vec<PointRecord>> {
 #[path = "summary_check.rs"]
 mod check;
 
+/// The first physically impossible value of a record, as the reader would refuse it (writers
+/// that convert other tools' numbers check with this before writing).
+pub fn check_point(rec: &PointRecord) -> std::result::Result<(), String> {
+    check::check_record(rec)
+}
+
 /// One row as a record, refused when a value is physically impossible.
 fn parse_record(row: &Row) -> Result<PointRecord> {
     let rec = read_record(row)?;
