@@ -243,12 +243,12 @@ fn repeat_value(
     predicted: Option<&Result<f64, String>>,
 ) -> Result<f64, String> {
     let r = &o.record;
-    let finite = |x: f64, what: &str| {
-        if x.is_finite() {
-            Ok(x)
-        } else {
-            Err(format!("{what} is not defined"))
-        }
+    let finite = |x: f64, what: &str| match (x.is_finite(), r.has_samples()) {
+        (true, _) => Ok(x),
+        (false, true) => Err(format!("{what} is not defined")),
+        (false, false) => Err(format!(
+            "{what} is not defined: imported from a log without per-iteration samples"
+        )),
     };
     let no_ranks = || "no ranks.csv rows for the point".to_string();
     match chk {
