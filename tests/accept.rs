@@ -365,3 +365,43 @@ fn criteria_that_no_planned_point_matches_are_refused_before_measuring() {
     ]);
     refused(&r, &["b.toml", "[sweep]", "allgatherr"]);
 }
+
+#[test]
+fn two_accepts_started_together_get_their_own_default_folders() {
+    // Both start within the same second (almost always): each must get its own folder
+    // (`…-<name>` and `…-<name>-2`), not sweep into and judge one folder between them.
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "name = \"twice\"\n[sweep]\nop = \"allreduce\"\nranks = 2\nmin_bytes = \"1K\"\n\
+                max_bytes = \"1K\"\niters = 3\nwarmup = 1\n\
+                [[criterion]]\nname = \"ok\"\nmax_wrong = 0\n";
+    let c = write(tmp.path(), "c.toml", text);
+    let runs = {
+        let _guard = serial();
+        let started = std::time::Instant::now();
+        let spawn = || {
+            let mut cmd = common::command(&["accept", "--criteria", c.to_str().unwrap()]);
+            cmd.current_dir(tmp.path());
+            common::Spawned::start(cmd)
+        };
+        let (a, b) = (spawn(), spawn());
+        [a.finish(started, LIMIT), b.finish(started, LIMIT)]
+    };
+    for r in &runs {
+        assert_eq!(r.code(), 0, "{r:?}");
+    }
+    let mut dirs: Vec<String> = fs::read_dir(tmp.path().join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    for d in &dirs {
+        assert!(d.contains("-accept-twice"), "{d}");
+        let dir = tmp.path().join("results").join(d);
+        assert!(dir.join("verdict.json").is_file(), "{d}");
+        assert!(dir.join("repeat-1/summary.csv").is_file(), "{d}");
+    }
+    if dirs[1].starts_with(&dirs[0]) {
+        assert_eq!(dirs[1], format!("{}-2", dirs[0]));
+    }
+}

@@ -8,11 +8,14 @@ use std::time::Duration;
 use collbench::collective::{Algo, DType, Op, ReduceOp};
 use collbench::meta::Meta;
 use collbench::report::pairs_csv::{read_pairs, PairRow, PairsWriter, PAIRS_COLUMNS};
-use collbench::report::ranks_csv::{read_ranks, RANKS_COLUMNS};
+use collbench::report::ranks_csv::{read_ranks, RanksWriter, RANKS_COLUMNS};
 use collbench::report::samples_csv::{read_samples, SamplesWriter, SAMPLES_COLUMNS};
 use collbench::report::summary_csv::{read_summary, SummaryWriter, SUMMARY_COLUMNS};
-use collbench::report::telemetry_csv::{read_telemetry, TELEMETRY_COLUMNS};
-use collbench::sweep::record::{IterSample, PointKey, PointRecord};
+use collbench::report::telemetry_csv::{
+    read_telemetry, EnergySource, GpuLabel, PointTelemetry, PowerSource, TelemetryRow,
+    TelemetryWriter, TELEMETRY_COLUMNS, TELEMETRY_FILE,
+};
+use collbench::sweep::record::{IterSample, PointKey, PointRecord, RankSummary};
 use collbench::units::{format_size, parse_duration, parse_size};
 use proptest::prelude::*;
 
@@ -102,6 +105,43 @@ proptest! {
         };
         w.append(&row).unwrap();
         prop_assert_eq!(read_pairs(&dir.path().join("pairs.csv")).unwrap(), vec![row]);
+    }
+
+    #[test]
+    fn ranks_read_back_as_written(points in prop::collection::vec((record(), prop::collection::vec(rank_summary(), 0..6)), 0..5)) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = RanksWriter::create(dir.path()).unwrap();
+        let mut want = Vec::new();
+        for (point, (rec, ranks)) in points.iter().enumerate() {
+            w.append(point, &rec.key, ranks).unwrap();
+            want.extend(ranks.iter().map(|r| (point, *r)));
+        }
+        prop_assert_eq!(read_ranks(w.path()).unwrap(), want);
+    }
+
+    #[test]
+    fn telemetry_reads_back_as_written(points in prop::collection::vec(prop::collection::vec(telemetry_row(), 0..5), 0..5)) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = TelemetryWriter::create(dir.path()).unwrap();
+        let mut want = Vec::new();
+        for (point, rows) in points.iter().enumerate() {
+            w.append(point, rows).unwrap();
+            want.extend(rows.iter().map(|r| TelemetryRow { point, ..r.clone() }));
+        }
+        prop_assert_eq!(read_telemetry(&dir.path().join(TELEMETRY_FILE)).unwrap(), want);
+    }
+
+    #[test]
+    fn any_gpu_name_reads_back_with_csv_breaking_characters_as_spaces(name in "\\PC{0,32}", bus in "[,\"\r\n0-9A-F:.]{0,16}") {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = TelemetryWriter::create(dir.path()).unwrap();
+        let gpu = GpuLabel { index: Some(0), name: name.clone(), pci_bus_id: bus.clone() };
+        w.append(0, &[TelemetryRow { gpu, ..TelemetryRow::default() }]).unwrap();
+        let back = read_telemetry(&dir.path().join(TELEMETRY_FILE)).unwrap();
+        let plain = |s: &str| s.replace([',', '"', '\n', '\r'], " ");
+        prop_assert_eq!(back.len(), 1);
+        prop_assert_eq!(&back[0].gpu.name, &plain(&name));
+        prop_assert_eq!(&back[0].gpu.pci_bus_id, &plain(&bus));
     }
 
     #[test]
@@ -239,6 +279,107 @@ fn record() -> impl Strategy<Value = PointRecord> {
                     slowest_rank: world - 1,
                     skew_us_median: t[0] / 5.0,
                     nccl_estimate_us: None,
+                }
+            },
+        )
+}
+
+/// A float with arbitrary low bits, log-uniform in `[lo, hi]` (both > 0), or exactly `lo`.
+fn spread(lo: f64, hi: f64) -> impl Strategy<Value = f64> {
+    prop_oneof![
+        1 => Just(lo),
+        9 => (0.0..=1.0f64).prop_map(move |u| (lo * (hi / lo).powf(u)).clamp(lo, hi)),
+    ]
+}
+
+/// A rank's summary within the physical ranges (collbench::physical): world and node below
+/// `WORLD`'s 2^20, times in 1 ns ..= 10^12 µs (`TIME_US`), wrong elements up to `BYTES`' 2^40.
+/// The reader itself checks only that numbers parse and are finite.
+fn rank_summary() -> impl Strategy<Value = RankSummary> {
+    let ids = (0usize..1 << 20, 0usize..1 << 20, 0usize..1 << 20);
+    let times = (spread(1e-3, 1e12), spread(1e-3, 1e12), spread(1e-3, 1e12));
+    (ids, times, 0u64..=1 << 40).prop_map(|((rank, global_rank, node), (a, b, c), wrong)| {
+        RankSummary {
+            rank,
+            global_rank,
+            node,
+            time_us_median: a,
+            time_us_mean: b,
+            time_us_max: c,
+            wrong,
+        }
+    })
+}
+
+/// A telemetry row, each value present or not, within the physical ranges: power in `POWER_W`
+/// ([0, 10^5] W), link rates in `RATE_GBPS_OR_ZERO` ([0, 10^5] GB/s), windows from 1 µs to a day,
+/// clocks to 10^5 MHz, temperatures from −50 to 200 °C. Names hold no comma, quote or line
+/// break (the writer turns those into spaces: see the property above). The reader itself checks
+/// only that numbers parse and are finite and that source names are known.
+fn telemetry_row() -> impl Strategy<Value = TelemetryRow> {
+    let opt = |lo: f64, hi: f64| prop::option::of(prop_oneof![Just(0.0), spread(lo, hi)]);
+    let gpu = (
+        prop::option::of(any::<u32>()),
+        "[^,\"\r\n]{0,24}",
+        "[0-9A-F:.]{0,16}",
+    )
+        .prop_map(|(index, name, pci_bus_id)| GpuLabel {
+            index,
+            name,
+            pci_bus_id,
+        });
+    let power = (
+        opt(1e-3, 1e5),
+        opt(1e-3, 1e5),
+        prop::option::of(prop::sample::select(vec![
+            PowerSource::Instant,
+            PowerSource::Usage,
+        ])),
+    );
+    let energy = (
+        opt(1e-9, 1e10),
+        opt(1e-12, 1e6),
+        prop::option::of(prop::sample::select(vec![
+            EnergySource::Counter,
+            EnergySource::Power,
+        ])),
+    );
+    let other = (
+        prop::option::of(spread(1e-6, 86_400.0)),
+        opt(1.0, 1e5),
+        prop::option::of(-50.0..=200.0f64),
+        opt(1e-6, 1e5),
+        opt(1e-6, 1e5),
+    );
+    (
+        0usize..1 << 20,
+        0usize..1_000_000,
+        gpu,
+        power,
+        energy,
+        other,
+    )
+        .prop_map(
+            |(rank, samples, gpu, (pw_mean, pw_max, power_source), (e, e_op, energy_source), o)| {
+                let (window_s, sm_clock_mhz_mean, temp_c_max, nvlink_tx_gbps, nvlink_rx_gbps) = o;
+                TelemetryRow {
+                    point: 0,
+                    rank,
+                    gpu,
+                    telemetry: PointTelemetry {
+                        samples,
+                        window_s,
+                        power_w_mean: pw_mean,
+                        power_w_max: pw_max,
+                        power_source,
+                        energy_j: e,
+                        energy_j_per_op: e_op,
+                        energy_source,
+                        sm_clock_mhz_mean,
+                        temp_c_max,
+                        nvlink_tx_gbps,
+                        nvlink_rx_gbps,
+                    },
                 }
             },
         )

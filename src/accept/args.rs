@@ -26,7 +26,8 @@ pub struct AcceptArgs {
     #[arg(long = "run", value_name = "DIR")]
     pub runs: Vec<PathBuf>,
     /// Folder for the repeats' results, verdict.json and junit.xml
-    /// [default: results/<date>-<time>-accept-<name>; with --run, none unless given].
+    /// [default: a new results/<date>-<time>-accept-<name>, -2, -3, ... when taken; with --run,
+    /// none unless given].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Also write JUnit XML here [default: junit.xml in --out].

@@ -12,7 +12,7 @@ use super::{junit, table};
 use crate::collective::Proto;
 use crate::error::{Error, Result};
 use crate::output::file::{check_new, write_output};
-use crate::report::run_dir::default_run_id;
+use crate::report::run_dir::{default_run_id, new_unique_dir};
 use crate::sweep::distributed::run_distributed;
 use crate::sweep::run::{run_sweep, SweepRequest};
 
@@ -38,26 +38,25 @@ pub struct AcceptRequest {
 /// Runs the command; `Ok` carries the verdict's exit code.
 pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
     let criteria = Criteria::load(&req.criteria)?;
-    let out = if req.runs.is_empty() {
-        Some(
-            req.out
-                .clone()
-                .unwrap_or_else(|| default_out(&criteria.name)),
-        )
-    } else {
-        req.out.clone()
-    };
-    // Refused before any sweep, so that a refusal costs nothing.
-    for path in output_paths(out.as_deref(), req.junit.as_deref()) {
+    // Refused before any sweep, so that a refusal costs nothing (a default folder is new).
+    for path in output_paths(req.out.as_deref(), req.junit.as_deref()) {
         check_new(&path, req.force)?;
     }
-    let dirs = match (&out, req.runs.is_empty()) {
-        (Some(out), true) => match sweep_repeats(req, &criteria, out)? {
-            Some(dirs) => dirs,
+    let (out, dirs) = if req.runs.is_empty() {
+        let out = match &req.out {
+            Some(out) => Out::Given(out.clone()),
+            None => Out::Default(
+                Path::new("results").to_path_buf(),
+                default_run_id(&[], "accept"),
+            ),
+        };
+        match sweep_repeats(req, &criteria, out)? {
+            Some((out, dirs)) => (Some(out), dirs),
             // A rank other than 0 of a multi-host launch: rank 0 judges.
             None => return Ok(0),
-        },
-        _ => req.runs.clone(),
+        }
+    } else {
+        (req.out.clone(), req.runs.clone())
     };
     let measured = read_measured(&dirs)?;
     let header = Header {
@@ -75,8 +74,24 @@ pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
     Ok(verdict.exit_code)
 }
 
-/// `results/<date>-<time>-accept-<name>`, the name reduced to safe characters.
-fn default_out(name: &str) -> PathBuf {
+/// Where the repeats' results and the verdict go.
+enum Out {
+    /// `--out`.
+    Given(PathBuf),
+    /// A new folder in this parent, named by [`default_out`] from this run id.
+    Default(PathBuf, String),
+}
+
+/// `<results>/<run id>-<name>` (`results/<date>-<time>-accept-<name>`), the name reduced to
+/// safe characters, created here exclusively as [`new_unique_dir`] does for every command's
+/// default folder: two accepts started in the same second get `…-<name>` and `…-<name>-2`,
+/// never one folder between them.
+fn new_default_out(results: &Path, run_id: &str, name: &str) -> Result<PathBuf> {
+    new_unique_dir(&results.join(default_out(run_id, name)))
+}
+
+/// `<run id>-<name>`, the name reduced to safe characters.
+fn default_out(run_id: &str, name: &str) -> String {
     let safe: String = name
         .chars()
         .map(|c| {
@@ -87,17 +102,19 @@ fn default_out(name: &str) -> PathBuf {
             }
         })
         .collect();
-    PathBuf::from("results").join(format!("{}-{safe}", default_run_id(&[], "accept")))
+    format!("{run_id}-{safe}")
 }
 
-/// Runs the criteria's sweep `req.repeat` times into `out/repeat-<i>`; every request is parsed
-/// and every criterion checked against the plan before the first measurement. Under mpirun,
-/// srun or torchrun every rank takes part and only rank 0 gets the folders (`None` elsewhere).
+/// Runs the criteria's sweep `req.repeat` times into `<out>/repeat-<i>`; every request is parsed
+/// and every criterion checked against the plan before the first measurement, and a default
+/// folder is created only then (by rank 0 alone under a launcher), so a refusal leaves nothing
+/// behind. Under mpirun, srun or torchrun every rank takes part and only rank 0 gets the output
+/// folder and the repeats' folders (`None` elsewhere).
 fn sweep_repeats(
     req: &AcceptRequest,
     criteria: &Criteria,
-    out: &Path,
-) -> Result<Option<Vec<PathBuf>>> {
+    out: Out,
+) -> Result<Option<(PathBuf, Vec<PathBuf>)>> {
     let in_file = |msg: String| Error::Input {
         path: criteria.path.clone(),
         msg,
@@ -105,21 +122,37 @@ fn sweep_repeats(
     let spec = criteria.sweep.as_ref().ok_or_else(|| {
         in_file("has no [sweep] table; add one, or judge existing results with --run DIR".into())
     })?;
-    let mut requests: Vec<(PathBuf, SweepRequest)> = Vec::new();
-    for i in 1..=req.repeat {
-        let dir = out.join(format!("repeat-{i}"));
-        let r = spec
-            .request(&dir, req.command_line.clone())
-            .map_err(|e| match e {
-                Error::Usage(m) => in_file(m),
-                other => other,
-            })?;
-        requests.push((dir, r));
-    }
+    let requests_in = |out: &Path| -> Result<Vec<(PathBuf, SweepRequest)>> {
+        let request = |i: usize| {
+            let dir = out.join(format!("repeat-{i}"));
+            let r = spec
+                .request(&dir, req.command_line.clone())
+                .map_err(|e| match e {
+                    Error::Usage(m) => in_file(m),
+                    other => other,
+                })?;
+            Ok((dir, r))
+        };
+        (1..=req.repeat).map(request).collect()
+    };
+    // Checked against a provisional folder; the requests are remade for the one created.
+    let provisional = match &out {
+        Out::Given(dir) => dir.clone(),
+        Out::Default(results, id) => results.join(default_out(id, &criteria.name)),
+    };
+    let mut requests = requests_in(&provisional)?;
     if let Some((_, first)) = requests.first() {
         check_plan(criteria, first).map_err(in_file)?;
     }
     let launcher = crate::launch::env::detect_process()?.filter(|b| b.world > 1);
+    let out = match out {
+        Out::Default(results, id) if launcher.as_ref().map_or(true, |b| b.rank == 0) => {
+            let created = new_default_out(&results, &id, &criteria.name)?;
+            requests = requests_in(&created)?;
+            created
+        }
+        _ => provisional,
+    };
     let mut leader = true;
     for (i, (dir, r)) in requests.iter().enumerate() {
         eprintln!(
@@ -140,7 +173,7 @@ fn sweep_repeats(
             }
         }
     }
-    Ok(leader.then(|| requests.into_iter().map(|(d, _)| d).collect()))
+    Ok(leader.then(|| (out, requests.into_iter().map(|(d, _)| d).collect())))
 }
 
 /// Refuses a criterion that no planned point could match, before anything is measured.
@@ -288,5 +321,26 @@ impl Drop for StdoutToStderr {
                 libc::close(fd);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_folders_of_accepts_started_in_the_same_second_differ() {
+        let tmp = tempfile::tempdir().unwrap();
+        let results = tmp.path().join("results");
+        let id = "20261122-081500-accept";
+        let first = new_default_out(&results, id, "NIC check/2").unwrap();
+        let second = new_default_out(&results, id, "NIC check/2").unwrap();
+        assert_eq!(first, results.join("20261122-081500-accept-NIC-check-2"));
+        assert_eq!(second, results.join("20261122-081500-accept-NIC-check-2-2"));
+        assert!(first.is_dir() && second.is_dir());
+        // A folder an earlier accept left (with its verdict) is never reused.
+        std::fs::write(second.join(VERDICT_FILE), "{}").unwrap();
+        let third = new_default_out(&results, id, "NIC check/2").unwrap();
+        assert_eq!(third, results.join("20261122-081500-accept-NIC-check-2-3"));
     }
 }

@@ -49,9 +49,10 @@ pub fn build(runs: &[Run], opts: &BuildOptions) -> FitFile {
 
 fn method(opts: &BuildOptions) -> Method {
     Method {
-        objective: "least squares on relative residuals (weight 1/T²) of each size's faster half \
-                    of samples (noise on a shared machine only ever slows), every size weighted \
-                    equally whatever its iteration count"
+        objective: "least squares on relative residuals of each size's faster half of samples \
+                    (noise on a shared machine only ever slows), each sample weighted 1/(m²·n) \
+                    with m the median and n the count of its size's faster half: every size \
+                    weighted equally whatever its iteration count"
             .into(),
         robust: format!(
             "Huber IRLS, k = {} on the MAD scale of the relative residuals",

@@ -3,7 +3,10 @@
 //! quantum (milliseconds against microseconds). Fitting every sample lets that tail decide the
 //! line. So each size is represented by its faster half ([`lower_half`]): the half the tail
 //! cannot reach unless more than half of the iterations were delayed. On a quiet machine with
-//! symmetric jitter σ this lowers the estimate by about 0.67σ (1.3% at 2% jitter).
+//! symmetric jitter σ this lowers the estimate by about 0.67σ (1.3% at 2% jitter). The line is
+//! then fitted with every sample of a size weighted by `1/(m²·n)`, `m` the median and `n` the
+//! number of that size's faster-half samples (see `regress`): each size weighs the same, and the
+//! fastest sample of a size weighs no more than its slowest.
 //!
 //! What the faster half cannot rescue (every iteration delayed) shows as a line that misses its
 //! sizes; [`point_errors`] states each size's error and [`too_noisy`] names the sizes that the

@@ -31,11 +31,11 @@ pub(super) fn normal(d: &Design, w: &[f64], held: &[bool]) -> Result<Normal, Fit
 }
 
 /// Weighted least squares of the relative residuals, `held` parameters fixed at 0: minimises
-/// Σ w_i (1 − z_i·p)².
+/// Σ w_i (t_i − z_i·p)².
 pub(super) fn wls(d: &Design, w: &[f64], held: &[bool]) -> Result<Vec<f64>, FitError> {
     let n = normal(d, w, held)?;
-    let rhs_of =
-        |(&j, c): (&usize, &f64)| d.z.iter().zip(w).map(|(z, w)| w * z[j]).sum::<f64>() / c;
+    let rows = || d.z.iter().zip(&d.t).zip(w);
+    let rhs_of = |(&j, c): (&usize, &f64)| rows().map(|((z, t), w)| w * z[j] * t).sum::<f64>() / c;
     let rhs = n.cols.iter().zip(&n.scale).map(rhs_of).collect();
     let beta = solve(n.matrix, rhs).ok_or(FitError::Singular)?;
     let mut params = vec![0.0; d.k];
