@@ -292,7 +292,7 @@ mod tests {
         let mut b = rec(1 << 20, f64::NAN, 0);
         b.time_us_mean = 12.0;
         b.busbw_gbps_mean = 1.0;
-        let c = compare(&[a.clone()], &[b], 0.05);
+        let c = compare(std::slice::from_ref(&a), &[b], 0.05);
         let p = &c.points[0];
         assert_eq!((p.time_us_a, p.time_us_b), (a.time_us_mean, 12.0));
         assert_eq!(p.busbw_gbps_b, 1.0);

@@ -93,7 +93,8 @@ pub fn too_noisy(what: &str, r2: f64, points: &[PointFit]) -> Option<String> {
     };
     Some(format!(
         "{what}: too noisy to fit: the line explains its sizes {} (R2 {r2:.2}){at}; the \
-         machine was likely busy: rerun on an idle machine or with more --iters",
+         machine was likely busy: rerun on an idle machine or with more --iters (a log \
+         imported from another tool: the library may have changed algorithm between sizes)",
         if r2 < 0.0 {
             "worse than their mean"
         } else {

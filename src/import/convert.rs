@@ -185,7 +185,8 @@ fn import_info(tool: Tool, run: &LogRun, source: &str, op: Op, algo_from: String
         },
         algo_from,
         settings: run.header.clone(),
-        root: run.rows.iter().find_map(|r| r.root),
+        // -1: the collective has no root.
+        root: run.rows.iter().find_map(|r| r.root).filter(|r| *r >= 0),
         checked: true,
         max_error: None,
         bandwidth_mismatches: 0,
@@ -222,7 +223,8 @@ fn add_row(row: &Row, keys: &RunKeys, out: &mut Converted, info: &mut ImportInfo
 /// element type), said once in meta.json's notes.
 fn dtype_of(keys: &RunKeys, name: &str, info: &mut ImportInfo) -> Result<DType, String> {
     if keys.tool == Tool::Osu && name == "char" {
-        const NOTE: &str = "OSU measured MPI_CHAR elements; collbench has no 1-byte type, so                             the points are recorded as f32 over the same bytes (count = bytes/4)";
+        const NOTE: &str = "OSU measured MPI_CHAR elements; collbench has no 1-byte type, so \
+                            the points are recorded as f32 over the same bytes (count = bytes/4)";
         if !info.notes.iter().any(|n| n == NOTE) {
             info.notes.push(NOTE.into());
         }

@@ -48,6 +48,9 @@ struct Reader {
     first_unknown: Option<usize>,
     /// The last non-blank line of the file: a short row there was cut, not malformed.
     last_line: usize,
+    /// Whether the text ends with a line break (or a blank line): when it does not, its last
+    /// line may have been cut inside a field (`2e-0`), and a row there is not trusted.
+    ends_whole: bool,
 }
 
 /// Reads every nccl-tests run of `text`. Fails, naming the line, on a file that holds no
@@ -59,12 +62,14 @@ pub fn parse(text: &str) -> Result<Vec<LogRun>, ParseError> {
             .iter()
             .rposition(|l| !l.is_empty())
             .map_or(0, |i| i + 1),
+        // The last line of the text (blank or not) may be cut when no line break ends it.
+        ends_whole: text.ends_with('\n') || lines.last().is_some_and(|l| l.is_empty()),
         ..Reader::default()
     };
     for (i, line) in lines.iter().enumerate() {
         r.line(i + 1, line)?;
     }
-    r.close(r.last_line, true);
+    r.close(true);
     if r.runs
         .iter()
         .all(|run| run.rows.is_empty() && run.ranks.is_empty())
@@ -84,6 +89,13 @@ impl Reader {
     fn line(&mut self, n: usize, s: &str) -> Result<(), ParseError> {
         if s.is_empty() {
             return Ok(());
+        }
+        if !starts_next_run(s) {
+            // Every line up to the next run's preamble belongs to the run (its failure
+            // messages included).
+            if let Some(run) = &mut self.current {
+                run.last_line = n;
+            }
         }
         if let Some(v) = s.strip_prefix("NCCL version ") {
             // Rank 0's banner (`NCCL version 2.9.9+cuda11.2`): the library, where the header
@@ -149,7 +161,7 @@ impl Reader {
             ["Rank", ..] => self.rank(n, w)?,
             ["Out", "of", "bounds", ..] => {}
             ["Collective", "test", "concluded:", ..] => self.pending_test = None,
-            ["Avg", "bus", "bandwidth", ..] => self.close(n, false),
+            ["Avg", "bus", "bandwidth", ..] => self.close(false),
             _ if w.contains(&"size") && w.contains(&"time") => self.columns_line(n, w)?,
             _ => self.note_test(w),
         }
@@ -192,7 +204,7 @@ impl Reader {
     }
 
     fn start(&mut self, n: usize, header: Vec<(String, String)>) {
-        self.close(n.saturating_sub(1), true);
+        self.close(true);
         self.current = Some(LogRun {
             test: self.pending_test.take(),
             tool_version: self.version.clone(),
@@ -206,13 +218,12 @@ impl Reader {
         });
     }
 
-    /// Ends the current run at line `n`; `cut`: it ended without its footer.
-    fn close(&mut self, n: usize, cut: bool) {
+    /// Ends the current run at its last line; `cut`: it ended without its footer.
+    fn close(&mut self, cut: bool) {
         self.columns = None;
         let Some(mut run) = self.current.take() else {
             return;
         };
-        run.last_line = n.max(run.first_line);
         run.truncated |= cut;
         self.runs.push(run);
     }
@@ -260,9 +271,14 @@ impl Reader {
             // hypercube_perf prints an empty redop: the column is there but holds no word.
             fields.insert(3, "");
         }
-        if fields.len() < cols.fields() && n == self.last_line {
+        let cut_here = n == self.last_line && !self.ends_whole;
+        if n == self.last_line && (fields.len() < cols.fields() || cut_here) {
             // The log ends in the middle of this row: keep the rows before it.
-            self.close(n.saturating_sub(1), true);
+            if let Some(run) = &mut self.current {
+                // The run's lines end at its last whole row.
+                run.last_line = run.rows.last().map_or(n - 1, |r| r.line);
+            }
+            self.close(true);
             return Ok(());
         }
         let row = parse_row(n, &fields, cols)?;
@@ -272,6 +288,16 @@ impl Reader {
         }
         Ok(())
     }
+}
+
+/// Lines printed before a run's header that belong to it, not to the run before.
+fn starts_next_run(s: &str) -> bool {
+    let words = comment_words(s).unwrap_or_default();
+    matches!(
+        words.as_slice(),
+        ["nccl-tests", "version", ..] | ["Collective", "test", "starting:", ..] | ["nThread", ..]
+    ) || s.starts_with("nThread ")
+        || s.starts_with("NCCL version ")
 }
 
 /// The `key value` settings of a `# nThread 1 nGpus 8 minBytes 8 ... iters: 20 ...` header.

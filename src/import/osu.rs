@@ -70,7 +70,10 @@ pub fn parse(text: &str) -> Result<Vec<LogRun>, ParseError> {
             run.foreign_lines += 1;
             continue;
         }
-        if fields.len() < c.fields && n == last {
+        // A last line without its line break may be cut inside a number (`196016.56` → `1`).
+        let ends_whole = text.ends_with('\n') || lines.last().is_some_and(|l| l.is_empty());
+        let cut_here = n == last && !ends_whole;
+        if n == last && (fields.len() < c.fields || cut_here) {
             run.truncated = true;
             continue;
         }
