@@ -39,12 +39,19 @@ impl MatchKey {
         MatchKey {
             op: k.op,
             algo: k.algo,
-            // `auto` forces nothing, as no protocol at all.
-            proto: k.proto.filter(|p| *p != Proto::Auto),
+            proto: k.proto,
             dtype: k.dtype,
             world: k.world,
             bytes: k.bytes,
             in_place: k.in_place,
+        }
+    }
+
+    /// The key points match on: `auto` forces no protocol, as none at all does.
+    fn matching(&self) -> MatchKey {
+        MatchKey {
+            proto: self.proto.filter(|p| *p != Proto::Auto),
+            ..self.clone()
         }
     }
 
@@ -134,12 +141,15 @@ pub fn compare(a: &[PointRecord], b: &[PointRecord], threshold: f64) -> Comparis
     let mb = index(b, "B", &mut notes);
     let points: Vec<PointDiff> = ma
         .iter()
-        .filter_map(|(k, ra)| mb.get(k).map(|rb| pair(k, ra, rb, threshold)))
+        .filter_map(|(k, ra)| {
+            mb.get(k)
+                .map(|rb| pair(&MatchKey::of(ra), ra, rb, threshold))
+        })
         .collect();
     let only = |x: &BTreeMap<MatchKey, &PointRecord>, y: &BTreeMap<MatchKey, &PointRecord>| {
-        x.keys()
-            .filter(|k| !y.contains_key(k))
-            .map(MatchKey::label)
+        x.iter()
+            .filter(|(k, _)| !y.contains_key(k))
+            .map(|(_, r)| MatchKey::of(r).label())
             .collect::<Vec<_>>()
     };
     let count = |f: fn(Status) -> bool| points.iter().filter(|p| f(p.status)).count();
@@ -167,7 +177,7 @@ fn index<'a>(
     for r in rows {
         let k = MatchKey::of(r);
         let label = k.label();
-        if let std::collections::btree_map::Entry::Vacant(e) = m.entry(k) {
+        if let std::collections::btree_map::Entry::Vacant(e) = m.entry(k.matching()) {
             e.insert(r);
         } else {
             notes.push(format!("{side} has {label} twice; the first row is used"));
@@ -282,7 +292,10 @@ mod tests {
         assert_eq!(c.regressions, 1);
         assert_eq!(c.points[0].time_us_a, 10.0);
         assert!(c.notes[0].contains("twice"), "{:?}", c.notes);
-        let c = compare(&[rec(8, f64::NAN, 0)], &[rec(8, 1.0, 0)], 0.05);
+        // Neither a median nor a mean: undefined (a side with only a mean is compared on means).
+        let mut undefined = rec(8, f64::NAN, 0);
+        undefined.time_us_mean = f64::NAN;
+        let c = compare(&[undefined], &[rec(8, 1.0, 0)], 0.05);
         assert_eq!((c.points[0].status, c.regressions), (Status::Undefined, 0));
     }
 
@@ -329,7 +342,7 @@ mod tests {
         );
         assert_eq!(c.points[0].label, "reducescatter ring/ll bf16 w3 1 MiB");
         assert_eq!(c.only_in_a, ["reducescatter ring/simple bf16 w3 1 MiB"]);
-        assert_eq!(c.only_in_b, ["reducescatter ring bf16 w3 1 MiB"]);
+        assert_eq!(c.only_in_b, ["reducescatter ring/auto bf16 w3 1 MiB"]);
         assert!(c.notes.is_empty(), "{:?}", c.notes);
         // A point without a protocol matches one that left it to the library, not a forced one.
         let c = compare(&[with(None, 10.0)], &[with(Some(Proto::Auto), 10.0)], 0.05);
