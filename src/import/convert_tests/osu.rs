@@ -1,0 +1,87 @@
+//! OSU files as points: sizes per rank, `MPI_CHAR` data read as f32, `-f` rows' iterations.
+
+use super::*;
+
+#[test]
+fn osu_char_data_as_f32_with_a_note_and_small_rows_skipped() {
+    let c = osu_convert(&osu_run(OSU_AR_CHAR.text), Op::AllReduce, 2, 2);
+    assert_eq!(
+        c.warnings,
+        vec![
+            "line 5: skipped: 1 B is not a whole number of f32 elements",
+            "line 6: skipped: 2 B is not a whole number of f32 elements",
+        ]
+    );
+    let first = &c.records[0];
+    assert_eq!(
+        first.key,
+        PointKey {
+            backend: "mpi".into(),
+            op: Op::AllReduce,
+            algo: Algo::Auto,
+            dtype: DType::F32,
+            redop: ReduceOp::Sum,
+            world: 2,
+            nodes: 2,
+            bytes: 4,
+            count: 1,
+            in_place: false,
+            proto: None,
+        }
+    );
+    assert_eq!((first.iters, first.warmup), (0, 0));
+    assert!(c.records.iter().all(|r| !r.key.in_place));
+
+    let i = import(&c);
+    assert_eq!(i.tool, "osu");
+    assert_eq!(i.tool_version.as_deref(), Some("7.4"));
+    let char_notes: Vec<&String> = i.notes.iter().filter(|n| n.contains("MPI_CHAR")).collect();
+    assert_eq!(char_notes.len(), 1, "{:?}", i.notes);
+    assert!(char_notes[0].contains("f32"), "{}", char_notes[0]);
+    assert_eq!(i.notes.len(), 3, "{:?}", i.notes);
+    assert_eq!(c.meta.backend, "mpi");
+    assert_eq!(c.meta.hosts, vec!["unknown".to_string()]);
+    assert_eq!(c.meta.rank_nodes, vec![0, 0]);
+    assert_eq!(c.meta.host.hostname, "unknown");
+    assert!(c.meta.gpus.is_empty());
+}
+
+#[test]
+fn osu_char_note_reads_as_one_sentence() {
+    let c = osu_convert(&osu_run(OSU_AR_CHAR.text), Op::AllReduce, 2, 2);
+    let note = import(&c)
+        .notes
+        .iter()
+        .find(|n| n.contains("MPI_CHAR"))
+        .unwrap();
+    assert!(!note.contains("  "), "{note:?}");
+}
+
+#[test]
+fn osu_float_data_needs_no_note() {
+    let c = osu_convert(&osu_run(OSU_AR_FLOAT.text), Op::AllReduce, 64, 2);
+    assert_eq!(import(&c).notes, Vec::<String>::new());
+    assert_eq!(c.records[0].key.nodes, 2);
+}
+
+#[test]
+fn osu_allgather_size_is_per_rank() {
+    let run = osu_run(OSU_AG.text);
+    let c = osu_convert(&run, Op::AllGather, 64, 2);
+    // Each of 64 ranks sends the row's size: 1 B from each is 64 B in all.
+    let sizes: Vec<(u64, usize)> = run.rows.iter().map(|r| (r.bytes * 64, r.line)).collect();
+    let points: Vec<(u64, usize)> = c
+        .records
+        .iter()
+        .zip(&run.rows)
+        .map(|(p, r)| (p.key.bytes as u64, r.line))
+        .collect();
+    assert_eq!(points, sizes);
+}
+
+#[test]
+fn osu_full_rows_give_their_iterations() {
+    let c = osu_convert(&osu_run(OSU_REDUCE_FULL.text), Op::Reduce, 192, 2);
+    let r = &c.records[0];
+    assert_eq!((r.key.world, r.iters), (192, 1000));
+}
