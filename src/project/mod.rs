@@ -45,9 +45,11 @@ pub mod output;
 pub mod plan;
 pub mod protocols;
 pub mod replay;
+pub mod scaling;
 pub mod specs;
 pub mod stage;
 pub mod step;
+pub mod stepfit;
 
 #[cfg(test)]
 mod profile_tests;
