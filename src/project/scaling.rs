@@ -170,31 +170,36 @@ pub fn layouts(rows: &[Row]) -> (Vec<LayoutScaling>, Vec<String>) {
     let summaries = keys
         .into_iter()
         .map(|(tp, pp)| {
-            let projected: Vec<(usize, Metrics)> = rows
-                .iter()
-                .filter(|r| (r.tp, r.pp) == (tp, pp))
-                .filter_map(|r| r.metrics.map(|m| (r.world, m)))
-                .collect();
-            let ratios: Vec<(usize, f64)> = projected
-                .iter()
-                .filter_map(|(w, m)| comm_compute_ratio(m).map(|r| (*w, r)))
-                .collect();
-            let times: Vec<(usize, f64)> =
-                projected.iter().map(|(w, m)| (*w, m.step_time_s)).collect();
-            let fit = step_fit(&times);
-            let s = LayoutScaling {
-                tp,
-                pp,
-                baseline_world: projected.first().map(|p| p.0),
-                critical: critical_scale(&ratios),
-                step_fit: fit.as_ref().ok().copied(),
-            };
+            let (s, fit) = layout(rows, tp, pp);
             notes.extend(s.critical.map(|c| critical_note(tp, pp, &c)));
             notes.push(fit_note(tp, pp, &fit));
             s
         })
         .collect();
     (summaries, notes)
+}
+
+/// The summary of layout (tp, pp) and its fit or why there is none.
+fn layout(rows: &[Row], tp: usize, pp: usize) -> (LayoutScaling, Result<StepFit, String>) {
+    let projected: Vec<(usize, Metrics)> = rows
+        .iter()
+        .filter(|r| (r.tp, r.pp) == (tp, pp))
+        .filter_map(|r| r.metrics.map(|m| (r.world, m)))
+        .collect();
+    let ratios: Vec<(usize, f64)> = projected
+        .iter()
+        .filter_map(|(w, m)| comm_compute_ratio(m).map(|r| (*w, r)))
+        .collect();
+    let times: Vec<(usize, f64)> = projected.iter().map(|(w, m)| (*w, m.step_time_s)).collect();
+    let fit = step_fit(&times);
+    let s = LayoutScaling {
+        tp,
+        pp,
+        baseline_world: projected.first().map(|p| p.0),
+        critical: critical_scale(&ratios),
+        step_fit: fit.as_ref().ok().copied(),
+    };
+    (s, fit)
 }
 
 fn critical_note(tp: usize, pp: usize, c: &Critical) -> String {

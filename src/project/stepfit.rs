@@ -94,15 +94,16 @@ fn solve3(mut a: [[f64; 3]; 3], mut b: [f64; 3]) -> Option<[f64; 3]> {
     let scale = a.iter().flatten().fold(0.0f64, |s, x| s.max(x.abs()));
     for col in 0..3 {
         let piv = (col..3).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))?;
-        if !(a[piv][col].abs() > 1e-12 * scale) {
+        let p = a[piv][col].abs();
+        if p.is_nan() || p <= 1e-12 * scale {
             return None;
         }
         a.swap(col, piv);
         b.swap(col, piv);
         for r in col + 1..3 {
-            let f = a[r][col] / a[col][col];
-            for k in col..3 {
-                a[r][k] -= f * a[col][k];
+            let (pivot_row, f) = (a[col], a[r][col] / a[col][col]);
+            for (x, p) in a[r][col..].iter_mut().zip(&pivot_row[col..]) {
+                *x -= f * p;
             }
             b[r] -= f * b[col];
         }
