@@ -226,6 +226,10 @@ fn projection_figures() {
         ("projection-throughput-per-gpu", "tokens per second per GPU"),
         ("projection-mfu", "MFU (% of peak FLOP/s)"),
         ("projection-tokens-per-joule", "tokens per joule"),
+        (
+            "projection-scaling-efficiency",
+            "SE(N) (% of the layout at its smallest world)",
+        ),
     ] {
         assert_drawn(&plots.join(format!("{name}.png")));
         let svg = fs::read_to_string(plots.join(format!("{name}.svg"))).unwrap();

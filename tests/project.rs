@@ -73,6 +73,11 @@ fn a_profile_projects_to_a_table_csv_and_json() {
         "exposed_comm_frac",
         "power_w_per_gpu",
         "tokens_per_joule",
+        "speedup",
+        "parallel_eff",
+        "scaling_eff",
+        "comm_compute_ratio",
+        "bound",
     ];
     for row in &rows {
         for col in required {
@@ -103,6 +108,14 @@ fn a_profile_projects_to_a_table_csv_and_json() {
         assert!((step / parts - 1.0).abs() < 1e-9, "{row:?}");
         let mfu: f64 = row["mfu"].parse().unwrap();
         assert!(mfu > 0.0 && mfu < 0.5, "{row:?}");
+        scaling_columns_agree(row, mfu);
+    }
+    let header = r.stdout.lines().nth(1).unwrap();
+    for title in [" S ", " E ", " SE ", " bound"] {
+        assert!(header.contains(title), "{header}");
+    }
+    for note in ["(N_crit, ", "T(N) = ", "fitted without 2048"] {
+        assert!(r.stderr.contains(note), "{note}: {}", r.stderr);
     }
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("projection.json")).unwrap())
@@ -112,6 +125,49 @@ fn a_profile_projects_to_a_table_csv_and_json() {
     assert_eq!(json["request"]["hardware"]["peak_tflops"], 989.0);
     assert_eq!(json["network"]["source"], "profile h100-ib400");
     assert_eq!(json["rows"].as_array().unwrap().len(), 9 * 6);
+    let layouts = json["layouts"].as_array().unwrap();
+    assert_eq!(layouts.len(), 6);
+    for l in layouts {
+        assert_eq!(l["baseline_world"], 8, "{l}");
+        assert!(
+            ["within", "below", "beyond"].contains(&l["critical"]["range"].as_str().unwrap()),
+            "{l}"
+        );
+        let fit = &l["step_fit"];
+        assert_eq!(
+            (&fit["worlds"], &fit["held_out_world"]),
+            (&9.into(), &2048.into())
+        );
+        for f in ["a_s", "b_s_per_gpu", "c_s", "held_out_rel_error"] {
+            assert!(fit[f].is_f64(), "{f}: {l}");
+        }
+    }
+    let row0 = &json["rows"][0];
+    assert_eq!(
+        (&row0["speedup"], &row0["bound"]),
+        (&1.0.into(), &"compute".into())
+    );
+}
+
+/// Speedup, efficiencies, ratio and bound class of one projected CSV row (weak scaling from a
+/// baseline of 8 GPUs): SE = S·8/world, E = MFU / 0.5.
+fn scaling_columns_agree(row: &std::collections::BTreeMap<String, String>, mfu: f64) {
+    let num = |c: &str| -> f64 { row[c].parse().unwrap() };
+    let world = num("world");
+    assert!(
+        (num("scaling_eff") - num("speedup") * 8.0 / world).abs() < 1e-9,
+        "{row:?}"
+    );
+    assert!((num("parallel_eff") - mfu / 0.5).abs() < 1e-9, "{row:?}");
+    let ratio = (num("exposed_comm_s") + num("overlapped_comm_s")) / num("compute_s");
+    assert!(
+        (num("comm_compute_ratio") / ratio - 1.0).abs() < 1e-9,
+        "{row:?}"
+    );
+    assert!(
+        ["compute", "communication", "memory"].contains(&row["bound"].as_str()),
+        "{row:?}"
+    );
 }
 
 #[test]

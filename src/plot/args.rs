@@ -16,7 +16,7 @@ use crate::units::{parse_list_with, parse_size};
 collbench plot results/run                       # into results/run/plots/\n  \
 collbench plot results/run --fit fit.json        # fitted alpha-beta lines over the latency points\n  \
 collbench plot results/a results/b --out figs --format svg --sizes 8,1M,64M\n  \
-collbench plot --projection results/proj         # throughput, MFU, tokens/J by GPUs\n\n\
+collbench plot --projection results/proj         # throughput, MFU, tokens/J, SE by GPUs\n\n\
 Figures: busbw-<op> and latency-<op> by message size; busbw-vs-world-<op> and\n\
 latency-vs-world-<op> at --sizes when several world sizes were measured; projection-*."
 )]

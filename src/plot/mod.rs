@@ -6,7 +6,8 @@
 //! - [`measured`]: busbw (log x) and latency (log-log) by message size, per op, one line per
 //!   algorithm and world size; [`worlds`]: both by world size at chosen sizes;
 //!   [`fitlines`]: fitted alpha-beta regimes and cross-world models from a fit.json;
-//!   [`projection`]: throughput, MFU and tokens per joule by GPUs, per layout.
+//!   [`projection`]: throughput, MFU, tokens per joule and scaling efficiency by GPUs, per
+//!   layout.
 //! - [`command`]: reads the inputs and writes the files; [`args`]: the flags.
 //!
 //! The HTML report (`crate::report::html`) draws the same figures as inline SVG.

@@ -1,5 +1,6 @@
 //! Figures of a projection (projection.json, `collbench.projection/v1`): throughput, throughput
-//! per GPU, MFU and tokens per joule against GPUs, one line per parallel layout (tp, pp).
+//! per GPU, MFU, tokens per joule and scaling efficiency against GPUs, one line per parallel
+//! layout (tp, pp).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,9 @@ pub struct RowDoc {
     pub tp: usize,
     pub pp: usize,
     pub metrics: Option<MetricsDoc>,
+    /// SE(N) against the layout's smallest projected world; absent in files written before it.
+    #[serde(default)]
+    pub scaling_eff: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize)]
@@ -80,13 +84,15 @@ pub fn read(path: &Path) -> Result<ProjectionDoc> {
     serde_json::from_value(value).map_err(|e| bad(format!("invalid {PROJECTION_SCHEMA}: {e}")))
 }
 
-/// A figure of one metric: file name, title, y axis, whether y starts at 0, the value.
+/// A figure of one metric: file name, title, y axis, whether y starts at 0 (then the legend
+/// goes lower right, else upper left; lower left when given), the value.
 type Metric = (
     &'static str,
     &'static str,
     Axis,
     bool,
-    fn(&MetricsDoc) -> f64,
+    Option<Legend>,
+    fn(&RowDoc) -> Option<f64>,
 );
 
 /// One figure per metric; layouts that never fit in memory draw nothing.
@@ -99,7 +105,7 @@ pub fn figures(doc: &ProjectionDoc) -> Vec<Figure> {
         "projected by collbench project from {}; one line per layout (tp × pp, rest FSDP)",
         doc.network.source
     );
-    let metrics: [Metric; 4] = [
+    let metrics: [Metric; 5] = [
         (
             "throughput",
             "throughput",
@@ -109,7 +115,8 @@ pub fn figures(doc: &ProjectionDoc) -> Vec<Figure> {
                 TickFormat::Number,
             ),
             false,
-            |m| m.tokens_per_s,
+            None,
+            |r| r.metrics.map(|m| m.tokens_per_s),
         ),
         (
             "throughput-per-gpu",
@@ -120,14 +127,16 @@ pub fn figures(doc: &ProjectionDoc) -> Vec<Figure> {
                 TickFormat::Number,
             ),
             true,
-            |m| m.tokens_per_s_per_gpu,
+            None,
+            |r| r.metrics.map(|m| m.tokens_per_s_per_gpu),
         ),
         (
             "mfu",
             "model FLOPs utilisation",
             Axis::new("MFU (% of peak FLOP/s)", Scale::Linear, TickFormat::Percent),
             true,
-            |m| m.mfu,
+            None,
+            |r| r.metrics.map(|m| m.mfu),
         ),
         (
             "tokens-per-joule",
@@ -138,34 +147,47 @@ pub fn figures(doc: &ProjectionDoc) -> Vec<Figure> {
                 TickFormat::Number,
             ),
             true,
-            |m| m.tokens_per_joule,
+            None,
+            |r| r.metrics.map(|m| m.tokens_per_joule),
+        ),
+        (
+            "scaling-efficiency",
+            "scaling efficiency",
+            Axis::new(
+                "SE(N) (% of the layout at its smallest world)",
+                Scale::Linear,
+                TickFormat::Percent,
+            ),
+            true,
+            Some(Legend::LowerLeft),
+            |r| r.scaling_eff,
         ),
     ];
     metrics
         .into_iter()
-        .map(|(name, title, y, from_zero, get)| Figure {
+        .map(|(name, title, y, from_zero, legend, get)| Figure {
             name: format!("projection-{name}"),
             title: format!("{what}: {title} by GPUs"),
             x: Axis::new("GPUs (world size)", Scale::Log2, TickFormat::Count),
             y,
             series: layout_series(doc, get),
-            legend: if from_zero {
+            legend: legend.unwrap_or(if from_zero {
                 Legend::LowerRight
             } else {
                 Legend::UpperLeft
-            },
+            }),
             note: Some(note.clone()),
             y_from_zero: from_zero,
         })
         .collect()
 }
 
-fn layout_series(doc: &ProjectionDoc, get: fn(&MetricsDoc) -> f64) -> Vec<Series> {
+fn layout_series(doc: &ProjectionDoc, get: fn(&RowDoc) -> Option<f64>) -> Vec<Series> {
     let mut layouts: BTreeMap<(usize, usize), Vec<(f64, f64)>> = BTreeMap::new();
     for r in &doc.rows {
         let line = layouts.entry((r.tp, r.pp)).or_default();
-        if let Some(m) = &r.metrics {
-            line.push((r.world as f64, get(m)));
+        if let Some(y) = get(r) {
+            line.push((r.world as f64, y));
         }
     }
     layouts
@@ -182,4 +204,20 @@ fn layout_series(doc: &ProjectionDoc, get: fn(&MetricsDoc) -> f64) -> Vec<Series
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_written_before_scaling_efficiency_still_read() {
+        let old = serde_json::json!({"world": 8, "tp": 1, "pp": 1, "metrics": null});
+        let row: RowDoc = serde_json::from_value(old).unwrap();
+        assert_eq!(row.scaling_eff, None);
+        let new = serde_json::json!({"world": 8, "tp": 1, "pp": 1, "metrics": null,
+                                     "scaling_eff": 0.75});
+        let row: RowDoc = serde_json::from_value(new).unwrap();
+        assert_eq!(row.scaling_eff, Some(0.75));
+    }
 }

@@ -23,7 +23,10 @@
 //!   ([`memory`]).
 //! - **Output.** Step time split, tokens/s total and per GPU, MFU, exposed-communication
 //!   fraction, power from busy/idle fractions, tokens per joule, marginal throughput per added
-//!   GPU, best layout per world size ([`metrics`], [`plan`], [`output`]).
+//!   GPU, best layout per world size ([`metrics`], [`plan`], [`output`]); speedup, parallel and
+//!   scaling efficiency against the layout's smallest projected world, communication/compute
+//!   ratio, bound class, critical scale ([`scaling`]) and the law `T(N) = a + b·N + c·ln N`
+//!   with its held-out error ([`stepfit`]).
 //!
 //! Everything but [`specs`] (reading TOML and profiles) and [`command`] (printing, writing) is
 //! pure and unit tested with hand-computed numbers.
@@ -45,9 +48,11 @@ pub mod output;
 pub mod plan;
 pub mod protocols;
 pub mod replay;
+pub mod scaling;
 pub mod specs;
 pub mod stage;
 pub mod step;
+pub mod stepfit;
 
 #[cfg(test)]
 mod profile_tests;

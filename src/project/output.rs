@@ -13,7 +13,7 @@ use crate::fit::schema::FitFile;
 pub const PROJECTION_SCHEMA: &str = "collbench.projection/v1";
 
 /// Columns of projection.csv, in order.
-pub const CSV_COLUMNS: [&str; 28] = [
+pub const CSV_COLUMNS: [&str; 33] = [
     "model",
     "hardware",
     "world",
@@ -42,6 +42,11 @@ pub const CSV_COLUMNS: [&str; 28] = [
     "marginal_tokens_per_s_per_gpu",
     "marginal_best_tokens_per_s_per_gpu",
     "best",
+    "speedup",
+    "parallel_eff",
+    "scaling_eff",
+    "comm_compute_ratio",
+    "bound",
 ];
 
 /// projection.csv: one row per (world, layout); projected fields are empty where the layout
@@ -90,11 +95,16 @@ fn csv_row(req: &Request, r: &Row) -> Vec<String> {
         opt(r.marginal_tokens_per_s_per_gpu),
         opt(r.marginal_best_tokens_per_s_per_gpu),
         r.best.to_string(),
+        opt(r.speedup),
+        opt(r.parallel_eff),
+        opt(r.scaling_eff),
+        opt(r.comm_compute_ratio),
+        r.bound.name().to_string(),
     ]
 }
 
 /// Title, unit and width of each table column.
-const TABLE: [(&str, &str, usize); 17] = [
+const TABLE: [(&str, &str, usize); 21] = [
     ("world", "", 6),
     ("nodes", "", 5),
     ("tp", "", 3),
@@ -112,6 +122,10 @@ const TABLE: [(&str, &str, usize); 17] = [
     ("W/GPU", "", 6),
     ("tok/J", "", 6),
     ("marginal", "(tok/s/GPU)", 11),
+    ("S", "(x)", 6),
+    ("E", "(%)", 5),
+    ("SE", "(%)", 5),
+    ("bound", "", 5),
 ];
 
 fn line(lead: char, cells: &[String]) -> String {
@@ -124,7 +138,9 @@ fn line(lead: char, cells: &[String]) -> String {
 
 /// The table on stdout: two `#` lines of titles and units, then one line per row; `*` marks
 /// the best layout of each world size. `compute` includes the slowdown of overlapped compute;
-/// `marginal` is that of the best layouts on best rows, of the same layout elsewhere.
+/// `marginal` is that of the best layouts on best rows, of the same layout elsewhere; `S`, `E`
+/// and `SE` are speedup, parallel and scaling efficiency against the layout's smallest
+/// projected world, `bound` what limits the row (docs/METHODOLOGY.md, "Scaling efficiency").
 pub fn table(req: &Request, p: &Projection, network: &str) -> String {
     let mut out = format!("# {}\n", describe(req, network));
     let titles: Vec<String> = TABLE.iter().map(|c| c.0.to_string()).collect();
@@ -173,6 +189,12 @@ fn table_row(req: &Request, r: &Row) -> String {
         format!("{:.0}", m.power_w_per_gpu),
         format!("{:.2}", m.tokens_per_joule),
         marginal.map_or("-".into(), |x| format!("{x:.0}")),
+        r.speedup.map_or("-".into(), |x| format!("{x:.1}")),
+        r.parallel_eff
+            .map_or("-".into(), |x| format!("{:.1}", 100.0 * x)),
+        r.scaling_eff
+            .map_or("-".into(), |x| format!("{:.1}", 100.0 * x)),
+        r.bound.short().to_string(),
     ]);
     let mut text = line(' ', &cells);
     if r.best {
@@ -249,6 +271,7 @@ pub fn json(
         },
         "request": req,
         "notes": p.notes,
+        "layouts": p.layouts,
         "rows": p.rows,
     })
 }

@@ -10,6 +10,7 @@ use super::layout::{check_world, Layout};
 use super::memory::{memory, Memory, MemoryInput};
 use super::metrics::{metrics, Metrics, StepWork};
 use super::model::ModelSpec;
+use super::scaling::{self, Bound, LayoutScaling};
 use super::stage::stages;
 use super::step::{step_time, StepBatch, StepOptions};
 use crate::error::{Error, Result};
@@ -67,6 +68,15 @@ pub struct Row {
     pub marginal_tokens_per_s_per_gpu: Option<f64>,
     /// The same between the best layouts of this and the previous world size (best rows only).
     pub marginal_best_tokens_per_s_per_gpu: Option<f64>,
+    /// S(N): tokens/s over tokens/s of the same layout at its smallest projected world.
+    pub speedup: Option<f64>,
+    /// E(N) = T(1)/(N·T(N)) = MFU / compute efficiency.
+    pub parallel_eff: Option<f64>,
+    /// SE(N) = E(N)/E(N₀) = S(N)·N₀/N.
+    pub scaling_eff: Option<f64>,
+    /// (exposed + overlapped communication) / compute.
+    pub comm_compute_ratio: Option<f64>,
+    pub bound: Bound,
 }
 
 /// Rows in world, tp, pp order, and what the projection had to say.
@@ -74,6 +84,8 @@ pub struct Row {
 pub struct Projection {
     pub rows: Vec<Row>,
     pub notes: Vec<String>,
+    /// Per layout: baseline, critical scale, T(N) fit.
+    pub layouts: Vec<LayoutScaling>,
 }
 
 /// Runs the projection; impossible requests are usage errors naming the value.
@@ -106,8 +118,15 @@ pub fn project(req: &Request, fit: &FitFile) -> Result<Projection> {
     }
     mark_best(&mut rows);
     marginals(&mut rows);
+    scaling::annotate(&mut rows, req.hardware.hbm_gb, req.opts.compute_efficiency);
+    let (layouts, scaling_notes) = scaling::layouts(&rows);
     notes.extend(net.notes());
-    Ok(Projection { rows, notes })
+    notes.extend(scaling_notes);
+    Ok(Projection {
+        rows,
+        notes,
+        layouts,
+    })
 }
 
 fn check_request(req: &Request) -> Result<()> {
@@ -227,6 +246,11 @@ fn plan_row(
         best: false,
         marginal_tokens_per_s_per_gpu: None,
         marginal_best_tokens_per_s_per_gpu: None,
+        speedup: None,
+        parallel_eff: None,
+        scaling_eff: None,
+        comm_compute_ratio: None,
+        bound: Bound::Memory,
     }))
 }
 

@@ -148,3 +148,54 @@ fn strong_scaling_keeps_the_global_batch() {
     let r = p.rows.iter().find(|r| r.world == 16 && r.tp == 2).unwrap();
     assert_eq!((r.dp, r.microbatch_size), (8, 2));
 }
+
+#[test]
+fn scaling_metrics_of_fsdp_on_h100() {
+    let p = run(&request("llama2-7b", "h100", &[1], &[1]), "h100-ib400");
+    let (first, last) = (&p.rows[0], &p.rows[8]);
+    assert_eq!((first.speedup, first.scaling_eff), (Some(1.0), Some(1.0)));
+    // Weak scaling: SE = T(8)/T(2048), E = MFU / 0.5, S = 256·SE.
+    let (m0, m8) = (first.metrics.unwrap(), last.metrics.unwrap());
+    let se = last.scaling_eff.unwrap();
+    assert!((se - m0.step_time_s / m8.step_time_s).abs() < 1e-12);
+    assert!((last.speedup.unwrap() - 256.0 * se).abs() < 1e-9);
+    assert!((last.parallel_eff.unwrap() - m8.mfu / 0.5).abs() < 1e-12);
+    for pair in p.rows.windows(2) {
+        assert!(pair[1].scaling_eff < pair[0].scaling_eff, "{pair:?}");
+    }
+    assert_eq!(
+        (first.bound, last.bound),
+        (Bound::Compute, Bound::Communication)
+    );
+    let l = &p.layouts[0];
+    assert_eq!((l.tp, l.pp, l.baseline_world), (1, 1, Some(8)));
+    let Some(scaling::Critical::Within { world, between }) = l.critical else {
+        panic!("{l:?}")
+    };
+    assert!(
+        world > between[0] as f64 && world < between[1] as f64,
+        "{l:?}"
+    );
+    let fit = l.step_fit.unwrap();
+    assert_eq!((fit.worlds, fit.held_out_world), (9, 2048));
+    assert!(p.notes.iter().any(|n| n.contains("(N_crit, interpolated")));
+}
+
+#[test]
+fn strong_scaling_speedup_is_the_step_time_ratio() {
+    let mut req = request("llama2-7b", "h100", &[1], &[1]);
+    req.worlds = vec![8, 16, 32];
+    req.batch = Batch::Strong { global: 32 };
+    let p = run(&req, "h100-ib400");
+    // Four sequences per GPU do not fit at 8: the baseline is 16.
+    assert_eq!((p.rows[0].speedup, p.rows[0].bound), (None, Bound::Memory));
+    assert_eq!(p.layouts[0].baseline_world, Some(16));
+    let t = |i: usize| p.rows[i].metrics.unwrap().step_time_s;
+    let (s, se) = (p.rows[2].speedup.unwrap(), p.rows[2].scaling_eff.unwrap());
+    assert!((s - t(1) / t(2)).abs() < 1e-12);
+    assert!((se - 16.0 * t(1) / (32.0 * t(2))).abs() < 1e-12);
+    // Two projected worlds: no T(N) fit, said in a note.
+    assert_eq!(p.layouts[0].step_fit, None);
+    let refused = "2 projected world size(s), 4 needed";
+    assert!(p.notes.iter().any(|n| n.contains(refused)), "{:?}", p.notes);
+}
