@@ -54,6 +54,9 @@ fn model(op: Op, algo: Algo, form: &str, alpha_us: f64, beta: f64) -> WorldModel
         nodes: vec![1, 1, 1],
         quality: quality(),
         holdout: vec![],
+        selected: true,
+        extrapolation: None,
+        selection: None,
     }
 }
 

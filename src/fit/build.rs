@@ -1,15 +1,11 @@
 //! Turning curves of samples into a [`FitFile`]: per-curve lines and regimes, then
 //! cross-world models per (backend, op, algo, dtype, placement, protocol).
 
-use std::collections::BTreeMap;
-
 use super::envelope;
-use super::forms::Form;
 use super::input::{group_curves, Curve, Run};
 use super::regress::{self, FitError, LinearFit, Obs, RobustOptions};
 use super::schema::*;
 use super::segments::{self, SegmentOptions};
-use crate::collective::{Algo, DType, Op, Proto};
 
 /// The fitting options (defaults: Huber k 1.345, 95% intervals, up to 3 regimes of 3+ sizes).
 #[derive(Clone, Copy, Debug, Default)]
@@ -176,7 +172,7 @@ fn line_of(fit: &LinearFit, obs: &[Obs]) -> Line {
     }
 }
 
-fn param(fit: &LinearFit, i: usize) -> Param {
+pub(super) fn param(fit: &LinearFit, i: usize) -> Param {
     Param {
         value: fit.params[i],
         stderr: fit.stderr[i],
@@ -184,7 +180,7 @@ fn param(fit: &LinearFit, i: usize) -> Param {
     }
 }
 
-fn quality(fit: &LinearFit) -> Quality {
+pub(super) fn quality(fit: &LinearFit) -> Quality {
     Quality {
         r2: fit.r2,
         rel_err_mean: fit.rel_err_mean,
@@ -195,7 +191,7 @@ fn quality(fit: &LinearFit) -> Quality {
     }
 }
 
-fn holdout_summary(errs: impl Iterator<Item = f64>) -> Holdout {
+pub(super) fn holdout_summary(errs: impl Iterator<Item = f64>) -> Holdout {
     let errs: Vec<f64> = errs.collect();
     let n = errs.len().max(1) as f64;
     Holdout {
@@ -204,179 +200,8 @@ fn holdout_summary(errs: impl Iterator<Item = f64>) -> Holdout {
     }
 }
 
-/// What a cross-world model keys on.
-type ModelKey = (String, Op, Algo, DType, bool, Option<Proto>);
-
-/// Curves of one model key: (world, nodes) → curve.
-type WorldCurves<'a> = BTreeMap<(usize, usize), &'a Curve>;
-
-fn fit_models(
-    curves: &BTreeMap<CurveKey, Curve>,
-    opts: &BuildOptions,
-    notes: &mut Vec<String>,
-) -> Vec<WorldModel> {
-    let mut by_model: BTreeMap<ModelKey, WorldCurves> = BTreeMap::new();
-    for (k, c) in curves.iter().filter(|(k, _)| k.world > 1) {
-        let mk = (
-            k.backend.clone(),
-            k.op,
-            k.algo,
-            k.dtype,
-            k.in_place,
-            k.proto,
-        );
-        by_model
-            .entry(mk)
-            .or_default()
-            .insert((k.world, k.nodes), c);
-    }
-    let mut models = Vec::new();
-    for (mk, worlds) in &by_model {
-        let name = format!(
-            "{} {} {} {}{}",
-            mk.0,
-            mk.1,
-            algo_label(mk.2, mk.5),
-            mk.3,
-            if mk.4 { " in place" } else { "" }
-        );
-        let multi_node = worlds.keys().any(|&(_, n)| n > 1);
-        let forms = if multi_node {
-            vec![Form::TwoLevel]
-        } else {
-            vec![Form::for_algo(mk.2)]
-        };
-        for form in forms.into_iter().filter(|f| f.covers(mk.1)) {
-            match fit_world_model(mk, form, worlds, opts) {
-                Ok(m) => {
-                    notes.extend(model_too_noisy(&name, &m));
-                    models.push(m)
-                }
-                Err(e) => notes.push(format!("{name}: no {} model: {e}", form.name())),
-            }
-        }
-        if !multi_node {
-            notes.push(format!(
-                "{name}: no two-level model: every point ran on one node"
-            ));
-        }
-    }
-    models
-}
-
-/// The note for a cross-world model that explains its points worse than their mean, or misses
-/// one by more than [`envelope::MISFIT`] (its curves' notes name the sizes).
-fn model_too_noisy(name: &str, m: &WorldModel) -> Option<String> {
-    let q = &m.quality;
-    (q.r2 < 0.0 || q.rel_err_max > envelope::MISFIT).then(|| {
-        format!(
-            "{name}: {} model too noisy to trust: R2 {:.2}, off by up to {:.0}% at some size; \
-             rerun on an idle machine or with more --iters",
-            m.form,
-            q.r2,
-            100.0 * q.rel_err_max
-        )
-    })
-}
-
-/// Why a cross-world model was not made.
-#[derive(Debug, thiserror::Error)]
-enum ModelError {
-    #[error("measured at one world size only ({0}); a model across world sizes needs two or more")]
-    OneWorld(usize),
-    #[error("{0}")]
-    Fit(#[from] FitError),
-}
-
-fn world_obs(form: Form, op: Op, worlds: &WorldCurves, skip: Option<(usize, usize)>) -> Vec<Obs> {
-    let mut obs = Vec::new();
-    let mut group = 0;
-    for (&(p, nodes), curve) in worlds.iter().filter(|(w, _)| Some(**w) != skip) {
-        for (&bytes, samples) in curve.iter() {
-            let Some(x) = form.coefficients(op, p, nodes, bytes as f64) else {
-                continue;
-            };
-            obs.extend(samples.iter().map(|&y| Obs {
-                x: x.clone(),
-                y,
-                group,
-            }));
-            group += 1;
-        }
-    }
-    obs
-}
-
-fn fit_world_model(
-    mk: &ModelKey,
-    form: Form,
-    worlds: &WorldCurves,
-    opts: &BuildOptions,
-) -> Result<WorldModel, ModelError> {
-    if worlds.len() < 2 {
-        let w = worlds.keys().next().map_or(0, |w| w.0);
-        return Err(ModelError::OneWorld(w));
-    }
-    let op = mk.1;
-    let obs = world_obs(form, op, worlds, None);
-    let fit = regress::fit(&obs, &opts.robust)?;
-    let holdout = worlds
-        .keys()
-        .filter_map(|&w| world_holdout(form, op, worlds, w, opts))
-        .collect();
-    let params = form
-        .param_names()
-        .iter()
-        .enumerate()
-        .map(|(i, name)| NamedParam {
-            name: name.to_string(),
-            param: param(&fit, i),
-        })
-        .collect();
-    Ok(WorldModel {
-        backend: mk.0.clone(),
-        op,
-        algo: mk.2,
-        dtype: mk.3,
-        in_place: mk.4,
-        proto: mk.5,
-        form: form.name().into(),
-        formula: form.formula(op),
-        params,
-        covariance: fit.covariance.clone(),
-        t_quantile: fit.t_quantile,
-        worlds: worlds.keys().map(|w| w.0).collect(),
-        nodes: worlds.keys().map(|w| w.1).collect(),
-        quality: quality(&fit),
-        holdout,
-    })
-}
-
-/// Fits without world `held` and measures the error predicting its per-size medians.
-fn world_holdout(
-    form: Form,
-    op: Op,
-    worlds: &WorldCurves,
-    held: (usize, usize),
-    opts: &BuildOptions,
-) -> Option<WorldHoldout> {
-    let rest = world_obs(form, op, worlds, Some(held));
-    let fit = regress::fit(&rest, &opts.robust).ok()?;
-    let curve = worlds.get(&held)?;
-    let errs = curve.iter().filter_map(|(&bytes, samples)| {
-        let x = form.coefficients(op, held.0, held.1, bytes as f64)?;
-        let (pred, _) = regress::predict(&fit, &x);
-        let m = crate::stats::Summary::of(samples)?.median;
-        Some((pred - m).abs() / m)
-    });
-    let h = holdout_summary(errs);
-    Some(WorldHoldout {
-        world: held.0,
-        nodes: held.1,
-        rel_err_mean: h.rel_err_mean,
-        rel_err_max: h.rel_err_max,
-    })
-}
+mod models;
+use models::fit_models;
 
 #[cfg(test)]
 mod tests;

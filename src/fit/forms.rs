@@ -24,11 +24,19 @@
 //! binomial gather); exact for powers of two (and for Bruck at any p), while MPI libraries add
 //! fold-in steps elsewhere.
 //!
+//! Beside them: `log-linear`, the scaling primer's empirical law `a + b·p + c·log2 p` for the
+//! latency with the nccl-tests bus factor B(p) for the bandwidth (`a + b·p + c·log2 p +
+//! B(p)·S·beta`), and the shapes of NCCL's own tuning model (`nccl-ring`, `nccl-tree`, `chain`,
+//! `nvls`, `nvls-tree`, `collnet`, `flat`; see the [`nccl`] module). `fit` fits every candidate
+//! of [`Form::candidates`] and keeps the one that best predicts the largest world held out.
+//!
 //! Two-level is the hierarchical schedule over n nodes of r ranks: within each node, then
 //! between nodes where each of the r ranks carries 1/r of the data over the network. Reducing
 //! ops fold the cost of the reduction into beta (a per-op model cannot tell the two apart).
 
 use crate::collective::{Algo, Op};
+
+mod nccl;
 
 /// A model family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -39,7 +47,33 @@ pub enum Form {
     HalvingDoubling,
     NeighborExchange,
     TwoLevel,
+    Chain,
+    Flat,
+    LogLinear,
+    NcclRing,
+    NcclTree,
+    Nvls,
+    NvlsTree,
+    CollNet,
 }
+
+/// Every form, in the order candidates are listed.
+pub const ALL: [Form; 14] = [
+    Form::Ring,
+    Form::Tree,
+    Form::RecursiveDoubling,
+    Form::HalvingDoubling,
+    Form::NeighborExchange,
+    Form::TwoLevel,
+    Form::Chain,
+    Form::Flat,
+    Form::LogLinear,
+    Form::NcclRing,
+    Form::NcclTree,
+    Form::Nvls,
+    Form::NvlsTree,
+    Form::CollNet,
+];
 
 const SINGLE_PARAMS: [&str; 2] = ["alpha_us", "beta_ns_per_byte"];
 const TWO_LEVEL_PARAMS: [&str; 4] = [
@@ -47,6 +81,13 @@ const TWO_LEVEL_PARAMS: [&str; 4] = [
     "beta_intra_ns_per_byte",
     "alpha_inter_us",
     "beta_inter_ns_per_byte",
+];
+const NODE_LATENCY_PARAMS: [&str; 3] = ["alpha_intra_us", "alpha_inter_us", "beta_ns_per_byte"];
+const LOG_LINEAR_PARAMS: [&str; 4] = [
+    "a_us",
+    "b_per_rank_us",
+    "c_per_log2_rank_us",
+    "beta_ns_per_byte",
 ];
 
 impl Form {
@@ -58,11 +99,36 @@ impl Form {
             Algo::RecursiveDoubling => Form::RecursiveDoubling,
             Algo::RecursiveHalving | Algo::Rabenseifner | Algo::Bruck => Form::HalvingDoubling,
             Algo::NeighborExchange => Form::NeighborExchange,
+            // NVLS and CollNet reduce in the switch: within a node NCCL models them with one
+            // latency whatever the rank count (tuning.cc, see `nccl`).
+            Algo::Nvls | Algo::CollNet => Form::Flat,
             // The library picks per size; the ring form is the bandwidth-optimal shape most
-            // libraries use for large messages. NVLS and CollNet reduce in the switch or the
-            // network: bandwidth-bound like a ring, with a flat latency the ring's alpha absorbs.
-            Algo::Auto | Algo::Nvls | Algo::CollNet => Form::Ring,
+            // libraries use for large messages.
+            Algo::Auto => Form::Ring,
         }
+    }
+
+    /// The forms fitted to curves of `algo`, the algorithm's own first: on one node its
+    /// single-level shapes, across nodes the shapes with a node term (NCCL's own for NCCL's
+    /// algorithms), each with the empirical `log-linear` law beside it. `fit` keeps the one
+    /// that best predicts the largest world held out.
+    pub fn candidates(algo: Algo, multi_node: bool) -> Vec<Form> {
+        use Form::*;
+        let mut forms = match (algo, multi_node) {
+            (Algo::Ring, false) => vec![Ring],
+            (Algo::Ring, true) => vec![TwoLevel, NcclRing, Ring],
+            (Algo::Tree, false) => vec![Tree, Chain],
+            (Algo::Tree, true) => vec![NcclTree, Tree],
+            (Algo::Nvls, false) | (Algo::CollNet, false) => vec![Flat],
+            (Algo::Nvls, true) => vec![NvlsTree, Nvls],
+            (Algo::CollNet, true) => vec![CollNet],
+            (Algo::Auto, false) => vec![Ring, Tree, Chain, Flat],
+            (Algo::Auto, true) => vec![TwoLevel, NcclRing, NcclTree, NvlsTree, Ring],
+            (other, false) => vec![Form::for_algo(other)],
+            (other, true) => vec![TwoLevel, Form::for_algo(other)],
+        };
+        forms.push(LogLinear);
+        forms
     }
 
     /// The name written to fit.json.
@@ -74,34 +140,51 @@ impl Form {
             Form::HalvingDoubling => "halving-doubling",
             Form::NeighborExchange => "neighbor-exchange",
             Form::TwoLevel => "two-level",
+            Form::Chain => "chain",
+            Form::Flat => "flat",
+            Form::LogLinear => "log-linear",
+            Form::NcclRing => "nccl-ring",
+            Form::NcclTree => "nccl-tree",
+            Form::Nvls => "nvls",
+            Form::NvlsTree => "nvls-tree",
+            Form::CollNet => "collnet",
         }
     }
 
     /// The form of a name in fit.json.
     pub fn from_name(name: &str) -> Option<Form> {
-        [
-            Form::Ring,
-            Form::Tree,
-            Form::RecursiveDoubling,
-            Form::HalvingDoubling,
-            Form::NeighborExchange,
-            Form::TwoLevel,
-        ]
-        .into_iter()
-        .find(|f| f.name() == name)
+        ALL.into_iter().find(|f| f.name() == name)
     }
 
     /// Parameter names (with units), in coefficient order.
     pub fn param_names(self) -> &'static [&'static str] {
         match self {
             Form::TwoLevel => &TWO_LEVEL_PARAMS,
-            _ => &SINGLE_PARAMS,
+            Form::LogLinear => &LOG_LINEAR_PARAMS,
+            Form::NcclRing | Form::NcclTree | Form::Nvls | Form::NvlsTree | Form::CollNet => {
+                &NODE_LATENCY_PARAMS
+            }
+            Form::Ring
+            | Form::Tree
+            | Form::RecursiveDoubling
+            | Form::HalvingDoubling
+            | Form::NeighborExchange
+            | Form::Chain
+            | Form::Flat => &SINGLE_PARAMS,
         }
     }
 
-    /// Whether the form describes `op` (two-level needs an op made of ring phases).
+    /// Whether the form has terms of its own for the network between nodes.
+    pub fn has_node_terms(self) -> bool {
+        self.param_names().iter().any(|n| n.contains("inter"))
+    }
+
+    /// Whether the form describes `op` (two-level needs an op made of ring phases), on one
+    /// node or across nodes.
     pub fn covers(self, op: Op) -> bool {
-        self.coefficients(op, 4, 2, 1.0).is_some()
+        [1, 2]
+            .iter()
+            .any(|&n| self.coefficients(op, 4, n, 1.0).is_some())
     }
 
     /// The formula in words, for fit.json and tables.
@@ -124,6 +207,8 @@ impl Form {
             (Form::NeighborExchange, _) => "p/2·alpha + (p-1)/p·S·beta".into(),
             (Form::TwoLevel, Op::AllReduce) => format!("2·[{two}]"),
             (Form::TwoLevel, _) => two.into(),
+            (Form::LogLinear, _) => "a + b·p + c·log2 p + B(p)·S·beta".into(),
+            (nccl_form, _) => nccl::formula(nccl_form, op),
         }
     }
 
@@ -151,7 +236,25 @@ impl Form {
             }
             (Form::NeighborExchange, Op::AllGather) => Some(vec![pf / 2.0, (pf - 1.0) / pf * kb]),
             (Form::TwoLevel, _) => two_level(op, p, nodes, kb),
-            _ => None,
+            (Form::LogLinear, _) => Some(vec![1.0, pf, log2(p), op.busbw_factor(p) * kb]),
+            (
+                Form::Chain
+                | Form::Flat
+                | Form::NcclRing
+                | Form::NcclTree
+                | Form::Nvls
+                | Form::NvlsTree
+                | Form::CollNet,
+                _,
+            ) => nccl::coefficients(self, op, p, nodes, kb),
+            (
+                Form::Ring
+                | Form::Tree
+                | Form::RecursiveDoubling
+                | Form::HalvingDoubling
+                | Form::NeighborExchange,
+                _,
+            ) => None,
         }
     }
 }
@@ -177,6 +280,11 @@ fn ceil_log2(p: usize) -> f64 {
     (usize::BITS - p.max(1).saturating_sub(1).leading_zeros()) as f64
 }
 
+/// log2 p as a float (0 for p <= 1).
+fn log2(p: usize) -> f64 {
+    (p.max(1) as f64).log2()
+}
+
 /// Steps of recursive doubling: ⌊log2 p⌋, plus a fold-in and a fold-out step when p is not a
 /// power of two.
 fn doubling_steps(p: usize) -> f64 {
@@ -192,87 +300,4 @@ fn doubling_steps(p: usize) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn step_counts() {
-        let c: Vec<f64> = [1, 2, 3, 4, 5, 8, 9]
-            .iter()
-            .map(|&p| ceil_log2(p))
-            .collect();
-        assert_eq!(c, [0.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0]);
-        let d: Vec<f64> = [1, 2, 3, 4, 6, 8]
-            .iter()
-            .map(|&p| doubling_steps(p))
-            .collect();
-        assert_eq!(d, [0.0, 1.0, 3.0, 2.0, 4.0, 3.0]);
-    }
-
-    #[test]
-    fn halving_doubling_and_neighbor_exchange_coefficients() {
-        // 8 ranks, 1 MB: Bruck 3 steps moving 7/8 MB; Rabenseifner twice that.
-        let hd = Form::HalvingDoubling;
-        assert_eq!(
-            hd.coefficients(Op::AllGather, 8, 1, 1e6).unwrap(),
-            vec![3.0, 875.0]
-        );
-        assert_eq!(
-            hd.coefficients(Op::AllReduce, 8, 1, 1e6).unwrap(),
-            vec![6.0, 1750.0]
-        );
-        assert!(hd.coefficients(Op::Broadcast, 8, 1, 1e6).is_none());
-        let ne = Form::NeighborExchange;
-        assert_eq!(
-            ne.coefficients(Op::AllGather, 8, 1, 1e6).unwrap(),
-            vec![4.0, 875.0]
-        );
-        assert!(!ne.covers(Op::AllReduce));
-        for f in [hd, ne] {
-            assert_eq!(Form::from_name(f.name()), Some(f));
-        }
-        assert_eq!(Form::for_algo(Algo::Rabenseifner), hd);
-    }
-
-    #[test]
-    fn ring_coefficients_follow_the_busbw_factors() {
-        // 8 ranks, 1 MB: AllGather moves 7/8 MB per rank over 7 steps.
-        let ag = Form::Ring.coefficients(Op::AllGather, 8, 1, 1e6).unwrap();
-        assert_eq!(ag, vec![7.0, 875.0]);
-        let ar = Form::Ring.coefficients(Op::AllReduce, 8, 1, 1e6).unwrap();
-        assert_eq!(ar, vec![14.0, 1750.0]);
-        assert!(Form::Ring.coefficients(Op::Broadcast, 8, 1, 1e6).is_none());
-    }
-
-    #[test]
-    fn two_level_reduces_to_ring_on_one_node_and_splits_network_share() {
-        let one = Form::TwoLevel
-            .coefficients(Op::AllGather, 8, 1, 1e6)
-            .unwrap();
-        assert_eq!(one, vec![7.0, 875.0, 0.0, 0.0]);
-        // 4 nodes × 8 ranks: 7 intra steps, 3 inter steps carrying 3/4 × 1 MB / 8 per rank.
-        let c = Form::TwoLevel
-            .coefficients(Op::AllReduce, 32, 4, 1e6)
-            .unwrap();
-        assert_eq!(c, vec![14.0, 1750.0, 6.0, 187.5]);
-        assert!(Form::TwoLevel
-            .coefficients(Op::AllGather, 6, 4, 1.0)
-            .is_none());
-    }
-
-    #[test]
-    fn names_round_trip() {
-        for f in [
-            Form::Ring,
-            Form::Tree,
-            Form::RecursiveDoubling,
-            Form::HalvingDoubling,
-            Form::NeighborExchange,
-            Form::TwoLevel,
-        ] {
-            assert_eq!(Form::from_name(f.name()), Some(f));
-            assert!(!f.formula(Op::AllReduce).is_empty());
-        }
-        assert!(Form::Tree.covers(Op::Broadcast) && !Form::TwoLevel.covers(Op::Broadcast));
-    }
-}
+mod tests;

@@ -142,9 +142,9 @@ pub fn predict(fit: &FitFile, q: &Query) -> Result<Prediction> {
     evaluate(fit, model, q)
 }
 
-/// The model for a query: two-level when it spans nodes, else the single-level form of the
-/// algorithm (falling back to two-level with one node); out of place before in place; NCCL's own
-/// protocol choice before a forced one.
+/// The model for a query: one fitted across nodes when it spans nodes, else one fitted within
+/// a node (falling back to one fitted across nodes, evaluated with one node); the form `fit`
+/// selected first; out of place before in place; NCCL's own protocol choice before a forced one.
 fn choose<'a>(fit: &'a FitFile, q: &Query) -> Option<&'a WorldModel> {
     let mut found: Vec<&WorldModel> = fit
         .models
@@ -152,11 +152,15 @@ fn choose<'a>(fit: &'a FitFile, q: &Query) -> Option<&'a WorldModel> {
         .filter(|m| m.op == q.op && m.algo == q.algo)
         .filter(|m| q.proto.map_or(true, |p| m.proto == Some(p)))
         .filter(|m| q.dtype.map_or(true, |d| d == m.dtype))
-        .filter(|m| q.nodes == 1 || m.form == Form::TwoLevel.name())
+        .filter(|m| q.nodes == 1 || m.spans_nodes())
         .collect();
     found.sort_by_key(|m| {
-        let two_level = m.form == Form::TwoLevel.name();
-        (two_level, m.in_place, proto_rank(m.proto))
+        (
+            m.spans_nodes(),
+            !m.selected,
+            m.in_place,
+            proto_rank(m.proto),
+        )
     });
     found.into_iter().next()
 }

@@ -226,7 +226,7 @@ pub struct WorldModel {
     /// The NCCL protocol of the curves fitted; absent for backends without protocols.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proto: Option<Proto>,
-    /// The form's name: ring, tree, recursive-doubling, two-level.
+    /// The form's name: ring, tree, two-level, nccl-ring, log-linear, ... (`fit::forms`).
     pub form: String,
     /// The formula in words, e.g. "2(p-1)·alpha + 2(p-1)/p·S·beta".
     pub formula: String,
@@ -243,6 +243,38 @@ pub struct WorldModel {
     pub quality: Quality,
     /// Error predicting each world size from a fit without it (empty with too few worlds).
     pub holdout: Vec<WorldHoldout>,
+    /// Whether `fit` chose this form among the candidates fitted to the same curves (files
+    /// written before candidates existed held one model per key: true).
+    #[serde(default = "chosen")]
+    pub selected: bool,
+    /// The error predicting the largest world from the smaller ones; absent where the smaller
+    /// ones cannot determine the form.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extrapolation: Option<Extrapolation>,
+    /// On the selected model: the candidates and their extrapolation errors, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<String>,
+}
+
+fn chosen() -> bool {
+    true
+}
+
+/// How well a model fitted on the smaller worlds predicts the largest one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Extrapolation {
+    /// The world (and its node count) held out: the largest fitted.
+    pub world: usize,
+    pub nodes: usize,
+    /// The largest world of the fit that predicted it.
+    pub from_world: usize,
+    /// Mean and largest |predicted − median| / median over its sizes.
+    pub rel_err_mean: f64,
+    pub rel_err_max: f64,
+    /// The same error for the naive guess that every size keeps the bus bandwidth it had at
+    /// `from_world` (sizes measured at both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub naive_rel_err_mean: Option<f64>,
 }
 
 /// A named parameter.
@@ -303,12 +335,25 @@ impl FitFile {
         let matches =
             |m: &&WorldModel| m.op == op && m.algo == algo && dtype.map_or(true, |d| d == m.dtype);
         let mut found: Vec<&WorldModel> = self.models.iter().filter(matches).collect();
-        found.sort_by_key(|m| (m.in_place, m.form == "two-level", proto_rank(m.proto)));
+        found.sort_by_key(|m| {
+            (
+                m.in_place,
+                m.spans_nodes(),
+                !m.selected,
+                proto_rank(m.proto),
+            )
+        });
         found.into_iter().next()
     }
 }
 
 impl WorldModel {
+    /// Whether the model was fitted on points across nodes (its form has node terms, or it
+    /// learned the network from multi-node points all the same).
+    pub fn spans_nodes(&self) -> bool {
+        self.nodes.iter().any(|&n| n > 1)
+    }
+
     /// The algorithm as tables name it: `ring`, or `ring/ll128` with a protocol.
     pub fn algo_label(&self) -> String {
         algo_label(self.algo, self.proto)

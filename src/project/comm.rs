@@ -4,11 +4,11 @@
 //! A group of a size (and node count) the fit's runs measured uses that curve's own alpha-beta
 //! fit (the regime covering the size): a cross-world form cannot know that, say, 4 ranks on 2
 //! cores run slower per byte than its `(p−1)/p` shape says. Other groups use the cross-world
-//! models. A group spanning nodes uses the fit's two-level model of the op (evaluated with the group's
-//! nodes and ranks per node); only when the fit has none does a single-level model stand in,
-//! with a note. A group inside one node uses a single-level model fitted within one node, else
-//! the two-level model with one node (its intra-node terms), else any single-level model, with a
-//! note. AllGather and ReduceScatter use ring models; AllReduce ring, then tree, then recursive
+//! models. A group spanning nodes uses the fit's model of the op fitted across nodes (the form
+//! `fit` selected by its extrapolation error first; evaluated with the group's nodes and ranks
+//! per node); only when the fit has none does a single-node model stand in, with a note. A
+//! group inside one node uses a model fitted within one node, else a multi-node form with node
+//! terms evaluated at one node (its intra-node terms), else any model, with a note. AllGather and ReduceScatter use ring models; AllReduce ring, then tree, then recursive
 //! doubling. bf16 models are preferred, then f16, then any dtype (noted). Among NCCL
 //! protocols, auto when measured, else the fastest at each size ([`super::protocols`]). A
 //! point-to-point
@@ -117,35 +117,34 @@ impl<'a> Network<'a> {
     }
 
     fn choose_algo(&self, op: Op, algo: Algo, inter: bool) -> Option<(&'a WorldModel, Form)> {
-        let two = self.best(op, algo, |m| m.form == Form::TwoLevel.name());
-        let single_form = Form::for_algo(algo);
-        let single = self.best(op, algo, |m| m.form == single_form.name());
+        let across = self.best(op, algo, |m| m.spans_nodes());
+        let within = self.best(op, algo, |m| !m.spans_nodes());
         let level = if inter {
             "across nodes"
         } else {
             "within one node"
         };
         let picked = if inter {
-            two.or_else(|| {
-                single.inspect(|m| {
+            across.or_else(|| {
+                within.inspect(|m| {
                     self.note(format!(
-                        "{op} {algo}: the fit has no two-level model, so its single-level {} \
-                         model (fitted on worlds {:?}) is used across nodes",
+                        "{op} {algo}: the fit has no model fitted across nodes, so its \
+                         single-node {} model (fitted on worlds {:?}) is used across nodes",
                         m.form, m.worlds
                     ))
                 })
             })
         } else {
-            let intra_only = single.filter(|m| m.nodes.iter().all(|&n| n <= 1));
-            intra_only.or(two).or_else(|| {
-                single.inspect(|m| {
-                    self.note(format!(
-                        "{op} {algo}: the single-level {} model, fitted on {:?} nodes, is used \
-                         {level}",
-                        m.form, m.nodes
-                    ))
+            within
+                .or(across.filter(|m| Form::from_name(&m.form).is_some_and(|f| f.has_node_terms())))
+                .or_else(|| {
+                    across.inspect(|m| {
+                        self.note(format!(
+                            "{op} {algo}: the {} model, fitted on {:?} nodes, is used {level}",
+                            m.form, m.nodes
+                        ))
+                    })
                 })
-            })
         }?;
         if !matches!(picked.dtype, DType::BF16 | DType::F16) {
             self.note(format!(
@@ -169,7 +168,10 @@ impl<'a> Network<'a> {
             .iter()
             .filter(|m| m.op == op && m.algo == algo && keep(m))
             .filter(|m| Form::from_name(&m.form).is_some())
-            .min_by_key(|m| (dtype_rank(m.dtype), m.in_place, proto_rank(m.proto)))
+            .min_by_key(|m| {
+                let rank = (dtype_rank(m.dtype), m.in_place, proto_rank(m.proto));
+                (rank, !m.selected)
+            })
     }
 
     fn missing(&self, op: Op, algo: Algo, inter: bool) -> Error {
@@ -330,7 +332,7 @@ mod tests {
             .unwrap();
         assert!((t * 1e6 - (15.0 * 3.4 + 15.0 / 16.0 * 1000.0 / 360.0)).abs() < 1e-9);
         assert!(
-            net.notes()[0].contains("no two-level model"),
+            net.notes()[0].contains("no model fitted across nodes"),
             "{:?}",
             net.notes()
         );

@@ -28,11 +28,17 @@ pub fn render(fit: &FitFile) -> String {
     }
     if !fit.models.is_empty() {
         out.push_str(&format!(
-            "#\n# {:<14} {:<18} {:<5} {:<18} {:<44} {:>8} {:>8} {:>9}\n",
-            "op", "algo", "type", "model", "parameters", "R2", "maxerr", "holdout"
+            "#\n# {:<14} {:<18} {:<5} {:<18} {:<44} {:>8} {:>8} {:>9} {:>8}\n",
+            "op", "algo", "type", "model", "parameters", "R2", "maxerr", "holdout", "extrap"
         ));
         for m in &fit.models {
             out.push_str(&model_row(m));
+        }
+    }
+    for m in fit.models.iter().filter(|m| m.selected) {
+        if let Some(why) = &m.selection {
+            let what = format!("{} {} {}", m.op.name(), m.algo_label(), m.dtype.name());
+            out.push_str(&format!("# model*: {what}: {} ({why})\n", m.form));
         }
     }
     for n in &fit.notes {
@@ -82,16 +88,23 @@ fn model_row(m: &WorldModel) -> String {
         .iter()
         .map(|h| h.rel_err_max)
         .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
+    let form = if m.selected {
+        format!("{}*", m.form)
+    } else {
+        m.form.clone()
+    };
+    let extrap = m.extrapolation.as_ref().map(|e| e.rel_err_mean);
     format!(
-        "  {:<14} {:<18} {:<5} {:<18} {:<44} {:>8.4} {:>8} {:>9}\n",
+        "  {:<14} {:<18} {:<5} {:<18} {:<44} {:>8.4} {:>8} {:>9} {:>8}\n",
         m.op.name(),
         m.algo_label(),
         m.dtype.name(),
-        m.form,
+        form,
         params.join(" "),
         m.quality.r2,
         pct(m.quality.rel_err_max),
-        holdout.map_or("-".to_string(), pct)
+        holdout.map_or("-".to_string(), pct),
+        extrap.map_or("-".to_string(), pct)
     )
 }
 

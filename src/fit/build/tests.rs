@@ -2,6 +2,9 @@
 //! noise, within 2% with 2% multiplicative noise and 5% planted outliers.
 
 use super::*;
+use crate::collective::{Algo, DType, Op, Proto};
+use crate::fit::forms::Form;
+use std::collections::BTreeMap;
 
 /// xorshift64*: deterministic noise without a dependency.
 struct Rng(u64);
@@ -79,9 +82,9 @@ fn recovered(
     let c = curves(op, algo, form, truth, worlds, noise, outliers);
     let mut notes = Vec::new();
     let models = fit_models(&c, &BuildOptions::default(), &mut notes);
-    assert_eq!(models.len(), 1, "{notes:?}");
-    let m = models.into_iter().next().unwrap();
-    assert_eq!(m.form, form.name());
+    assert_eq!(models.iter().filter(|m| m.selected).count(), 1, "{notes:?}");
+    let m = models.into_iter().find(|m| m.selected).unwrap();
+    assert_eq!(m.form, form.name(), "{:?}", m.selection);
     m
 }
 
@@ -186,7 +189,8 @@ fn each_protocol_of_a_run_is_its_own_curve_and_model() {
         describe(&f.curves[1].key),
         "nccl allreduce ring/simple f32 world 2"
     );
-    let model_protos = protos(f.models.iter().map(|m| m.proto).collect());
+    let selected = f.models.iter().filter(|m| m.selected);
+    let model_protos = protos(selected.map(|m| m.proto).collect());
     assert_eq!(model_protos, ["ll", "simple"]);
 }
 
@@ -207,3 +211,6 @@ fn points_without_a_protocol_fit_as_before() {
     );
     assert!(f.models.iter().all(|m| m.proto.is_none()));
 }
+
+#[path = "tests/selection.rs"]
+mod selection;

@@ -57,6 +57,9 @@ pub fn model(
         nodes: worlds.iter().map(|w| w.1).collect(),
         quality: quality(),
         holdout: vec![],
+        selected: true,
+        extrapolation: None,
+        selection: None,
     }
 }
 

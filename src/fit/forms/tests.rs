@@ -1,0 +1,82 @@
+use super::*;
+
+#[test]
+fn step_counts() {
+    let c: Vec<f64> = [1, 2, 3, 4, 5, 8, 9]
+        .iter()
+        .map(|&p| ceil_log2(p))
+        .collect();
+    assert_eq!(c, [0.0, 1.0, 2.0, 2.0, 3.0, 3.0, 4.0]);
+    let d: Vec<f64> = [1, 2, 3, 4, 6, 8]
+        .iter()
+        .map(|&p| doubling_steps(p))
+        .collect();
+    assert_eq!(d, [0.0, 1.0, 3.0, 2.0, 4.0, 3.0]);
+}
+
+#[test]
+fn halving_doubling_and_neighbor_exchange_coefficients() {
+    // 8 ranks, 1 MB: Bruck 3 steps moving 7/8 MB; Rabenseifner twice that.
+    let hd = Form::HalvingDoubling;
+    assert_eq!(
+        hd.coefficients(Op::AllGather, 8, 1, 1e6).unwrap(),
+        vec![3.0, 875.0]
+    );
+    assert_eq!(
+        hd.coefficients(Op::AllReduce, 8, 1, 1e6).unwrap(),
+        vec![6.0, 1750.0]
+    );
+    assert!(hd.coefficients(Op::Broadcast, 8, 1, 1e6).is_none());
+    let ne = Form::NeighborExchange;
+    assert_eq!(
+        ne.coefficients(Op::AllGather, 8, 1, 1e6).unwrap(),
+        vec![4.0, 875.0]
+    );
+    assert!(!ne.covers(Op::AllReduce));
+    for f in [hd, ne] {
+        assert_eq!(Form::from_name(f.name()), Some(f));
+    }
+    assert_eq!(Form::for_algo(Algo::Rabenseifner), hd);
+}
+
+#[test]
+fn ring_coefficients_follow_the_busbw_factors() {
+    // 8 ranks, 1 MB: AllGather moves 7/8 MB per rank over 7 steps.
+    let ag = Form::Ring.coefficients(Op::AllGather, 8, 1, 1e6).unwrap();
+    assert_eq!(ag, vec![7.0, 875.0]);
+    let ar = Form::Ring.coefficients(Op::AllReduce, 8, 1, 1e6).unwrap();
+    assert_eq!(ar, vec![14.0, 1750.0]);
+    assert!(Form::Ring.coefficients(Op::Broadcast, 8, 1, 1e6).is_none());
+}
+
+#[test]
+fn two_level_reduces_to_ring_on_one_node_and_splits_network_share() {
+    let one = Form::TwoLevel
+        .coefficients(Op::AllGather, 8, 1, 1e6)
+        .unwrap();
+    assert_eq!(one, vec![7.0, 875.0, 0.0, 0.0]);
+    // 4 nodes × 8 ranks: 7 intra steps, 3 inter steps carrying 3/4 × 1 MB / 8 per rank.
+    let c = Form::TwoLevel
+        .coefficients(Op::AllReduce, 32, 4, 1e6)
+        .unwrap();
+    assert_eq!(c, vec![14.0, 1750.0, 6.0, 187.5]);
+    assert!(Form::TwoLevel
+        .coefficients(Op::AllGather, 6, 4, 1.0)
+        .is_none());
+}
+
+#[test]
+fn names_round_trip() {
+    for f in [
+        Form::Ring,
+        Form::Tree,
+        Form::RecursiveDoubling,
+        Form::HalvingDoubling,
+        Form::NeighborExchange,
+        Form::TwoLevel,
+    ] {
+        assert_eq!(Form::from_name(f.name()), Some(f));
+        assert!(!f.formula(Op::AllReduce).is_empty());
+    }
+    assert!(Form::Tree.covers(Op::Broadcast) && !Form::TwoLevel.covers(Op::Broadcast));
+}
