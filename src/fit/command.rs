@@ -37,6 +37,9 @@ pub fn run_fit(req: &FitRequest) -> Result<u8> {
     };
     if let Some(q) = query {
         let p = predict(&fit, &q)?;
+        if let Some(w) = &p.warning {
+            eprintln!("collbench: warning: {w}");
+        }
         if req.json {
             let text = serde_json::to_string(&p)
                 .map_err(|e| Error::usage(format!("cannot encode the prediction: {e}")))?;

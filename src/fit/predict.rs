@@ -11,6 +11,8 @@ use crate::collective::{busbw_gbps, Algo, DType, Op, Proto};
 use crate::error::{Error, Result};
 use crate::units::parse_size;
 
+mod beyond;
+
 /// What to predict.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Query {
@@ -49,6 +51,21 @@ pub struct Prediction {
     pub fitted_worlds: Vec<usize>,
     /// True when `world` lies outside the fitted world sizes.
     pub extrapolated: bool,
+    /// The model's mean error predicting its largest world from the smaller ones (absent when
+    /// never validated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_out_rel_err: Option<f64>,
+    /// world / the largest fitted world.
+    pub beyond_factor: f64,
+    /// Relative half-width added to the interval for the distance beyond the fitted worlds.
+    pub widened_rel: f64,
+    /// Set beyond 4x the largest fitted world.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    /// With `algo=auto`: the algorithm whose model was fastest (as NCCL's tuner chooses), and
+    /// the others' times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auto_choice: Option<String>,
 }
 
 /// Parses `key=value,...` with keys op, algo (default ring), proto, dtype, world, nodes (default
@@ -120,6 +137,50 @@ fn positive(key: &str, v: &str) -> Result<usize> {
 /// Predicts `q` from the fit's models; refuses (exit 2) when no model covers the op and
 /// algorithm, saying which models the file has.
 pub fn predict(fit: &FitFile, q: &Query) -> Result<Prediction> {
+    if q.algo == Algo::Auto {
+        if let Some(p) = predict_auto(fit, q) {
+            return Ok(p);
+        }
+    }
+    predict_algo(fit, q)
+}
+
+/// `algo=auto` as NCCL's tuner decides: the fastest of the models the fit holds for the op's
+/// forced algorithms at this size and world; None when it holds none (then the models of
+/// runs left to the library's own choice answer).
+fn predict_auto(fit: &FitFile, q: &Query) -> Option<Prediction> {
+    let mut algos: Vec<Algo> = fit
+        .models
+        .iter()
+        .filter(|m| m.op == q.op && m.algo != Algo::Auto)
+        .map(|m| m.algo)
+        .collect();
+    algos.sort();
+    algos.dedup();
+    let mut answers: Vec<Prediction> = algos
+        .into_iter()
+        .filter_map(|algo| predict_algo(fit, &Query { algo, ..q.clone() }).ok())
+        .collect();
+    answers.sort_by(|a, b| a.time_us.total_cmp(&b.time_us));
+    let others: Vec<String> = answers
+        .iter()
+        .skip(1)
+        .map(|p| format!("{} {:.3} us", algo_label(p.algo, p.proto), p.time_us))
+        .collect();
+    let mut best = answers.into_iter().next()?;
+    best.auto_choice = Some(format!(
+        "{} is the fastest model{}",
+        algo_label(best.algo, best.proto),
+        if others.is_empty() {
+            " (the only one)".to_string()
+        } else {
+            format!(" (then {})", others.join(", "))
+        }
+    ));
+    Some(best)
+}
+
+fn predict_algo(fit: &FitFile, q: &Query) -> Result<Prediction> {
     let model = choose(fit, q).ok_or_else(|| {
         let have: Vec<String> = fit
             .models
@@ -191,6 +252,8 @@ fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Prediction> {
     };
     let lo = m.worlds.iter().min().copied().unwrap_or(0);
     let hi = m.worlds.iter().max().copied().unwrap_or(0);
+    let far = beyond::beyond(m, q.world);
+    let widen = far.widen_rel * time_us.abs();
     Ok(Prediction {
         op: q.op,
         algo: q.algo,
@@ -200,7 +263,7 @@ fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Prediction> {
         nodes: q.nodes,
         bytes: q.bytes,
         time_us,
-        interval_us: [time_us - half, time_us + half],
+        interval_us: [time_us - half - widen, time_us + half + widen],
         confidence: fit.method.confidence,
         algbw_gbps: algbw,
         busbw_gbps: busbw_gbps(q.op, q.world, algbw),
@@ -208,14 +271,19 @@ fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Prediction> {
         formula: m.formula.clone(),
         fitted_worlds: m.worlds.clone(),
         extrapolated: q.world < lo || q.world > hi,
+        held_out_rel_err: far.held_out_rel_err,
+        beyond_factor: far.factor,
+        widened_rel: far.widen_rel,
+        warning: far.warning,
+        auto_choice: None,
     })
 }
 
 /// One readable line.
 pub fn describe(p: &Prediction) -> String {
     format!(
-        "{} {} {} world {}{} {}: {:.3} us [{:.3} .. {:.3}] ({:.0}% interval), busbw {:.3} GB/s \
-         ({} model fitted on worlds {:?}{})",
+        "{} {} {} world {}{} {}: {:.3} us [{:.3} .. {:.3}] ({:.0}% interval{}), busbw {:.3} \
+         GB/s ({} model fitted on worlds {:?}{}{}{})",
         p.op,
         algo_label(p.algo, p.proto),
         p.dtype,
@@ -230,10 +298,22 @@ pub fn describe(p: &Prediction) -> String {
         p.interval_us[0],
         p.interval_us[1],
         p.confidence * 100.0,
+        if p.widened_rel > 0.0 {
+            format!(" widened {:.0}% for the distance", 100.0 * p.widened_rel)
+        } else {
+            String::new()
+        },
         p.busbw_gbps,
         p.form,
         p.fitted_worlds,
-        if p.extrapolated { "; extrapolated" } else { "" }
+        p.held_out_rel_err
+            .map(|e| format!("; largest world held out: {:.1}% error", 100.0 * e))
+            .unwrap_or_default(),
+        if p.extrapolated { "; extrapolated" } else { "" },
+        p.auto_choice
+            .as_ref()
+            .map(|c| format!("; auto: {c}"))
+            .unwrap_or_default()
     )
 }
 
@@ -260,6 +340,54 @@ mod tests {
             })
             .collect();
         fit(models, vec![])
+    }
+
+    #[test]
+    fn auto_takes_the_fastest_algorithm_model_at_each_size() {
+        // ring: 2(p-1)·1 µs + 2(p-1)/p·S·0.001; tree: 2·ceil(log2 p)·5 µs + S·0.004 (kB, ns/B).
+        let ring = model(
+            Op::AllReduce,
+            Algo::Ring,
+            Form::Ring,
+            &[1.0, 0.001],
+            &[(2, 1), (64, 1)],
+        );
+        let tree = model(
+            Op::AllReduce,
+            Algo::Tree,
+            Form::Tree,
+            &[5.0, 0.004],
+            &[(2, 1), (64, 1)],
+        );
+        let f = fit(vec![ring, tree], vec![]);
+        let at = |bytes: &str| {
+            let q = parse_query(&format!("op=allreduce,algo=auto,world=64,bytes={bytes}"));
+            predict(&f, &q.unwrap()).unwrap()
+        };
+        // 8 B: ring 126 µs, tree 60 µs; 1 GB: ring 126 + 1968.75 µs, tree 60 + 4000 µs.
+        let small = at("8");
+        assert_eq!(small.algo, Algo::Tree);
+        assert!((small.time_us - (60.0 + 0.008 * 0.004)).abs() < 1e-9);
+        assert!(small
+            .auto_choice
+            .as_deref()
+            .unwrap()
+            .starts_with("tree is the fastest"));
+        let large = at("1000000000");
+        assert_eq!(large.algo, Algo::Ring, "{:?}", large.auto_choice);
+        assert!(describe(&large).contains("; auto: ring is the fastest model (then tree"));
+        // A fit of runs left to the library answers auto from its own models.
+        let own = model(
+            Op::AllReduce,
+            Algo::Auto,
+            Form::Ring,
+            &[2.0, 0.0],
+            &[(2, 1), (4, 1)],
+        );
+        let f = fit(vec![own], vec![]);
+        let q = parse_query("op=allreduce,algo=auto,world=2,bytes=8").unwrap();
+        let p = predict(&f, &q).unwrap();
+        assert_eq!((p.algo, p.time_us, p.auto_choice), (Algo::Auto, 4.0, None));
     }
 
     #[test]
