@@ -5,13 +5,15 @@
 
 use serde::Serialize;
 
-use super::forms::Form;
 use super::schema::{algo_label, proto_rank, FitFile, WorldModel};
-use crate::collective::{busbw_gbps, Algo, DType, Op, Proto};
+use crate::collective::{Algo, DType, Op, Proto};
 use crate::error::{Error, Result};
 use crate::units::parse_size;
 
+mod anchor;
 mod beyond;
+mod evaluate;
+use evaluate::evaluate;
 
 /// What to predict.
 #[derive(Clone, Debug, PartialEq)]
@@ -62,6 +64,11 @@ pub struct Prediction {
     /// Set beyond 4x the largest fitted world.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// Beyond the largest fitted world: the measurement the model's ratio was applied to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<anchor::Anchor>,
+    /// The model's own time, before anchoring (equal to `time_us` when not anchored).
+    pub model_time_us: f64,
     /// With `algo=auto`: the algorithm whose model was fastest (as NCCL's tuner chooses), and
     /// the others' times.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -226,64 +233,11 @@ fn choose<'a>(fit: &'a FitFile, q: &Query) -> Option<&'a WorldModel> {
     found.into_iter().next()
 }
 
-fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Prediction> {
-    let bad = |msg: String| Error::usage(format!("model {} {} {}: {msg}", m.op, m.algo, m.form));
-    let form = Form::from_name(&m.form).ok_or_else(|| bad("unknown form".into()))?;
-    let x = form
-        .coefficients(q.op, q.world, q.nodes, q.bytes as f64)
-        .ok_or_else(|| bad(format!("does not describe {}", q.op)))?;
-    if x.len() != m.params.len() || m.covariance.len() != x.len() {
-        return Err(bad("parameters do not match the form".into()));
-    }
-    let time_us: f64 = x
-        .iter()
-        .zip(&m.params)
-        .map(|(c, p)| c * p.param.value)
-        .sum();
-    let var: f64 = (0..x.len())
-        .flat_map(|i| (0..x.len()).map(move |j| (i, j)))
-        .map(|(i, j)| x[i] * m.covariance[i].get(j).copied().unwrap_or(0.0) * x[j])
-        .sum();
-    let half = m.t_quantile * var.max(0.0).sqrt();
-    let algbw = if time_us > 0.0 {
-        q.bytes as f64 / time_us / 1e3
-    } else {
-        0.0
-    };
-    let lo = m.worlds.iter().min().copied().unwrap_or(0);
-    let hi = m.worlds.iter().max().copied().unwrap_or(0);
-    let far = beyond::beyond(m, q.world);
-    let widen = far.widen_rel * time_us.abs();
-    Ok(Prediction {
-        op: q.op,
-        algo: q.algo,
-        proto: m.proto,
-        dtype: m.dtype,
-        world: q.world,
-        nodes: q.nodes,
-        bytes: q.bytes,
-        time_us,
-        interval_us: [time_us - half - widen, time_us + half + widen],
-        confidence: fit.method.confidence,
-        algbw_gbps: algbw,
-        busbw_gbps: busbw_gbps(q.op, q.world, algbw),
-        form: m.form.clone(),
-        formula: m.formula.clone(),
-        fitted_worlds: m.worlds.clone(),
-        extrapolated: q.world < lo || q.world > hi,
-        held_out_rel_err: far.held_out_rel_err,
-        beyond_factor: far.factor,
-        widened_rel: far.widen_rel,
-        warning: far.warning,
-        auto_choice: None,
-    })
-}
-
 /// One readable line.
 pub fn describe(p: &Prediction) -> String {
     format!(
         "{} {} {} world {}{} {}: {:.3} us [{:.3} .. {:.3}] ({:.0}% interval{}), busbw {:.3} \
-         GB/s ({} model fitted on worlds {:?}{}{}{})",
+         GB/s ({} model fitted on worlds {:?}{}{}{}{})",
         p.op,
         algo_label(p.algo, p.proto),
         p.dtype,
@@ -310,6 +264,19 @@ pub fn describe(p: &Prediction) -> String {
             .map(|e| format!("; largest world held out: {:.1}% error", 100.0 * e))
             .unwrap_or_default(),
         if p.extrapolated { "; extrapolated" } else { "" },
+        p.anchor
+            .as_ref()
+            .map(|a| format!(
+                "; anchored on world {}'s {} {:.3} us",
+                a.world,
+                if a.size_measured {
+                    "measured"
+                } else {
+                    "regime line at"
+                },
+                a.measured_us
+            ))
+            .unwrap_or_default(),
         p.auto_choice
             .as_ref()
             .map(|c| format!("; auto: {c}"))
@@ -321,6 +288,7 @@ pub fn describe(p: &Prediction) -> String {
 mod tests {
     use super::*;
     use crate::fit::export::testfit::{fit, model};
+    use crate::fit::forms::Form;
 
     /// Ring AllReduce models of `protos`, alpha 1, 2, 3, ... µs in that order.
     fn fit_of(protos: &[Option<Proto>]) -> FitFile {

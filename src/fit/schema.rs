@@ -271,6 +271,10 @@ pub struct Extrapolation {
     /// Mean and largest |predicted − median| / median over its sizes.
     pub rel_err_mean: f64,
     pub rel_err_max: f64,
+    /// The error of the model's ratio applied to `from_world`'s measured medians (how
+    /// `--predict` extrapolates when the fit has that curve; sizes measured at both).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchored_rel_err_mean: Option<f64>,
     /// The same error for the naive guess that every size keeps the bus bandwidth it had at
     /// `from_world` (sizes measured at both).
     #[serde(default, skip_serializing_if = "Option::is_none")]

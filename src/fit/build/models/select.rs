@@ -2,9 +2,10 @@
 //! smaller ones: the question a cross-world model is for.
 
 use super::super::super::forms::Form;
+use super::super::super::regress;
 use super::super::super::schema::{Extrapolation, WorldModel};
 use super::super::BuildOptions;
-use super::{held_out_errors, WorldCurves};
+use super::{world_obs, WorldCurves};
 use crate::collective::Op;
 use crate::stats::Summary;
 
@@ -12,7 +13,8 @@ use crate::stats::Summary;
 /// earlier candidate (the algorithm's own shape) keeps the choice.
 const TIE: f64 = 0.005;
 
-/// The error of `form` predicting the largest world from the strictly smaller ones.
+/// The error of `form` predicting the largest world from the strictly smaller ones: plain,
+/// anchored on the largest smaller world's measured medians, and the naive guess's.
 pub(super) fn extrapolation(
     form: Form,
     op: Op,
@@ -21,40 +23,52 @@ pub(super) fn extrapolation(
 ) -> Option<Extrapolation> {
     let &held = worlds.keys().next_back()?;
     let from = *worlds.keys().rfind(|w| w.0 < held.0)?;
-    let errs = held_out_errors(form, op, worlds, held, |w| w.0 < held.0, opts)?;
-    if errs.is_empty() {
-        return None;
+    let smaller = world_obs(form, op, worlds, |w| w.0 < held.0);
+    let fit = regress::fit(&smaller, &opts.robust).ok()?;
+    let model = |w: (usize, usize), bytes: usize| {
+        let x = form.coefficients(op, w.0, w.1, bytes as f64)?;
+        Some(regress::predict(&fit, &x).0)
+    };
+    let (small, large) = (worlds.get(&from)?, worlds.get(&held)?);
+    let mut plain = Vec::new();
+    let mut anchored = Vec::new();
+    let mut naive = Vec::new();
+    let scale = op.busbw_factor(held.0) / op.busbw_factor(from.0);
+    for (&bytes, samples) in large.iter() {
+        let Some(measured) = Summary::of(samples).map(|s| s.median) else {
+            continue;
+        };
+        let Some(predicted) = model(held, bytes) else {
+            continue;
+        };
+        plain.push(rel_err(predicted, measured));
+        let Some(before) = small
+            .get(&bytes)
+            .and_then(|s| Summary::of(s))
+            .map(|s| s.median)
+        else {
+            continue;
+        };
+        naive.push(rel_err(scale * before, measured));
+        if let Some(at_from) = model(from, bytes).filter(|t| *t > 0.0) {
+            anchored.push(rel_err(before * predicted / at_from, measured));
+        }
     }
-    let n = errs.len() as f64;
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
     Some(Extrapolation {
         world: held.0,
         nodes: held.1,
         from_world: from.0,
-        rel_err_mean: errs.iter().sum::<f64>() / n,
-        rel_err_max: errs.iter().cloned().fold(0.0, f64::max),
-        naive_rel_err_mean: naive_error(op, worlds, from, held),
+        rel_err_mean: mean(&plain)?,
+        rel_err_max: plain.iter().cloned().fold(0.0, f64::max),
+        anchored_rel_err_mean: mean(&anchored),
+        naive_rel_err_mean: mean(&naive),
     })
 }
 
-/// The error of guessing that each size keeps at `held` the bus bandwidth it had at `from`.
-fn naive_error(
-    op: Op,
-    worlds: &WorldCurves,
-    from: (usize, usize),
-    held: (usize, usize),
-) -> Option<f64> {
-    let (small, large) = (worlds.get(&from)?, worlds.get(&held)?);
-    let scale = op.busbw_factor(held.0) / op.busbw_factor(from.0);
-    let errs: Vec<f64> = large
-        .iter()
-        .filter_map(|(bytes, samples)| {
-            let measured = Summary::of(samples)?.median;
-            let guess = scale * Summary::of(small.get(bytes)?)?.median;
-            Some((guess - measured).abs() / measured)
-        })
-        .filter(|e| e.is_finite())
-        .collect();
-    (!errs.is_empty()).then(|| errs.iter().sum::<f64>() / errs.len() as f64)
+/// |predicted − measured| / measured (measured times are positive: the reader refuses others).
+fn rel_err(predicted: f64, measured: f64) -> f64 {
+    (predicted - measured).abs() / measured
 }
 
 /// Marks the candidate with the lowest extrapolation error (ties to the earlier one; the first
