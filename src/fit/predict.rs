@@ -69,6 +69,10 @@ pub struct Prediction {
     pub anchor: Option<anchor::Anchor>,
     /// The model's own time, before anchoring (equal to `time_us` when not anchored).
     pub model_time_us: f64,
+    /// How `time_us` was made: `model`, or beyond the fitted worlds `anchored` (the model's
+    /// ratio on the largest world's measured curve) or `same-busbw` (that curve at its bus
+    /// bandwidth), whichever predicted the model's largest world held out best.
+    pub method: String,
     /// With `algo=auto`: the algorithm whose model was fastest (as NCCL's tuner chooses), and
     /// the others' times.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -267,7 +271,8 @@ pub fn describe(p: &Prediction) -> String {
         p.anchor
             .as_ref()
             .map(|a| format!(
-                "; anchored on world {}'s {} {:.3} us",
+                "; {} on world {}'s {} {:.3} us",
+                p.method,
                 a.world,
                 if a.size_measured {
                     "measured"

@@ -24,17 +24,12 @@ pub struct Beyond {
     pub warning: Option<String>,
 }
 
-/// The widening for `world` from model `m`, whose prediction was `anchored` on the largest
-/// world's measurement or not (each way has its own held-out error).
-pub fn beyond(m: &WorldModel, world: usize, anchored: bool) -> Beyond {
+/// The widening for `world` from model `m`, whose way of predicting had `held_out_rel_err` on
+/// the model's largest world (None: never validated).
+pub fn beyond(m: &WorldModel, world: usize, held_out_rel_err: Option<f64>) -> Beyond {
     let largest = m.worlds.iter().copied().max().unwrap_or(0).max(1) as f64;
     let factor = world as f64 / largest;
     let e = m.extrapolation.as_ref();
-    let held_out_rel_err = match e {
-        Some(e) if anchored => e.anchored_rel_err_mean.or(Some(e.rel_err_mean)),
-        Some(e) => Some(e.rel_err_mean),
-        None => None,
-    };
     let step = e.map_or(1.0, |e| {
         (largest / e.from_world.max(1) as f64).log2().max(1e-9)
     });
@@ -96,14 +91,14 @@ mod tests {
     fn the_interval_grows_by_the_held_out_error_per_doubling() {
         let m = validated(0.05);
         // Inside the measured worlds nothing changes.
-        assert_eq!(beyond(&m, 16, false).widen_rel, 0.0);
-        assert_eq!(beyond(&m, 32, false).widen_rel, 0.0);
+        assert_eq!(beyond(&m, 16, Some(0.05)).widen_rel, 0.0);
+        assert_eq!(beyond(&m, 32, Some(0.05)).widen_rel, 0.0);
         // Two doublings beyond 32 (the held-out step was one doubling): 2 × 5%.
-        let b = beyond(&m, 128, false);
+        let b = beyond(&m, 128, Some(0.05));
         assert!((b.widen_rel - 0.10).abs() < 1e-12, "{b:?}");
         assert_eq!(b.factor, 4.0);
         assert!(b.warning.is_none());
-        let far = beyond(&m, 256, false);
+        let far = beyond(&m, 256, Some(0.05));
         assert!(
             far.warning.as_deref().unwrap().contains("8.0x the largest"),
             "{far:?}"
@@ -114,7 +109,7 @@ mod tests {
     fn an_unvalidated_model_is_not_widened_but_warned() {
         let mut m = validated(0.05);
         m.extrapolation = None;
-        let b = beyond(&m, 1024, false);
+        let b = beyond(&m, 1024, None);
         assert_eq!((b.widen_rel, b.held_out_rel_err), (0.0, None));
         assert!(b.warning.unwrap().contains("never validated"));
     }

@@ -35,19 +35,41 @@ fn model_time(m: &WorldModel, q: &Query, world: usize, nodes: usize) -> Result<(
     Ok((time_us, m.t_quantile * var.max(0.0).sqrt()))
 }
 
-/// The anchor and the factor (measured / model at the anchor) for a query beyond the
-/// fitted worlds, when the fit holds the curve and anchoring predicted the model's largest
-/// world from the smaller ones at least as well as the model alone.
-fn anchoring(fit: &FitFile, m: &WorldModel, q: &Query) -> Option<(anchor::Anchor, f64)> {
+/// How a prediction beyond the fitted worlds was made.
+pub(super) struct Beyond {
+    anchor: anchor::Anchor,
+    /// answer / the model's own time at the query.
+    ratio: f64,
+    method: &'static str,
+    /// The method's error predicting the model's largest world from the smaller ones.
+    held_out: f64,
+}
+
+/// Beyond the fitted worlds, the method that predicted the model's largest world from the
+/// smaller ones best: the model (None), the model's ratio on the largest world's measured
+/// curve (`anchored`), or that curve at the same bus bandwidth (`same-busbw`); the last two
+/// only when the fit holds the curve.
+fn anchoring(fit: &FitFile, m: &WorldModel, q: &Query, model_us: f64) -> Option<Beyond> {
     let e = m.extrapolation.as_ref()?;
-    if e.anchored_rel_err_mean? > e.rel_err_mean {
+    let anchored = e.anchored_rel_err_mean.unwrap_or(f64::INFINITY);
+    let naive = e.naive_rel_err_mean.unwrap_or(f64::INFINITY);
+    if e.rel_err_mean <= anchored.min(naive) || model_us <= 0.0 {
         return None;
     }
     let a = anchor::anchor(fit, m, q.bytes)?;
-    let (at_anchor, _) = model_time(m, q, a.world, a.nodes).ok()?;
-    (at_anchor > 0.0).then(|| {
-        let ratio = a.measured_us / at_anchor;
-        (a, ratio)
+    let (method, held_out, answer) = if naive < anchored {
+        let scale = q.op.busbw_factor(q.world) / q.op.busbw_factor(a.world);
+        ("same-busbw", naive, a.measured_us * scale)
+    } else {
+        let (at_anchor, _) = model_time(m, q, a.world, a.nodes).ok()?;
+        let answer = a.measured_us * model_us / at_anchor;
+        ("anchored", anchored, answer)
+    };
+    (answer.is_finite() && answer > 0.0).then(|| Beyond {
+        ratio: answer / model_us,
+        anchor: a,
+        method,
+        held_out,
     })
 }
 
@@ -56,13 +78,17 @@ pub(super) fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Predi
     let lo = m.worlds.iter().min().copied().unwrap_or(0);
     let hi = m.worlds.iter().max().copied().unwrap_or(0);
     let anchored = if q.world > hi {
-        anchoring(fit, m, q)
+        anchoring(fit, m, q, model_us)
     } else {
         None
     };
-    let ratio = anchored.as_ref().map_or(1.0, |a| a.1);
+    let ratio = anchored.as_ref().map_or(1.0, |a| a.ratio);
     let time_us = model_us * ratio;
-    let far = beyond::beyond(m, q.world, anchored.is_some());
+    let held_out = match &anchored {
+        Some(a) => Some(a.held_out),
+        None => m.extrapolation.as_ref().map(|e| e.rel_err_mean),
+    };
+    let far = beyond::beyond(m, q.world, held_out);
     let spread = half * ratio + far.widen_rel * time_us.abs();
     let algbw = if time_us > 0.0 {
         q.bytes as f64 / time_us / 1e3
@@ -90,7 +116,8 @@ pub(super) fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Predi
         beyond_factor: far.factor,
         widened_rel: far.widen_rel,
         warning: far.warning,
-        anchor: anchored.map(|a| a.0),
+        method: anchored.as_ref().map_or("model", |a| a.method).into(),
+        anchor: anchored.map(|a| a.anchor),
         model_time_us: model_us,
         auto_choice: None,
     })
