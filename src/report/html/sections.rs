@@ -275,7 +275,7 @@ fn alpha(l: &Line) -> String {
     )
 }
 
-const MODEL_COLUMNS: [&str; 9] = [
+const MODEL_COLUMNS: [&str; 10] = [
     "op",
     "algo",
     "dtype",
@@ -285,6 +285,7 @@ const MODEL_COLUMNS: [&str; 9] = [
     "R²",
     "max err",
     "worst holdout",
+    "largest world predicted",
 ];
 
 fn model_row(m: &WorldModel) -> Vec<Cell> {
@@ -307,16 +308,22 @@ fn model_row(m: &WorldModel) -> Vec<Cell> {
         .iter()
         .map(|h| h.rel_err_max)
         .fold(f64::NAN, f64::max);
+    let chosen = if m.selected { " (selected)" } else { "" };
+    let extrap = m
+        .extrapolation
+        .as_ref()
+        .map_or(f64::NAN, |e| e.rel_err_mean);
     vec![
         text(m.op.to_string()),
         text(m.algo_label()),
         text(m.dtype.to_string()),
-        text(format!("{}: {}", m.form, m.formula)),
+        text(format!("{}{chosen}: {}", m.form, m.formula)),
         text(params.join("; ")),
         num(worlds.join(", ")),
         num(fixed(m.quality.r2, 4)),
         num(pct(m.quality.rel_err_max)),
         num(pct(holdout)),
+        num(pct(extrap)),
     ]
 }
 
@@ -325,7 +332,8 @@ pub fn fit_quality(fit: &FitFile, origin: &str) -> String {
     let mut out = format!(
         "<p class=\"note\">{}. Errors are relative to the per-size medians; LOSO is the error \
          predicting each size from a fit without it; holdout, each world from a model without \
-         it (docs/METHODOLOGY.md).</p>\n<h3>Per curve: T(S) = alpha + beta·S</h3>\n",
+         it; largest world predicted, that world from the smaller ones, by which `fit` selects \
+         one candidate form per key (docs/METHODOLOGY.md).</p>\n<h3>Per curve: T(S) = alpha + beta·S</h3>\n",
         esc(origin)
     );
     let rows: Vec<(Vec<Cell>, Option<&str>)> =
