@@ -66,17 +66,25 @@ fn two_level_reduces_to_ring_on_one_node_and_splits_network_share() {
 }
 
 #[test]
-fn names_round_trip() {
-    for f in [
-        Form::Ring,
-        Form::Tree,
-        Form::RecursiveDoubling,
-        Form::HalvingDoubling,
-        Form::NeighborExchange,
-        Form::TwoLevel,
-    ] {
+fn names_round_trip_and_parameters_match_coefficients() {
+    for f in ALL {
         assert_eq!(Form::from_name(f.name()), Some(f));
         assert!(!f.formula(Op::AllReduce).is_empty());
+        assert!(f.covers(Op::AllReduce) || f == Form::NeighborExchange, "{f:?}");
+        assert_eq!(f.param_names().len(), f.coefficients_len(), "{f:?}");
     }
     assert!(Form::Tree.covers(Op::Broadcast) && !Form::TwoLevel.covers(Op::Broadcast));
+    let names: std::collections::BTreeSet<&str> = ALL.iter().map(|f| f.name()).collect();
+    assert_eq!(names.len(), ALL.len());
+}
+
+impl Form {
+    /// The coefficient count on the first (op, layout) the form describes.
+    fn coefficients_len(self) -> usize {
+        [Op::AllReduce, Op::AllGather]
+            .iter()
+            .flat_map(|&op| [(op, 1), (op, 2)])
+            .find_map(|(op, n)| self.coefficients(op, 8, n, 1e3))
+            .map_or(0, |c| c.len())
+    }
 }
