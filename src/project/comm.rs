@@ -16,7 +16,7 @@
 //! bytes at the link's per-byte cost (within a node, or between two nodes).
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::layout::Group;
 use super::protocols::{fastest, pool};
@@ -29,6 +29,8 @@ use crate::fit::schema::{proto_rank, CurveFit, FitFile, Line, WorldModel};
 pub struct Network<'a> {
     fit: &'a FitFile,
     notes: RefCell<BTreeSet<String>>,
+    /// AllReduce choices among several algorithms: (ranks, nodes, algo) → (min, max) bytes.
+    chosen: RefCell<BTreeMap<(usize, usize, Algo), (f64, f64)>>,
 }
 
 impl<'a> Network<'a> {
@@ -36,12 +38,15 @@ impl<'a> Network<'a> {
         Network {
             fit,
             notes: RefCell::new(BTreeSet::new()),
+            chosen: RefCell::new(BTreeMap::new()),
         }
     }
 
     /// What the lookups had to say (substitute models, dtypes), sorted and deduplicated.
     pub fn notes(&self) -> Vec<String> {
-        self.notes.borrow().iter().cloned().collect()
+        let mut notes: Vec<String> = self.notes.borrow().iter().cloned().collect();
+        notes.extend(super::auto::summary(&self.chosen.borrow()));
+        notes
     }
 
     /// Seconds for `op` over `group` with nccl-tests size `bytes` (0 for a group of one).
@@ -52,7 +57,53 @@ impl<'a> Network<'a> {
         if let Some(us) = self.measured_us(op, group, bytes) {
             return Ok(us.max(0.0) * 1e-6);
         }
+        if op == Op::AllReduce {
+            if let Some(us) = self.auto_us(group, bytes)? {
+                return Ok(us.max(0.0) * 1e-6);
+            }
+        }
         let (model, form) = self.choose(op, group)?;
+        Ok(self.algo_us(op, group, bytes, model, form)?.max(0.0) * 1e-6)
+    }
+
+    /// AllReduce as NCCL's tuner picks it: the fastest of the algorithms the fit has a model of
+    /// for the group ([`super::auto::NCCL_ALLREDUCE`]), the choice recorded; None when the fit
+    /// has at most one of them (then [`Self::choose`]'s order and notes apply, as before).
+    fn auto_us(&self, group: Group, bytes: f64) -> Result<Option<f64>> {
+        let inter = group.nodes > 1;
+        let found: Vec<(&WorldModel, Form)> = super::auto::NCCL_ALLREDUCE
+            .iter()
+            .filter(|&&a| super::auto::runs(a, group))
+            .filter_map(|&a| self.choose_algo(Op::AllReduce, a, inter))
+            .collect();
+        if found.len() < 2 {
+            return Ok(None);
+        }
+        let mut best: Option<(f64, Algo)> = None;
+        for (model, form) in found {
+            let us = self.algo_us(Op::AllReduce, group, bytes, model, form)?;
+            if best.map_or(true, |(b, _)| us < b) {
+                best = Some((us, model.algo));
+            }
+        }
+        let (us, algo) = best.expect("two or more candidates");
+        let mut chosen = self.chosen.borrow_mut();
+        let range = chosen
+            .entry((group.ranks, group.nodes, algo))
+            .or_insert((bytes, bytes));
+        *range = (range.0.min(bytes), range.1.max(bytes));
+        Ok(Some(us))
+    }
+
+    /// µs of `model` (the fastest of its protocols where the fit has several).
+    fn algo_us(
+        &self,
+        op: Op,
+        group: Group,
+        bytes: f64,
+        model: &WorldModel,
+        form: Form,
+    ) -> Result<f64> {
         let (models, note) = pool(
             model,
             self.fit.models.iter(),
@@ -61,8 +112,7 @@ impl<'a> Network<'a> {
         if let Some(n) = note {
             self.note(n);
         }
-        let us = fastest(&models, |m| model_us(m, form, op, group, bytes))?;
-        Ok(us.max(0.0) * 1e-6)
+        fastest(&models, |m| model_us(m, form, op, group, bytes))
     }
 
     /// Seconds to send `bytes` from one rank to another (`pair`: 2 ranks on 1 or 2 nodes).
@@ -289,7 +339,12 @@ mod tests {
         // Point to point between nodes: one inter-node step plus B bytes at the NIC's cost.
         let p2p = net.p2p_s(Group { ranks: 2, nodes: 2 }, 1e6).unwrap();
         assert!((p2p * 1e6 - (37.8 + 1000.0 / 45.0)).abs() < 1e-9);
-        assert!(net.notes().is_empty());
+        // The only note: AllReduce over 2 ranks compared ring, tree and NVLS; ring won.
+        let notes = net.notes();
+        assert!(
+            notes.len() == 1 && notes[0].contains("ring at 976.56 KiB"),
+            "{notes:?}"
+        );
     }
 
     #[test]
