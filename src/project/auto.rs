@@ -20,8 +20,11 @@ pub fn runs(algo: Algo, group: Group) -> bool {
     }
 }
 
+/// AllReduce choices: (ranks, nodes, algorithm) → the smallest and largest size it served.
+pub type Chosen = BTreeMap<(usize, usize, Algo), (f64, f64)>;
+
 /// One note per group: the algorithm that was fastest at each size range the step used.
-pub fn summary(chosen: &BTreeMap<(usize, usize, Algo), (f64, f64)>) -> Vec<String> {
+pub fn summary(chosen: &Chosen) -> Vec<String> {
     let mut by_group: BTreeMap<(usize, usize), Vec<(f64, String)>> = BTreeMap::new();
     for (&(ranks, nodes, algo), &(lo, hi)) in chosen {
         let range = if lo == hi {

@@ -8,15 +8,16 @@
 //! `fit` selected by its extrapolation error first; evaluated with the group's nodes and ranks
 //! per node); only when the fit has none does a single-node model stand in, with a note. A
 //! group inside one node uses a model fitted within one node, else a multi-node form with node
-//! terms evaluated at one node (its intra-node terms), else any model, with a note. AllGather and ReduceScatter use ring models; AllReduce ring, then tree, then recursive
-//! doubling. bf16 models are preferred, then f16, then any dtype (noted). Among NCCL
+//! terms evaluated at one node (its intra-node terms), else any model, with a note. AllGather and ReduceScatter use ring models. AllReduce is NCCL's `auto`: the fastest at the
+//! size of the fit's NCCL algorithms for the group ([`super::auto`]); with at most one of them,
+//! ring, then tree, then recursive doubling. bf16 models are preferred, then f16, then any dtype (noted). Among NCCL
 //! protocols, auto when measured, else the fastest at each size ([`super::protocols`]). A
 //! point-to-point
 //! transfer of B bytes is the AllGather model at p = 2 with S = 2B: one step of latency plus B
 //! bytes at the link's per-byte cost (within a node, or between two nodes).
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use super::layout::Group;
 use super::protocols::{fastest, pool};
@@ -30,7 +31,7 @@ pub struct Network<'a> {
     fit: &'a FitFile,
     notes: RefCell<BTreeSet<String>>,
     /// AllReduce choices among several algorithms: (ranks, nodes, algo) → (min, max) bytes.
-    chosen: RefCell<BTreeMap<(usize, usize, Algo), (f64, f64)>>,
+    chosen: RefCell<super::auto::Chosen>,
 }
 
 impl<'a> Network<'a> {
@@ -38,7 +39,7 @@ impl<'a> Network<'a> {
         Network {
             fit,
             notes: RefCell::new(BTreeSet::new()),
-            chosen: RefCell::new(BTreeMap::new()),
+            chosen: RefCell::new(Default::default()),
         }
     }
 
