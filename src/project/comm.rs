@@ -8,8 +8,9 @@
 //! `fit` selected by its extrapolation error first; evaluated with the group's nodes and ranks
 //! per node); only when the fit has none does a single-node model stand in, with a note. A
 //! group inside one node uses a model fitted within one node, else a multi-node form with node
-//! terms evaluated at one node (its intra-node terms), else any model, with a note. AllGather and ReduceScatter use ring models; AllReduce ring, then tree, then recursive
-//! doubling. bf16 models are preferred, then f16, then any dtype (noted). Among NCCL
+//! terms evaluated at one node (its intra-node terms), else any model, with a note. AllGather and ReduceScatter use ring models. AllReduce is NCCL's `auto`: the fastest at the
+//! size of the fit's NCCL algorithms for the group ([`super::auto`]); with at most one of them,
+//! ring, then tree, then recursive doubling. bf16 models are preferred, then f16, then any dtype (noted). Among NCCL
 //! protocols, auto when measured, else the fastest at each size ([`super::protocols`]). A
 //! point-to-point
 //! transfer of B bytes is the AllGather model at p = 2 with S = 2B: one step of latency plus B
@@ -29,6 +30,8 @@ use crate::fit::schema::{proto_rank, CurveFit, FitFile, Line, WorldModel};
 pub struct Network<'a> {
     fit: &'a FitFile,
     notes: RefCell<BTreeSet<String>>,
+    /// AllReduce choices among several algorithms: (ranks, nodes, algo) → (min, max) bytes.
+    chosen: RefCell<super::auto::Chosen>,
 }
 
 impl<'a> Network<'a> {
@@ -36,12 +39,15 @@ impl<'a> Network<'a> {
         Network {
             fit,
             notes: RefCell::new(BTreeSet::new()),
+            chosen: RefCell::new(Default::default()),
         }
     }
 
     /// What the lookups had to say (substitute models, dtypes), sorted and deduplicated.
     pub fn notes(&self) -> Vec<String> {
-        self.notes.borrow().iter().cloned().collect()
+        let mut notes: Vec<String> = self.notes.borrow().iter().cloned().collect();
+        notes.extend(super::auto::summary(&self.chosen.borrow()));
+        notes
     }
 
     /// Seconds for `op` over `group` with nccl-tests size `bytes` (0 for a group of one).
@@ -52,7 +58,53 @@ impl<'a> Network<'a> {
         if let Some(us) = self.measured_us(op, group, bytes) {
             return Ok(us.max(0.0) * 1e-6);
         }
+        if op == Op::AllReduce {
+            if let Some(us) = self.auto_us(group, bytes)? {
+                return Ok(us.max(0.0) * 1e-6);
+            }
+        }
         let (model, form) = self.choose(op, group)?;
+        Ok(self.algo_us(op, group, bytes, model, form)?.max(0.0) * 1e-6)
+    }
+
+    /// AllReduce as NCCL's tuner picks it: the fastest of the algorithms the fit has a model of
+    /// for the group ([`super::auto::NCCL_ALLREDUCE`]), the choice recorded; None when the fit
+    /// has at most one of them (then [`Self::choose`]'s order and notes apply, as before).
+    fn auto_us(&self, group: Group, bytes: f64) -> Result<Option<f64>> {
+        let inter = group.nodes > 1;
+        let found: Vec<(&WorldModel, Form)> = super::auto::NCCL_ALLREDUCE
+            .iter()
+            .filter(|&&a| super::auto::runs(a, group))
+            .filter_map(|&a| self.choose_algo(Op::AllReduce, a, inter))
+            .collect();
+        if found.len() < 2 {
+            return Ok(None);
+        }
+        let mut best: Option<(f64, Algo)> = None;
+        for (model, form) in found {
+            let us = self.algo_us(Op::AllReduce, group, bytes, model, form)?;
+            if best.map_or(true, |(b, _)| us < b) {
+                best = Some((us, model.algo));
+            }
+        }
+        let (us, algo) = best.expect("two or more candidates");
+        let mut chosen = self.chosen.borrow_mut();
+        let range = chosen
+            .entry((group.ranks, group.nodes, algo))
+            .or_insert((bytes, bytes));
+        *range = (range.0.min(bytes), range.1.max(bytes));
+        Ok(Some(us))
+    }
+
+    /// µs of `model` (the fastest of its protocols where the fit has several).
+    fn algo_us(
+        &self,
+        op: Op,
+        group: Group,
+        bytes: f64,
+        model: &WorldModel,
+        form: Form,
+    ) -> Result<f64> {
         let (models, note) = pool(
             model,
             self.fit.models.iter(),
@@ -61,8 +113,7 @@ impl<'a> Network<'a> {
         if let Some(n) = note {
             self.note(n);
         }
-        let us = fastest(&models, |m| model_us(m, form, op, group, bytes))?;
-        Ok(us.max(0.0) * 1e-6)
+        fastest(&models, |m| model_us(m, form, op, group, bytes))
     }
 
     /// Seconds to send `bytes` from one rank to another (`pair`: 2 ranks on 1 or 2 nodes).
@@ -289,7 +340,12 @@ mod tests {
         // Point to point between nodes: one inter-node step plus B bytes at the NIC's cost.
         let p2p = net.p2p_s(Group { ranks: 2, nodes: 2 }, 1e6).unwrap();
         assert!((p2p * 1e6 - (37.8 + 1000.0 / 45.0)).abs() < 1e-9);
-        assert!(net.notes().is_empty());
+        // The only note: AllReduce over 2 ranks compared ring, tree and NVLS; ring won.
+        let notes = net.notes();
+        assert!(
+            notes.len() == 1 && notes[0].contains("ring at 976.56 KiB"),
+            "{notes:?}"
+        );
     }
 
     #[test]

@@ -37,6 +37,7 @@
 //!   `--out`).
 
 pub mod args;
+pub mod auto;
 pub mod comm;
 pub mod command;
 pub mod hardware;
@@ -54,5 +55,7 @@ pub mod stage;
 pub mod step;
 pub mod stepfit;
 
+#[cfg(test)]
+mod auto_tests;
 #[cfg(test)]
 mod profile_tests;
