@@ -88,6 +88,9 @@ fn project_on(fit: &Path, hardware: &Path, extra: &[&str]) -> common::Run {
         MODEL,
         "--hardware",
         hardware.to_str().unwrap(),
+        // The stand-in GPU's peak is sized for the flat rule (compute as FLOPs at a share of it).
+        "--compute-efficiency",
+        "0.5",
     ];
     args.extend_from_slice(extra);
     run(&args, LIMIT)

@@ -65,9 +65,10 @@ pub struct ProjectArgs {
     /// Hybrid sharding: shard within a node, replicate across nodes (AllReduce of shards).
     #[arg(long)]
     pub hybrid: bool,
-    /// Fraction of peak FLOP/s that compute kernels reach.
-    #[arg(long, value_name = "F", default_value = "0.5")]
-    pub compute_efficiency: f64,
+    /// Every compute kernel at this fraction of peak FLOP/s (the flat rule) instead of the
+    /// default roofline per part of a layer (docs/METHODOLOGY.md, Projection).
+    #[arg(long, value_name = "F")]
+    pub compute_efficiency: Option<f64>,
     /// How much slower compute runs while communication overlaps it (0.19 = 19%)
     /// [default: 0.19; 0 with --replay].
     #[arg(long, value_name = "F")]

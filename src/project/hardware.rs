@@ -1,8 +1,9 @@
 //! Hardware specifications: one GPU and the node it sits in.
 //!
-//! The projection uses `peak_tflops` (compute time and MFU), `hbm_gb` (memory check),
+//! The projection uses `peak_tflops`, `hbm_tbps` and the three efficiencies (compute time as a
+//! roofline, [`super::roofline`]; MFU), `hbm_gb` (memory check),
 //! `gpus_per_node` (placement of groups on nodes) and `idle_w`/`max_w` (power). The link fields
-//! (`nvlink_gbps`, `node_network_gbps`, `hbm_tbps`) describe the machine for the reader and
+//! (`nvlink_gbps`, `node_network_gbps`) describe the machine for the reader and
 //! projection.json; collective times come only from the fit or network profile.
 //!
 //! Sources: NVIDIA's datasheets for each GPU and the DGX-1, DGX A100 and DGX H100 system
@@ -42,6 +43,33 @@ pub struct HardwareSpec {
     pub idle_w: f64,
     /// Power while computing: the board power limit (TDP), W.
     pub max_w: f64,
+    /// Fraction of `peak_tflops` the best large BF16 GEMM reaches (the roofline's ceiling for
+    /// matrix multiplies; smaller GEMMs reach less, [`super::roofline`]).
+    #[serde(default = "default_gemm_efficiency")]
+    pub gemm_efficiency: f64,
+    /// Fraction of `peak_tflops` the fused attention kernel (FlashAttention-2) reaches.
+    #[serde(default = "default_attention_efficiency")]
+    pub attention_efficiency: f64,
+    /// Fraction of `hbm_tbps` a large streaming kernel reaches.
+    #[serde(default = "default_hbm_efficiency")]
+    pub hbm_efficiency: f64,
+}
+
+/// Assumption for hardware files that do not say: H100's measured GEMM share (0.80, below).
+fn default_gemm_efficiency() -> f64 {
+    0.80
+}
+
+/// Assumption for hardware files that do not say: the low end of FlashAttention-2 on A100.
+fn default_attention_efficiency() -> f64 {
+    0.50
+}
+
+/// Calculon's efficiency of HBM transfers of 100 MB and more (Isaev et al., SC'23;
+/// github.com/calculon-ai/calculon systems/*.json `mem1.MB_efficiency`): a model's stated
+/// assumption, not a measurement.
+fn default_hbm_efficiency() -> f64 {
+    0.90
 }
 
 /// The bundled GPUs.
@@ -64,6 +92,11 @@ pub fn presets() -> Vec<HardwareSpec> {
             idle_w: 53.0,
             // V100 SXM2 datasheet: 300 W.
             max_w: 300.0,
+            // Assumption: no published MAMF figure for V100 was found; A100's share (0.86).
+            gemm_efficiency: 0.86,
+            // Assumption: FlashAttention-2 does not run on Volta; the low end it reaches on A100.
+            attention_efficiency: 0.50,
+            hbm_efficiency: default_hbm_efficiency(),
         },
         HardwareSpec {
             name: "a100".into(),
@@ -83,6 +116,12 @@ pub fn presets() -> Vec<HardwareSpec> {
             idle_w: 90.0,
             // A100 SXM datasheet: 400 W.
             max_w: 400.0,
+            // Measured: 267.9 of 312 TFLOPS (85.9%) for the best BF16 matmul shape, CUDA 12.1
+            // (Bekman, ml-engineering, compute/accelerator "Maximum Achievable Matmul FLOPS").
+            gemm_efficiency: 0.859,
+            // FlashAttention-2 (Dao 2023, abstract): 50-73% of peak on A100; forward at the top.
+            attention_efficiency: 0.73,
+            hbm_efficiency: default_hbm_efficiency(),
         },
         HardwareSpec {
             name: "h100".into(),
@@ -101,6 +140,13 @@ pub fn presets() -> Vec<HardwareSpec> {
             idle_w: 140.0,
             // H100 SXM5 datasheet: up to 700 W.
             max_w: 700.0,
+            // Measured: 792.1 of 989 TFLOPS (80.1%) for the best BF16 matmul shape, CUDA 12.1
+            // (Bekman, ml-engineering, compute/accelerator "Maximum Achievable Matmul FLOPS").
+            gemm_efficiency: 0.801,
+            // FlashAttention-3 (Shah et al. 2024, abstract): FlashAttention-2, which the paper's
+            // runs use, reaches only 35% of peak on H100.
+            attention_efficiency: 0.35,
+            hbm_efficiency: default_hbm_efficiency(),
         },
         HardwareSpec {
             name: "h200".into(),
@@ -118,6 +164,10 @@ pub fn presets() -> Vec<HardwareSpec> {
             idle_w: 140.0,
             // H200 SXM datasheet: up to 700 W.
             max_w: 700.0,
+            // Assumption: as H100 (same die and kernels).
+            gemm_efficiency: 0.801,
+            attention_efficiency: 0.35,
+            hbm_efficiency: default_hbm_efficiency(),
         },
     ]
 }
@@ -139,6 +189,18 @@ impl HardwareSpec {
             ("idle_w", self.idle_w, physical::POWER_W),
             ("max_w", self.max_w, physical::POWER_W),
         ];
+        for (field, value) in [
+            ("gemm_efficiency", self.gemm_efficiency),
+            ("attention_efficiency", self.attention_efficiency),
+            ("hbm_efficiency", self.hbm_efficiency),
+        ] {
+            if !(value > 0.0 && value <= 1.0) {
+                return Err(bad(
+                    &self.name,
+                    format!("{field} = {value}: give a fraction of peak in (0, 1]"),
+                ));
+            }
+        }
         for (field, value, range) in ranges {
             range.check(field, value).map_err(|m| bad(&self.name, m))?;
         }
@@ -168,6 +230,11 @@ impl HardwareSpec {
     /// HBM capacity in bytes.
     pub fn hbm_bytes(&self) -> f64 {
         self.hbm_gb * 1e9
+    }
+
+    /// HBM bandwidth in bytes per second.
+    pub fn hbm_bytes_per_s(&self) -> f64 {
+        self.hbm_tbps * 1e12
     }
 }
 

@@ -33,6 +33,8 @@ pub struct Metrics {
     pub busy_frac: f64,
     pub power_w_per_gpu: f64,
     pub tokens_per_joule: f64,
+    /// Share of compute time in memory-bound parts (roofline; 0 under the flat rule).
+    pub memory_bound_frac: f64,
 }
 
 /// What a step processes and where power during communication comes from.
@@ -69,6 +71,11 @@ pub fn metrics(t: &StepTime, hw: &HardwareSpec, w: &StepWork) -> Metrics {
         busy_frac: busy,
         power_w_per_gpu: power,
         tokens_per_joule: per_gpu / power,
+        memory_bound_frac: if t.compute_s > 0.0 {
+            t.memory_bound_s / t.compute_s
+        } else {
+            0.0
+        },
     }
 }
 
@@ -87,6 +94,7 @@ mod tests {
             exposed_comm_s: 1.0,
             overlapped_comm_s: 3.0,
             bubble_s: 1.0,
+            memory_bound_s: 1.5,
         };
         // 8 GPUs, 80,000 tokens per step at 1e12 FLOP per token.
         let work = StepWork {
@@ -100,6 +108,7 @@ mod tests {
         assert_eq!(m.tokens_per_s_per_gpu, 1000.0);
         assert!((m.mfu - 1e15 / 989e12).abs() < 1e-12);
         assert_eq!(m.exposed_comm_frac, 0.1);
+        assert_eq!(m.memory_bound_frac, 0.25);
         // 140 + 560 · 0.8 = 588 W; 1000 / 588 tokens per joule.
         assert!((m.power_w_per_gpu - 588.0).abs() < 1e-9);
         assert!((m.tokens_per_joule - 1000.0 / 588.0).abs() < 1e-12);

@@ -49,6 +49,7 @@ pub mod output;
 pub mod plan;
 pub mod protocols;
 pub mod replay;
+pub mod roofline;
 pub mod scaling;
 pub mod specs;
 pub mod stage;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use super::plan::{Batch, Projection, Request, Row};
+use super::roofline::ComputeModel;
 use crate::error::Result;
 use crate::fit::schema::FitFile;
 
@@ -13,7 +14,7 @@ use crate::fit::schema::FitFile;
 pub const PROJECTION_SCHEMA: &str = "collbench.projection/v1";
 
 /// Columns of projection.csv, in order.
-pub const CSV_COLUMNS: [&str; 33] = [
+pub const CSV_COLUMNS: [&str; 34] = [
     "model",
     "hardware",
     "world",
@@ -39,6 +40,7 @@ pub const CSV_COLUMNS: [&str; 33] = [
     "busy_frac",
     "power_w_per_gpu",
     "tokens_per_joule",
+    "memory_bound_frac",
     "marginal_tokens_per_s_per_gpu",
     "marginal_best_tokens_per_s_per_gpu",
     "best",
@@ -92,6 +94,7 @@ fn csv_row(req: &Request, r: &Row) -> Vec<String> {
         f(|m| m.busy_frac),
         f(|m| m.power_w_per_gpu),
         f(|m| m.tokens_per_joule),
+        f(|m| m.memory_bound_frac),
         opt(r.marginal_tokens_per_s_per_gpu),
         opt(r.marginal_best_tokens_per_s_per_gpu),
         r.best.to_string(),
@@ -210,13 +213,16 @@ pub fn describe(req: &Request, network: &str) -> String {
         Batch::Strong { global } => format!("strong scaling, global batch {global} sequences"),
     };
     let o = &req.opts;
+    let compute = match o.compute_efficiency {
+        Some(e) => format!("compute at {:.0}% of peak", 100.0 * e),
+        None => "compute as a roofline per part of a layer".to_string(),
+    };
     format!(
-        "{} on {} ({network}), seq {}, {batch}, compute at {:.0}% of peak, overlap slowdown \
+        "{} on {} ({network}), seq {}, {batch}, {compute}, overlap slowdown \
          {:.0}%{}{}; * = best layout per world size",
         req.model.name,
         req.hardware.name,
         req.seq,
-        100.0 * o.compute_efficiency,
         100.0 * o.overlap_slowdown,
         if o.reshard {
             ", re-shard after forward"
@@ -269,6 +275,7 @@ pub fn json(
             "flop_params": m.flop_params(),
             "flops_per_token": m.flops_per_token(req.seq),
         },
+        "compute_model": ComputeModel::from_option(req.opts.compute_efficiency).name(),
         "request": req,
         "notes": p.notes,
         "layouts": p.layouts,

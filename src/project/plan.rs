@@ -10,6 +10,7 @@ use super::layout::{check_world, Layout};
 use super::memory::{memory, Memory, MemoryInput};
 use super::metrics::{metrics, Metrics, StepWork};
 use super::model::ModelSpec;
+use super::roofline::Chip;
 use super::scaling::{self, Bound, LayoutScaling};
 use super::stage::stages;
 use super::step::{step_time, StepBatch, StepOptions};
@@ -70,7 +71,8 @@ pub struct Row {
     pub marginal_best_tokens_per_s_per_gpu: Option<f64>,
     /// S(N): tokens/s over tokens/s of the same layout at its smallest projected world.
     pub speedup: Option<f64>,
-    /// E(N) = T(1)/(N·T(N)) = MFU / compute efficiency.
+    /// E(N) = T(1)/(N·T(N)): MFU / compute efficiency under the flat rule, compute time over
+    /// step time under the roofline.
     pub parallel_eff: Option<f64>,
     /// SE(N) = E(N)/E(N₀) = S(N)·N₀/N.
     pub scaling_eff: Option<f64>,
@@ -145,11 +147,12 @@ fn check_request(req: &Request) -> Result<()> {
     for &pp in &req.pps {
         stages(m, pp, req.seq).map_err(|e| Error::usage(format!("--pp {pp}: {e}")))?;
     }
-    let e = req.opts.compute_efficiency;
-    if !(e > 0.0 && e <= 1.0) {
-        return Err(Error::usage(format!(
-            "--compute-efficiency {e}: give a fraction of peak in (0, 1]"
-        )));
+    if let Some(e) = req.opts.compute_efficiency {
+        if !(e > 0.0 && e <= 1.0) {
+            return Err(Error::usage(format!(
+                "--compute-efficiency {e}: give a fraction of peak in (0, 1]"
+            )));
+        }
     }
     let s = req.opts.overlap_slowdown;
     if !(s >= 0.0 && s.is_finite()) {
@@ -213,7 +216,7 @@ fn plan_row(
     let metrics = if fits {
         let t = step_time(
             &req.model,
-            hw.peak_flops(),
+            &Chip::new(hw),
             &layout,
             &st,
             &batch,

@@ -25,7 +25,7 @@ fn request(model: &str, gpu: &str, tps: &[usize], pps: &[usize]) -> Request {
         opts: StepOptions {
             reshard: false,
             hybrid: false,
-            compute_efficiency: 0.5,
+            compute_efficiency: Some(0.5),
             overlap_slowdown: 0.19,
         },
         comm_power_w: None,

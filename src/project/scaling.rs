@@ -84,7 +84,7 @@ pub fn against(base: (usize, f64), world: usize, tokens_per_s: f64) -> (f64, f64
 
 /// Fills the scaling fields of rows in world order: the baseline of each (tp, pp) is its first
 /// projected row.
-pub fn annotate(rows: &mut [Row], hbm_gb: f64, compute_efficiency: f64) {
+pub fn annotate(rows: &mut [Row], hbm_gb: f64, compute_efficiency: Option<f64>) {
     for i in 0..rows.len() {
         let r = &rows[i];
         let base = rows[..=i]
@@ -104,7 +104,10 @@ pub fn annotate(rows: &mut [Row], hbm_gb: f64, compute_efficiency: f64) {
         r.bound = bound;
         r.speedup = speedup;
         r.scaling_eff = se;
-        r.parallel_eff = m.map(|m| m.mfu / compute_efficiency);
+        r.parallel_eff = m.map(|m| match compute_efficiency {
+            Some(e) => m.mfu / e,
+            None => m.compute_s / m.step_time_s,
+        });
         r.comm_compute_ratio = m.as_ref().and_then(comm_compute_ratio);
     }
 }

@@ -19,6 +19,7 @@ fn metrics(step: f64, compute: f64, exposed: f64, overlapped: f64, tokens: f64) 
         busy_frac: 0.0,
         power_w_per_gpu: 0.0,
         tokens_per_joule: 0.0,
+        memory_bound_frac: 0.0,
     }
 }
 
@@ -98,7 +99,7 @@ fn annotate_takes_each_layouts_first_projected_world_as_baseline() {
         row(16, 2, Some(metrics(11.0, 8.0, 1.0, 2.0, 160_000.0))),
         row(32, 2, Some(metrics(11.0, 8.0, 1.0, 2.0, 320_000.0))),
     ];
-    annotate(&mut rows, 80.0, 0.5);
+    annotate(&mut rows, 80.0, Some(0.5));
     let r = &rows[0];
     assert_eq!((r.speedup, r.scaling_eff), (Some(1.0), Some(1.0)));
     // MFU 0.4·8/10 = 0.32 at compute efficiency 0.5: E = 0.64.

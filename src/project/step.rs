@@ -21,13 +21,15 @@
 //! layer forward, two backward, of the microbatch's activations `2·b·s·h` bytes, over the TP
 //! group). Pipeline stages pass activations forward and gradients backward point to point each
 //! microbatch (`2·b·s·h` bytes each way, exposed). The bubble is `(pp − 1)` microbatch times
-//! (`(pp−1)/(m+pp−1)` of the pipeline). The optimizer step is not counted.
+//! (`(pp−1)/(m+pp−1)` of the pipeline). Unit compute times come from [`super::roofline`]; the
+//! optimizer step (roofline only) runs once at the end of the step, on the GPU's shard.
 
 use serde::Serialize;
 
 use super::comm::Network;
 use super::layout::Layout;
 use super::model::ModelSpec;
+use super::roofline::{optimizer_seconds, unit_seconds, Chip, ComputeModel, Work};
 use super::stage::{Stage, UnitKind};
 use crate::collective::Op;
 use crate::error::Result;
@@ -39,8 +41,9 @@ pub struct StepOptions {
     pub reshard: bool,
     /// Shard within a node, replicate across nodes.
     pub hybrid: bool,
-    /// Fraction of peak FLOP/s the compute kernels reach.
-    pub compute_efficiency: f64,
+    /// Fraction of peak FLOP/s every compute kernel reaches (the flat rule); `None`: the
+    /// roofline per part of a layer.
+    pub compute_efficiency: Option<f64>,
     /// Compute slowdown while communication overlaps it (0.19 = 19% slower).
     pub overlap_slowdown: f64,
 }
@@ -62,6 +65,8 @@ pub struct StepTime {
     pub exposed_comm_s: f64,
     pub overlapped_comm_s: f64,
     pub bubble_s: f64,
+    /// Of `compute_s`, the seconds of memory-bound parts (roofline only).
+    pub memory_bound_s: f64,
 }
 
 impl StepTime {
@@ -79,12 +84,13 @@ struct UnitCost {
     tp_bwd: f64,
     gather: f64,
     reduce: f64,
+    memory_bound: f64,
 }
 
 /// The step time of the slowest stage.
 pub fn step_time(
     model: &ModelSpec,
-    peak_flops: f64,
+    chip: &Chip,
     layout: &Layout,
     stages: &[Stage],
     batch: &StepBatch,
@@ -93,14 +99,17 @@ pub fn step_time(
 ) -> Result<StepTime> {
     let mut worst = StepTime::default();
     for stage in stages {
-        let costs = unit_costs(model, peak_flops, layout, stage, batch, opts, net)?;
+        let costs = unit_costs(model, chip, layout, stage, batch, opts, net)?;
         let p2p = if layout.pp > 1 {
             let bytes = 2.0 * (batch.microbatch * batch.seq * model.hidden) as f64;
             2.0 * net.p2p_s(layout.pp_pair(), bytes)?
         } else {
             0.0
         };
-        let t = stage_time(&costs, batch.microbatches, layout.pp, p2p, opts);
+        let mut t = stage_time(&costs, batch.microbatches, layout.pp, p2p, opts);
+        let optimizer = optimizer_seconds(chip, shard_params(layout, stage, opts), cm(opts));
+        t.compute_s += optimizer;
+        t.memory_bound_s += optimizer;
         if t.step_time_s() > worst.step_time_s() {
             worst = t;
         }
@@ -108,9 +117,22 @@ pub fn step_time(
     Ok(worst)
 }
 
+fn cm(opts: &StepOptions) -> ComputeModel {
+    ComputeModel::from_option(opts.compute_efficiency)
+}
+
+/// Parameters of the stage one GPU keeps optimizer state for.
+fn shard_params(layout: &Layout, stage: &Stage, opts: &StepOptions) -> f64 {
+    let shard = match (opts.hybrid, layout.hybrid_groups()) {
+        (true, Some((shard, _))) => shard.ranks,
+        _ => layout.dp,
+    };
+    stage.params() as f64 / (layout.tp * shard.max(1)) as f64
+}
+
 fn unit_costs(
     model: &ModelSpec,
-    peak_flops: f64,
+    chip: &Chip,
     layout: &Layout,
     stage: &Stage,
     batch: &StepBatch,
@@ -119,7 +141,11 @@ fn unit_costs(
 ) -> Result<Vec<UnitCost>> {
     let tp = layout.tp as f64;
     let tokens = (batch.microbatch * batch.seq) as f64;
-    let rate = peak_flops * opts.compute_efficiency;
+    let work = Work {
+        tokens,
+        seq: batch.seq,
+        tp: layout.tp,
+    };
     let act_bytes = 2.0 * tokens * model.hidden as f64;
     let tp_ar = 2.0 * net.time_s(Op::AllReduce, layout.tp_group(), act_bytes)?;
     let hybrid = if opts.hybrid {
@@ -131,7 +157,7 @@ fn unit_costs(
         .units
         .iter()
         .map(|u| {
-            let fwd = u.fwd_flops_per_token * tokens / tp / rate;
+            let secs = unit_seconds(model, chip, u, &work, cm(opts));
             let bytes = 2.0 * u.params as f64 / tp;
             let (gather, reduce) = match hybrid {
                 Some((shard, replicas)) => (
@@ -150,12 +176,13 @@ fn unit_costs(
                 0.0
             };
             Ok(UnitCost {
-                fwd,
-                bwd: 2.0 * fwd,
+                fwd: secs.fwd,
+                bwd: secs.bwd,
                 tp_fwd: tp_cost,
                 tp_bwd: tp_cost,
                 gather,
                 reduce,
+                memory_bound: secs.memory_bound,
             })
         })
         .collect()
@@ -270,7 +297,9 @@ fn stage_time(
         .map(|u| u.fwd + u.bwd + u.tp_fwd + u.tp_bwd)
         .sum::<f64>()
         + p2p;
+    let memory_bound: f64 = units.iter().map(|u| u.memory_bound).sum();
     StepTime {
+        memory_bound_s: microbatches as f64 * memory_bound,
         compute_s: acc.compute,
         overlap_slowdown_s: acc.slowdown,
         exposed_comm_s: acc.exposed,

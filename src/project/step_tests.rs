@@ -6,7 +6,7 @@ fn opts(sigma: f64, reshard: bool) -> StepOptions {
     StepOptions {
         reshard,
         hybrid: false,
-        compute_efficiency: 1.0,
+        compute_efficiency: Some(1.0),
         overlap_slowdown: sigma,
     }
 }
@@ -19,6 +19,7 @@ fn unit(fwd: f64, gather: f64, reduce: f64) -> UnitCost {
         tp_bwd: 0.0,
         gather,
         reduce,
+        memory_bound: 0.0,
     }
 }
 

@@ -10,6 +10,7 @@ use crate::fit::schema::FitFile;
 use crate::project::comm::Network;
 use crate::project::layout::Layout;
 use crate::project::plan::{Request, Row};
+use crate::project::roofline::Chip;
 use crate::project::stage::stages;
 use crate::project::step::StepBatch;
 
@@ -88,7 +89,8 @@ pub fn replay(
         microbatches: row.microbatches,
     };
     let actions = schedule(&ScheduleInput {
-        peak_flops: req.hardware.peak_flops(),
+        model: &req.model,
+        chip: &Chip::new(&req.hardware),
         layout: &layout,
         stage: &st[0],
         batch: &batch,

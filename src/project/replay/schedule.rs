@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::collective::Op;
 use crate::project::layout::Layout;
+use crate::project::model::ModelSpec;
+use crate::project::roofline::{optimizer_seconds, unit_seconds, Chip, ComputeModel, Work};
 use crate::project::stage::Stage;
 use crate::project::step::{StepBatch, StepOptions};
 
@@ -28,12 +30,14 @@ pub enum Action {
 #[derive(Clone, Copy, Debug)]
 struct Unit {
     fwd_s: f64,
+    bwd_s: f64,
     bytes: usize,
 }
 
 /// What the schedule is built from: the projection's own inputs.
 pub struct ScheduleInput<'a> {
-    pub peak_flops: f64,
+    pub model: &'a ModelSpec,
+    pub chip: &'a Chip,
     pub layout: &'a Layout,
     pub stage: &'a Stage,
     pub batch: &'a StepBatch,
@@ -43,15 +47,23 @@ pub struct ScheduleInput<'a> {
 /// The actions of one step of `input.stage`, in order.
 pub fn schedule(input: &ScheduleInput<'_>) -> Vec<Action> {
     let tp = input.layout.tp as f64;
-    let tokens = (input.batch.microbatch * input.batch.seq) as f64;
-    let rate = input.peak_flops * input.opts.compute_efficiency;
+    let work = Work {
+        tokens: (input.batch.microbatch * input.batch.seq) as f64,
+        seq: input.batch.seq,
+        tp: input.layout.tp,
+    };
+    let cm = ComputeModel::from_option(input.opts.compute_efficiency);
     let units: Vec<Unit> = input
         .stage
         .units
         .iter()
-        .map(|u| Unit {
-            fwd_s: u.fwd_flops_per_token * tokens / tp / rate,
-            bytes: (2.0 * u.params as f64 / tp) as usize,
+        .map(|u| {
+            let s = unit_seconds(input.model, input.chip, u, &work, cm);
+            Unit {
+                fwd_s: s.fwd,
+                bwd_s: s.bwd,
+                bytes: (2.0 * u.params as f64 / tp) as usize,
+            }
         })
         .collect();
     let mut out = Vec::new();
@@ -63,6 +75,12 @@ pub fn schedule(input: &ScheduleInput<'_>) -> Vec<Action> {
         let reshard = input.opts.reshard;
         forward(&mut out, &units, reshard || mb == 0);
         backward(&mut out, &units, reshard, reshard || last);
+    }
+    // The FSDP-only replay shards the optimizer state over the whole data-parallel group.
+    let shard = input.stage.params() as f64 / (input.layout.tp * input.layout.dp) as f64;
+    let optimizer = optimizer_seconds(input.chip, shard, cm);
+    if optimizer > 0.0 {
+        out.push(Action::Compute { s: optimizer });
     }
     out
 }
@@ -108,12 +126,7 @@ fn backward(out: &mut Vec<Action>, units: &[Unit], gathers: bool, reduces: bool)
         if gathers && i > 0 {
             out.push(gather(&units[i - 1]));
         }
-        out.extend([
-            Action::Compute {
-                s: 2.0 * units[i].fwd_s,
-            },
-            Action::Wait,
-        ]);
+        out.extend([Action::Compute { s: units[i].bwd_s }, Action::Wait]);
     }
     if reduces {
         out.extend([reduce(&units[0]), Action::Wait]);

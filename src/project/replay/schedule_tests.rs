@@ -2,8 +2,10 @@
 
 use super::*;
 use crate::project::comm::Network;
+use crate::project::hardware;
 use crate::project::layout::Layout;
 use crate::project::model::presets;
+use crate::project::roofline::Chip;
 use crate::project::specs::profile;
 use crate::project::stage::stages;
 use crate::project::step::step_time;
@@ -12,7 +14,7 @@ fn opts(reshard: bool) -> StepOptions {
     StepOptions {
         reshard,
         hybrid: false,
-        compute_efficiency: 0.5,
+        compute_efficiency: Some(0.5),
         overlap_slowdown: 0.0,
     }
 }
@@ -22,8 +24,11 @@ fn simulated_schedule_reproduces_the_step_model() {
     let fit = profile("h100-ib400").unwrap();
     let net = Network::new(&fit);
     let model = presets().into_iter().next().unwrap();
-    let peak = 989e12;
-    for (world, microbatches, reshard) in [(8, 1, false), (8, 2, false), (16, 3, true)] {
+    let chip = Chip::new(&hardware::presets()[2]);
+    let cases = [(8, 1, false), (8, 2, false), (16, 3, true)];
+    for ((world, microbatches, reshard), efficiency) in
+        cases.into_iter().zip([Some(0.5), None, None])
+    {
         let layout = Layout::new(world, 1, 1, 8).unwrap();
         let st = stages(&model, 1, 4096).unwrap();
         let batch = StepBatch {
@@ -31,10 +36,14 @@ fn simulated_schedule_reproduces_the_step_model() {
             microbatch: 1,
             microbatches,
         };
-        let o = opts(reshard);
-        let want = step_time(&model, peak, &layout, &st, &batch, &o, &net).unwrap();
+        let o = StepOptions {
+            compute_efficiency: efficiency,
+            ..opts(reshard)
+        };
+        let want = step_time(&model, &chip, &layout, &st, &batch, &o, &net).unwrap();
         let actions = schedule(&ScheduleInput {
-            peak_flops: peak,
+            model: &model,
+            chip: &chip,
             layout: &layout,
             stage: &st[0],
             batch: &batch,
@@ -72,11 +81,16 @@ fn two_units_gather_prefetch_and_reduce_in_order() {
         microbatches: 1,
     };
     let o = StepOptions {
-        compute_efficiency: 1.0,
+        compute_efficiency: Some(1.0),
         ..opts(false)
     };
-    let actions = schedule(&ScheduleInput {
+    let chip = Chip {
         peak_flops: 1.0,
+        ..Chip::new(&hardware::presets()[2])
+    };
+    let actions = schedule(&ScheduleInput {
+        model: &model,
+        chip: &chip,
         layout: &layout,
         stage: &st,
         batch: &batch,
