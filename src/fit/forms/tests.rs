@@ -70,7 +70,10 @@ fn names_round_trip_and_parameters_match_coefficients() {
     for f in ALL {
         assert_eq!(Form::from_name(f.name()), Some(f));
         assert!(!f.formula(Op::AllReduce).is_empty());
-        assert!(f.covers(Op::AllReduce) || f == Form::NeighborExchange, "{f:?}");
+        assert!(
+            f.covers(Op::AllReduce) || f == Form::NeighborExchange,
+            "{f:?}"
+        );
         assert_eq!(f.param_names().len(), f.coefficients_len(), "{f:?}");
     }
     assert!(Form::Tree.covers(Op::Broadcast) && !Form::TwoLevel.covers(Op::Broadcast));
