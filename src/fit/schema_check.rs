@@ -3,7 +3,7 @@
 //! negative), every world and node count within [`physical::WORLD`], the confidence a
 //! probability. By the rule of [`crate::physical`], as the hardware and model readers use.
 
-use super::schema::{FitFile, Line, NamedParam, Param, SourcePower, WorldModel};
+use super::schema::{Extrapolation, FitFile, Line, NamedParam, Param, SourcePower, WorldModel};
 use crate::physical::{self, Range, WORLD};
 
 /// The first value of `fit` outside its physical range, as `where: why`.
@@ -81,6 +81,27 @@ fn check_model(at: &str, m: &WorldModel) -> Result<(), String> {
         return Err(format!(
             "{at}: covariance and t_quantile must be finite numbers"
         ));
+    }
+    if let Some(e) = &m.extrapolation {
+        check_extrapolation(&format!("{at}.extrapolation"), e)?;
+    }
+    Ok(())
+}
+
+/// The held-out world within [`WORLD`], its errors non-negative ratios.
+fn check_extrapolation(at: &str, e: &Extrapolation) -> Result<(), String> {
+    check_world(at, e.world, e.nodes)?;
+    WORLD.check_usize(&format!("{at}.from_world"), e.from_world)?;
+    let errors = [
+        ("rel_err_mean", Some(e.rel_err_mean)),
+        ("rel_err_max", Some(e.rel_err_max)),
+        ("anchored_rel_err_mean", e.anchored_rel_err_mean),
+        ("naive_rel_err_mean", e.naive_rel_err_mean),
+    ];
+    for (name, value) in errors {
+        if let Some(v) = value {
+            physical::RATIO.check(&format!("{at}.{name}"), v)?;
+        }
     }
     Ok(())
 }

@@ -91,3 +91,36 @@ fn a_reader_picking_one_model_prefers_the_library_choice() {
     assert_eq!(proto_rank(None), proto_rank(Some(Proto::Auto)));
     assert!(proto_rank(Some(Proto::Ll128)) > proto_rank(None));
 }
+
+#[test]
+fn extrapolation_errors_round_trip_and_damaged_ones_are_refused() {
+    let mut f = fit_with(&[None]);
+    f.models[0].extrapolation = Some(Extrapolation {
+        world: 4,
+        nodes: 1,
+        from_world: 2,
+        rel_err_mean: 0.125,
+        rel_err_max: 0.25,
+        anchored_rel_err_mean: Some(0.0625),
+        naive_rel_err_mean: None,
+    });
+    f.models[0].selection = Some("lowest mean error".into());
+    let (back, json) = round_trip(&f);
+    assert_eq!(back, f);
+    assert_eq!(json["models"][0]["selected"], true);
+    assert!(json["models"][0]["extrapolation"]
+        .get("naive_rel_err_mean")
+        .is_none());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fit.json");
+    f.write(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, text.replace("0.0625", "-0.0625")).unwrap();
+    let msg = FitFile::read(&path).unwrap_err().to_string();
+    assert!(msg.contains("anchored_rel_err_mean"), "{msg}");
+    // A file written before candidates existed has no `selected`: its one model per key is.
+    let old = text.replace("\"selected\": true,", "");
+    assert_ne!(old, text);
+    std::fs::write(&path, old).unwrap();
+    assert!(FitFile::read(&path).unwrap().models[0].selected);
+}
