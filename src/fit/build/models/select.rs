@@ -107,9 +107,10 @@ fn reason(fitted: &[WorldModel], failed: &[String], validated: bool) -> String {
     let target = fitted.iter().find_map(|m| m.extrapolation.as_ref());
     match (validated, target) {
         (true, Some(e)) => format!(
-            "lowest mean error predicting world {} ({} nodes) from worlds up to {}: {}{}",
+            "lowest mean error predicting world {} ({} node{}) from worlds up to {}: {}{}",
             e.world,
             e.nodes,
+            if e.nodes == 1 { "" } else { "s" },
             e.from_world,
             listed.join(", "),
             e.naive_rel_err_mean
