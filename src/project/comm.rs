@@ -87,7 +87,9 @@ impl<'a> Network<'a> {
                 best = Some((us, model.algo));
             }
         }
-        let (us, algo) = best.expect("two or more candidates");
+        let Some((us, algo)) = best else {
+            return Ok(None);
+        };
         let mut chosen = self.chosen.borrow_mut();
         let range = chosen
             .entry((group.ranks, group.nodes, algo))

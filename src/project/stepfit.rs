@@ -51,7 +51,9 @@ pub fn step_fit(points: &[(usize, f64)]) -> Result<StepFit, String> {
     }
     let singular = || "the world sizes determine no fit".to_string();
     let all = least_squares(&pts).ok_or_else(singular)?;
-    let (last, rest) = pts.split_last().expect("at least four points");
+    let Some((last, rest)) = pts.split_last() else {
+        return Err(singular());
+    };
     let check = least_squares(rest).ok_or_else(singular)?;
     let predicted = eval(check, last.0);
     Ok(StepFit {
