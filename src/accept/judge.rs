@@ -172,21 +172,8 @@ fn curve_time_us(fit: &FitFile, k: &GroupKey) -> Option<f64> {
         (ck.op, ck.algo, ck.proto, ck.dtype) == (k.op, k.algo, k.proto, k.dtype)
             && (ck.world, ck.nodes.max(1), ck.in_place) == (k.world, k.nodes, k.in_place)
     })?;
-    let s = k.bytes as u64;
-    let line = curve
-        .segments
-        .iter()
-        .find(|l| (l.min_bytes..=l.max_bytes).contains(&s))
-        .or_else(|| {
-            let first = curve.segments.first()?;
-            if s < first.min_bytes {
-                Some(first)
-            } else {
-                curve.segments.last()
-            }
-        })
-        .unwrap_or(&curve.line);
-    Some(line.alpha_us.value + line.beta_ns_per_byte.value * k.bytes as f64 / 1e3)
+    let bytes = k.bytes as f64;
+    Some(curve.regime(bytes).time_us(bytes))
 }
 
 /// One threshold at one point.

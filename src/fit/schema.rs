@@ -351,6 +351,25 @@ impl FitFile {
     }
 }
 
+impl Line {
+    /// `alpha + beta·S` in µs for `bytes`.
+    pub fn time_us(&self, bytes: f64) -> f64 {
+        self.alpha_us.value + self.beta_ns_per_byte.value * bytes * 1e-3
+    }
+}
+
+impl CurveFit {
+    /// The regime for `bytes`: the first whose range reaches it (below the first, the first),
+    /// above the last the last; the single line when the curve has no regimes.
+    pub fn regime(&self, bytes: f64) -> &Line {
+        self.segments
+            .iter()
+            .find(|s| bytes <= s.max_bytes as f64)
+            .or(self.segments.last())
+            .unwrap_or(&self.line)
+    }
+}
+
 impl WorldModel {
     /// Whether the model was fitted on points across nodes (its form has node terms, or it
     /// learned the network from multi-node points all the same).

@@ -124,3 +124,18 @@ fn extrapolation_errors_round_trip_and_damaged_ones_are_refused() {
     std::fs::write(&path, old).unwrap();
     assert!(FitFile::read(&path).unwrap().models[0].selected);
 }
+
+#[test]
+fn a_size_takes_the_regime_that_reaches_it_and_the_ends_extend() {
+    let small = line(64, 4096, 2.0, 0.5);
+    let large = line(8192, 1 << 20, 10.0, 0.1);
+    let c = curve(Op::AllGather, Algo::Ring, 4, 1, vec![small, large]);
+    // 2 + 0.5 ns/B × 1 kB; below the first and between regimes, the next one up.
+    assert_eq!(c.regime(1000.0).time_us(1000.0), 2.5);
+    assert_eq!(c.regime(8.0).min_bytes, 64);
+    assert_eq!(c.regime(6000.0).min_bytes, 8192);
+    assert_eq!(c.regime(1e9).time_us(1e6), 10.0 + 100.0);
+    let mut bare = c.clone();
+    bare.segments.clear();
+    assert_eq!(bare.regime(1000.0), &bare.line);
+}

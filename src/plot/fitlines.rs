@@ -19,8 +19,7 @@ pub fn line_points(line: &Line) -> Vec<(f64, f64)> {
     (0..SAMPLES)
         .map(|i| {
             let s = lo * (hi / lo).powf(i as f64 / (SAMPLES - 1) as f64);
-            let t = line.alpha_us.value + line.beta_ns_per_byte.value * s * 1e-3;
-            (s, t)
+            (s, line.time_us(s))
         })
         .collect()
 }

@@ -24,7 +24,7 @@ use super::protocols::{fastest, pool};
 use crate::collective::{Algo, DType, Op};
 use crate::error::{Error, Result};
 use crate::fit::forms::Form;
-use crate::fit::schema::{proto_rank, CurveFit, FitFile, Line, WorldModel};
+use crate::fit::schema::{proto_rank, CurveFit, FitFile, WorldModel};
 
 /// The network as the fit describes it.
 pub struct Network<'a> {
@@ -138,10 +138,7 @@ impl<'a> Network<'a> {
             "{op} {}: {} ranks on {} node(s) were measured, so that curve's fit is used there",
             curve.key.algo, group.ranks, group.nodes
         ));
-        let us = |c: &CurveFit| {
-            let line = regime(&c.segments, bytes).unwrap_or(&c.line);
-            Ok::<f64, ()>(line.alpha_us.value + line.beta_ns_per_byte.value * bytes * 1e-3)
-        };
+        let us = |c: &CurveFit| Ok::<f64, ()>(c.regime(bytes).time_us(bytes));
         fastest(&curves, us).ok()
     }
 
@@ -295,15 +292,6 @@ fn dtype_rank(d: DType) -> u8 {
         DType::F16 => 1,
         _ => 2,
     }
-}
-
-/// The regime whose size range holds `bytes`; below the first, the first; above the last, the
-/// last.
-fn regime(segments: &[Line], bytes: f64) -> Option<&Line> {
-    segments
-        .iter()
-        .find(|s| bytes <= s.max_bytes as f64)
-        .or(segments.last())
 }
 
 #[cfg(test)]

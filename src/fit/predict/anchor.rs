@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use super::super::schema::{CurveFit, FitFile, Line, WorldModel};
+use super::super::schema::{CurveFit, FitFile, WorldModel};
 
 /// The measurement a prediction was anchored on.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -33,7 +33,7 @@ pub fn anchor(fit: &FitFile, m: &WorldModel, bytes: usize) -> Option<Anchor> {
     let exact = curve.points.iter().find(|p| p.bytes == bytes as u64);
     let (measured_us, size_measured) = match exact {
         Some(p) => (p.measured_us, true),
-        None => (regime_us(&curve.segments, bytes as f64)?, false),
+        None => (curve.regime(bytes as f64).time_us(bytes as f64), false),
     };
     (measured_us > 0.0 && measured_us.is_finite()).then_some(Anchor {
         world,
@@ -48,13 +48,4 @@ fn same_key(c: &CurveFit, m: &WorldModel, world: usize, nodes: usize) -> bool {
     (&k.backend, k.op, k.algo, k.dtype, k.in_place, k.proto)
         == (&m.backend, m.op, m.algo, m.dtype, m.in_place, m.proto)
         && (k.world, k.nodes.max(1)) == (world, nodes.max(1))
-}
-
-/// The time of the regime holding `bytes` (the first below it, the last above).
-fn regime_us(segments: &[Line], bytes: f64) -> Option<f64> {
-    let line = segments
-        .iter()
-        .find(|s| bytes <= s.max_bytes as f64)
-        .or(segments.last())?;
-    Some(line.alpha_us.value + line.beta_ns_per_byte.value * bytes * 1e-3)
 }
