@@ -197,10 +197,9 @@ fn held_out_errors(
     op: Op,
     worlds: &WorldCurves,
     held: (usize, usize),
-    keep: impl Fn((usize, usize)) -> bool,
     opts: &BuildOptions,
 ) -> Option<Vec<f64>> {
-    let rest = world_obs(form, op, worlds, |w| w != held && keep(w));
+    let rest = world_obs(form, op, worlds, |w| w != held);
     let fit = regress::fit(&rest, &opts.robust).ok()?;
     let curve = worlds.get(&held)?;
     let errs = curve.iter().filter_map(|(&bytes, samples)| {
@@ -220,7 +219,7 @@ fn world_holdout(
     held: (usize, usize),
     opts: &BuildOptions,
 ) -> Option<WorldHoldout> {
-    let errs = held_out_errors(form, op, worlds, held, |_| true, opts)?;
+    let errs = held_out_errors(form, op, worlds, held, opts)?;
     let h = holdout_summary(errs.into_iter());
     Some(WorldHoldout {
         world: held.0,

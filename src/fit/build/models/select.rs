@@ -4,7 +4,7 @@
 use super::super::super::forms::Form;
 use super::super::super::regress;
 use super::super::super::schema::{Extrapolation, WorldModel};
-use super::super::BuildOptions;
+use super::super::{holdout_summary, BuildOptions};
 use super::{world_obs, WorldCurves};
 use crate::collective::Op;
 use crate::stats::Summary;
@@ -54,13 +54,14 @@ pub(super) fn extrapolation(
             anchored.push(rel_err(before * predicted / at_from, measured));
         }
     }
-    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| holdout_summary(v.iter().copied()).rel_err_mean);
+    let plain_errors = (!plain.is_empty()).then(|| holdout_summary(plain.into_iter()))?;
     Some(Extrapolation {
         world: held.0,
         nodes: held.1,
         from_world: from.0,
-        rel_err_mean: mean(&plain)?,
-        rel_err_max: plain.iter().cloned().fold(0.0, f64::max),
+        rel_err_mean: plain_errors.rel_err_mean,
+        rel_err_max: plain_errors.rel_err_max,
         anchored_rel_err_mean: mean(&anchored),
         naive_rel_err_mean: mean(&naive),
     })
