@@ -320,4 +320,4 @@ fn marginals(rows: &mut [Row]) {
 
 #[cfg(test)]
 #[path = "plan_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -6,7 +6,8 @@ use crate::project::{hardware, model, specs};
 
 const WORLDS: [usize; 9] = [8, 16, 32, 64, 128, 256, 512, 1024, 2048];
 
-fn request(model: &str, gpu: &str, tps: &[usize], pps: &[usize]) -> Request {
+/// A request for a preset model and GPU over [`WORLDS`], flat compute at half of peak.
+pub(in crate::project) fn request(model: &str, gpu: &str, tps: &[usize], pps: &[usize]) -> Request {
     Request {
         model: model::presets()
             .into_iter()

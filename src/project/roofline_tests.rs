@@ -2,8 +2,7 @@
 //! paper reports (H100 reaches a smaller share of its peak than A100).
 
 use super::*;
-use crate::project::plan::{project, Batch, Request};
-use crate::project::step::StepOptions;
+use crate::project::plan::{project, Request};
 use crate::project::{hardware, model, specs};
 
 fn gpu(name: &str) -> HardwareSpec {
@@ -93,24 +92,12 @@ fn a_layer_is_mostly_gemm_time_with_a_memory_bound_share() {
     assert!(a > 0.0 && h > a, "{a} {h}");
 }
 
+/// llama2-7b FSDP on `gpu_name` at worlds 8 and 128 under the roofline.
 fn request(gpu_name: &str) -> Request {
-    Request {
-        model: llama2_7b(),
-        hardware: gpu(gpu_name),
-        worlds: vec![8, 128],
-        tps: vec![1],
-        pps: vec![1],
-        seq: 4096,
-        batch: Batch::Weak { local: 1 },
-        microbatches: None,
-        opts: StepOptions {
-            reshard: false,
-            hybrid: false,
-            compute_efficiency: None,
-            overlap_slowdown: 0.19,
-        },
-        comm_power_w: None,
-    }
+    let mut req = crate::project::plan::tests::request("llama2-7b", gpu_name, &[1], &[1]);
+    req.worlds = vec![8, 128];
+    req.opts.compute_efficiency = None;
+    req
 }
 
 #[test]
