@@ -94,12 +94,20 @@ proptest! {
         byte in any::<u8>(),
         cut in any::<prop::sample::Index>(),
     ) {
-        let mut payload = hello_payload(rank, TOKEN);
-        let i = at.index(payload.len());
-        payload[i] = byte;
-        let _ = decode_hello(&payload);
-        payload.truncate(cut.index(payload.len()));
-        prop_assert_eq!(decode_hello(&payload), None);
+        // A strict prefix of a valid hello is never valid: every field is needed.
+        let payload = hello_payload(rank, TOKEN);
+        let n = cut.index(payload.len());
+        prop_assert_eq!(decode_hello(&payload[..n]), None);
+        // A mutated one may decode (a smaller token length makes one of its prefixes whole),
+        // but never panics, and what it yields is bounded.
+        let mut mutated = payload;
+        let i = at.index(mutated.len());
+        mutated[i] = byte;
+        for end in [mutated.len(), n] {
+            if let Some((_, token)) = decode_hello(&mutated[..end]) {
+                prop_assert!(token.len() <= MAX_TOKEN);
+            }
+        }
     }
 
     #[test]
