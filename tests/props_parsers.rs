@@ -294,6 +294,7 @@ fn hardware_doc() -> impl Strategy<Value = String> {
         Just("node_network_gbps"),
         Just("idle_w"),
         Just("max_w"),
+        Just("comm_w"),
     ];
     prop::collection::vec((field, number()), 0..5).prop_map(|fields| {
         let mut doc = "base = \"h100\"\n".to_string();
@@ -342,6 +343,7 @@ proptest! {
                     h.node_network_gbps, h.max_w];
                 prop_assert!(rates.iter().all(|x| x.is_finite() && *x > 0.0), "{text}");
                 prop_assert!(h.idle_w >= 0.0 && h.idle_w <= h.max_w && h.gpus_per_node > 0);
+                prop_assert!(h.comm_w() >= 0.0 && h.comm_w() <= h.max_w, "{text}");
             }
         }
     }

@@ -65,6 +65,10 @@ pub struct ProjectArgs {
     /// Hybrid sharding: shard within a node, replicate across nodes (AllReduce of shards).
     #[arg(long)]
     pub hybrid: bool,
+    /// Full activation recomputation: layers keep only their input and run forward again
+    /// before backward (less memory, one more forward of compute).
+    #[arg(long)]
+    pub recompute: bool,
     /// Every compute kernel at this fraction of peak FLOP/s (the flat rule) instead of the
     /// default roofline per part of a layer (docs/METHODOLOGY.md, Projection).
     #[arg(long, value_name = "F")]
@@ -146,6 +150,7 @@ impl ProjectArgs {
             opts: StepOptions {
                 reshard: self.reshard,
                 hybrid: self.hybrid,
+                recompute: self.recompute,
                 compute_efficiency: self.compute_efficiency,
                 overlap_slowdown,
             },

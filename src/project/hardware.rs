@@ -43,6 +43,10 @@ pub struct HardwareSpec {
     pub idle_w: f64,
     /// Power while computing: the board power limit (TDP), W.
     pub max_w: f64,
+    /// Power while running collectives with nothing to compute (exposed communication), W;
+    /// absent: [`COMM_SHARE_OF_TDP`] of `max_w`.
+    #[serde(default)]
+    pub comm_w: Option<f64>,
     /// Fraction of `peak_tflops` the best large BF16 GEMM reaches (the roofline's ceiling for
     /// matrix multiplies; smaller GEMMs reach less, [`super::roofline`]).
     #[serde(default = "default_gemm_efficiency")]
@@ -54,6 +58,15 @@ pub struct HardwareSpec {
     #[serde(default = "default_hbm_efficiency")]
     pub hbm_efficiency: f64,
 }
+
+/// Power of a GPU running large AllReduces, as a share of its board power limit: 270 W of
+/// 700 W on H100 SXM, the median of the seven AllReduce rows of 64 Mi-512 Mi fp16 elements
+/// (2 and 4 GPUs, 230-287 W) that NVIDIA's aiconfigurator measured with NVML's energy counter
+/// over back-to-back calls (github.com/ai-dynamo/aiconfigurator, commit 302edbc44bd3,
+/// src/aiconfigurator/systems/data/h100_sxm/trtllm/1.2.0rc1/custom_allreduce_perf.txt.bak,
+/// column `power`; collector/collect_all_reduce.py). Small messages drew 150-170 W there, and
+/// B200 drew 0.46-0.50 of its 1000 W limit at 512 Mi elements (same repository, b200_sxm/comm).
+pub const COMM_SHARE_OF_TDP: f64 = 270.0 / 700.0;
 
 /// Assumption for hardware files that do not say: H100's measured GEMM share (0.80, below).
 fn default_gemm_efficiency() -> f64 {
@@ -92,6 +105,8 @@ pub fn presets() -> Vec<HardwareSpec> {
             idle_w: 53.0,
             // V100 SXM2 datasheet: 300 W.
             max_w: 300.0,
+            // Assumption: H100's measured share of TDP while running AllReduce (0.386 × 300 W).
+            comm_w: Some(116.0),
             // Assumption: no published MAMF figure for V100 was found; A100's share (0.86).
             gemm_efficiency: 0.86,
             // Assumption: FlashAttention-2 does not run on Volta; the low end it reaches on A100.
@@ -116,6 +131,8 @@ pub fn presets() -> Vec<HardwareSpec> {
             idle_w: 90.0,
             // A100 SXM datasheet: 400 W.
             max_w: 400.0,
+            // Assumption: H100's measured share of TDP while running AllReduce (0.386 × 400 W).
+            comm_w: Some(154.0),
             // Measured: 267.9 of 312 TFLOPS (85.9%) for the best BF16 matmul shape, CUDA 12.1
             // (Bekman, ml-engineering, compute/accelerator "Maximum Achievable Matmul FLOPS").
             gemm_efficiency: 0.859,
@@ -140,6 +157,9 @@ pub fn presets() -> Vec<HardwareSpec> {
             idle_w: 140.0,
             // H100 SXM5 datasheet: up to 700 W.
             max_w: 700.0,
+            // Measured: AllReduce of 64 Mi-512 Mi elements on 2-4 H100 SXM, median 270 W
+            // (COMM_SHARE_OF_TDP has the source).
+            comm_w: Some(270.0),
             // Measured: 792.1 of 989 TFLOPS (80.1%) for the best BF16 matmul shape, CUDA 12.1
             // (Bekman, ml-engineering, compute/accelerator "Maximum Achievable Matmul FLOPS").
             gemm_efficiency: 0.801,
@@ -164,6 +184,8 @@ pub fn presets() -> Vec<HardwareSpec> {
             idle_w: 140.0,
             // H200 SXM datasheet: up to 700 W.
             max_w: 700.0,
+            // Assumption: as H100 (same die and board power limit).
+            comm_w: Some(270.0),
             // Assumption: as H100 (same die and kernels).
             gemm_efficiency: 0.801,
             attention_efficiency: 0.35,
@@ -173,8 +195,8 @@ pub fn presets() -> Vec<HardwareSpec> {
 }
 
 impl HardwareSpec {
-    /// Checks every number is physical (the ranges of [`crate::physical`]) and idle power
-    /// does not exceed the power limit.
+    /// Checks every number is physical (the ranges of [`crate::physical`]) and neither idle
+    /// nor communication power exceeds the power limit.
     pub fn validate(&self) -> Result<()> {
         let ranges = [
             ("peak_tflops", self.peak_tflops, physical::COMPUTE_TFLOPS),
@@ -210,6 +232,17 @@ impl HardwareSpec {
         if self.max_w == 0.0 {
             return Err(bad(&self.name, "max_w must be positive".into()));
         }
+        if let Some(w) = self.comm_w {
+            physical::POWER_W
+                .check("comm_w", w)
+                .map_err(|m| bad(&self.name, m))?;
+            if w > self.max_w {
+                return Err(bad(
+                    &self.name,
+                    format!("comm_w {w} must not exceed max_w {}", self.max_w),
+                ));
+            }
+        }
         if !(self.idle_w >= 0.0 && self.idle_w <= self.max_w) {
             return Err(bad(
                 &self.name,
@@ -220,6 +253,11 @@ impl HardwareSpec {
             ));
         }
         Ok(())
+    }
+
+    /// Power while running collectives with nothing to compute, W.
+    pub fn comm_w(&self) -> f64 {
+        self.comm_w.unwrap_or(COMM_SHARE_OF_TDP * self.max_w)
     }
 
     /// Peak FLOP/s.
@@ -266,5 +304,21 @@ mod tests {
         assert_eq!(table[0], ("v100", 125.0, 300.0, 100.0));
         assert_eq!(table[1], ("a100", 312.0, 600.0, 200.0));
         assert_eq!(table[2], ("h100", 989.0, 900.0, 400.0));
+    }
+
+    #[test]
+    fn communication_power_lies_between_idle_and_tdp_and_is_checked() {
+        for h in presets() {
+            assert!(h.idle_w < h.comm_w() && h.comm_w() < h.max_w, "{}", h.name);
+        }
+        let mut h = presets().remove(2);
+        h.comm_w = None;
+        // A file that does not say takes H100's measured share of its power limit.
+        assert!((h.comm_w() - 270.0).abs() < 1e-9);
+        h.comm_w = Some(701.0);
+        let e = h.validate().unwrap_err().to_string();
+        assert!(e.contains("comm_w 701 must not exceed max_w 700"), "{e}");
+        h.comm_w = Some(f64::NAN);
+        assert!(h.validate().unwrap_err().to_string().contains("comm_w"));
     }
 }

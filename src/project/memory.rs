@@ -33,6 +33,8 @@ pub struct MemoryInput {
     pub microbatch: usize,
     pub microbatches: usize,
     pub reshard: bool,
+    /// Full activation recomputation.
+    pub recompute: bool,
     /// Ranks the model states are sharded over.
     pub shard_ranks: usize,
 }
@@ -81,7 +83,13 @@ fn stage_memory(model: &ModelSpec, layout: &Layout, stage: &Stage, inp: &MemoryI
     };
     let in_flight = inp.microbatches.min(layout.pp - stage.index) as f64;
     let per_layer = layer_activation_bytes(model, inp.seq, inp.microbatch, layout.tp);
-    let mut activations = stage.layers() as f64 * per_layer * in_flight;
+    let mut activations = if inp.recompute {
+        // Each layer keeps its bf16 input; the layer being recomputed holds its full set once.
+        let input = 2.0 * (inp.seq * inp.microbatch * model.hidden) as f64;
+        stage.layers() as f64 * input * in_flight + per_layer
+    } else {
+        stage.layers() as f64 * per_layer * in_flight
+    };
     if stage.has_head() {
         activations += 4.0 * (inp.seq * inp.microbatch * model.vocab) as f64 / tp;
     }
@@ -110,6 +118,7 @@ mod tests {
             microbatch: 1,
             microbatches: 1,
             reshard: false,
+            recompute: false,
             shard_ranks: 8,
         };
         let mem = memory(&m, &l, &st, &inp);
@@ -134,10 +143,42 @@ mod tests {
             microbatch: 1,
             microbatches: 1,
             reshard: false,
+            recompute: false,
             shard_ranks: 2048,
         };
         assert!(memory(&m, &l, &st, &inp).total() > 80e9);
         inp.reshard = true;
         assert!(memory(&m, &l, &st, &inp).params < 4e9);
+    }
+
+    #[test]
+    fn recomputation_keeps_layer_inputs_and_one_layer() {
+        // Llama-2 7B, pp 2 with 4 microbatches: stage 0 (16 layers and the embedding) holds
+        // min(4, 2) = 2 microbatches; each layer keeps its bf16 input 2·s·h, plus one layer's
+        // full set (34·s·h at tp 1) while it is recomputed.
+        let m = presets().into_iter().next().unwrap();
+        let l = Layout::new(16, 1, 2, 8).unwrap();
+        let st = stages(&m, 2, 4096).unwrap();
+        let inp = MemoryInput {
+            seq: 4096,
+            microbatch: 1,
+            microbatches: 4,
+            reshard: false,
+            recompute: true,
+            shard_ranks: 8,
+        };
+        let sh = 4096.0 * 4096.0;
+        let first = stage_memory(&m, &l, &st[0], &inp);
+        assert_eq!(first.activations, 16.0 * 2.0 * sh * 2.0 + 34.0 * sh);
+        let plain = stage_memory(
+            &m,
+            &l,
+            &st[0],
+            &MemoryInput {
+                recompute: false,
+                ..inp
+            },
+        );
+        assert_eq!(plain.activations, 16.0 * 34.0 * sh * 2.0);
     }
 }

@@ -8,9 +8,9 @@
 //!   otherwise (pipeline bubble): `max·busy + comm·exposed + idle·(1 − busy − exposed)` with
 //!   `busy = (compute + slowdown) / step` and `exposed = exposed communication / step`.
 //!   `comm_w` is the mean power NVML measured during the fit's source runs when they have
-//!   telemetry; without it communication counts as idle, a stated simplification
-//!   (communication kernels draw more than an idle GPU but far less than GEMMs), and the
-//!   formula is `idle + (max − idle) · busy`. tokens/J = tokens/s per GPU / W per GPU.
+//!   telemetry, else the hardware's `comm_w` (measured on H100 running large AllReduces,
+//!   [`super::hardware::COMM_SHARE_OF_TDP`]): communication kernels draw far more than an idle
+//!   GPU and far less than GEMMs. tokens/J = tokens/s per GPU / W per GPU.
 
 use serde::Serialize;
 
@@ -43,7 +43,7 @@ pub struct StepWork {
     pub world: usize,
     pub tokens: f64,
     pub flops_per_token: f64,
-    /// Measured power while only communicating, W; `None`: the hardware's idle power.
+    /// Measured power while only communicating, W; `None`: the hardware's `comm_w`.
     pub comm_w: Option<f64>,
 }
 
@@ -54,7 +54,7 @@ pub fn metrics(t: &StepTime, hw: &HardwareSpec, w: &StepWork) -> Metrics {
     let per_gpu = tokens_per_s / w.world as f64;
     let busy = ((t.compute_s + t.overlap_slowdown_s) / step).clamp(0.0, 1.0);
     let exposed = (t.exposed_comm_s / step).clamp(0.0, 1.0 - busy);
-    let comm_w = w.comm_w.unwrap_or(hw.idle_w);
+    let comm_w = w.comm_w.unwrap_or_else(|| hw.comm_w());
     let power = hw.max_w * busy + comm_w * exposed + hw.idle_w * (1.0 - busy - exposed);
     let flops_per_token = w.flops_per_token;
     Metrics {
@@ -109,9 +109,10 @@ mod tests {
         assert!((m.mfu - 1e15 / 989e12).abs() < 1e-12);
         assert_eq!(m.exposed_comm_frac, 0.1);
         assert_eq!(m.memory_bound_frac, 0.25);
-        // 140 + 560 · 0.8 = 588 W; 1000 / 588 tokens per joule.
-        assert!((m.power_w_per_gpu - 588.0).abs() < 1e-9);
-        assert!((m.tokens_per_joule - 1000.0 / 588.0).abs() < 1e-12);
+        // H100's 270 W while communicating: 700·0.8 + 270·0.1 + 140·0.1 = 601 W; 1000 / 601
+        // tokens per joule.
+        assert!((m.power_w_per_gpu - 601.0).abs() < 1e-9);
+        assert!((m.tokens_per_joule - 1000.0 / 601.0).abs() < 1e-12);
         // 300 W measured while communicating: 700·0.8 + 300·0.1 + 140·0.1 = 604 W.
         let measured = metrics(
             &t,

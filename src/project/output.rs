@@ -219,7 +219,7 @@ pub fn describe(req: &Request, network: &str) -> String {
     };
     format!(
         "{} on {} ({network}), seq {}, {batch}, {compute}, overlap slowdown \
-         {:.0}%{}{}; * = best layout per world size",
+         {:.0}%{}{}{}; * = best layout per world size",
         req.model.name,
         req.hardware.name,
         req.seq,
@@ -230,6 +230,11 @@ pub fn describe(req: &Request, network: &str) -> String {
             ""
         },
         if o.hybrid { ", hybrid sharding" } else { "" },
+        if o.recompute {
+            ", full activation recomputation"
+        } else {
+            ""
+        },
     )
 }
 

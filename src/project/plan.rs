@@ -267,6 +267,7 @@ fn mem_input(req: &Request, layout: &Layout, m: usize, mb: usize) -> MemoryInput
         microbatch: mb,
         microbatches: m,
         reshard: req.opts.reshard,
+        recompute: req.opts.recompute,
         shard_ranks,
     }
 }

@@ -24,6 +24,7 @@ pub(in crate::project) fn request(model: &str, gpu: &str, tps: &[usize], pps: &[
         batch: Batch::Weak { local: 1 },
         microbatches: None,
         opts: StepOptions {
+            recompute: false,
             reshard: false,
             hybrid: false,
             compute_efficiency: Some(0.5),

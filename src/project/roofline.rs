@@ -94,6 +94,19 @@ pub struct UnitSeconds {
     pub memory_bound: f64,
 }
 
+impl UnitSeconds {
+    /// With full activation recomputation: backward runs the forward again first
+    /// (Korthikanti et al. 2022, §4: "full activation recomputation" costs one extra forward).
+    pub fn recomputed(self) -> UnitSeconds {
+        // Both rules spend a third of a unit's memory-bound seconds in forward.
+        UnitSeconds {
+            fwd: self.fwd,
+            bwd: self.bwd + self.fwd,
+            memory_bound: self.memory_bound * 4.0 / 3.0,
+        }
+    }
+}
+
 /// One microbatch's shape.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Work {

@@ -112,3 +112,42 @@ fn h100_reaches_a_smaller_share_of_peak_than_a100() {
     assert!(h8 < a8 && h128 < a128, "a100 {a8} {a128}, h100 {h8} {h128}");
     assert!(a128 < a8 && h128 < h8);
 }
+
+#[test]
+fn recomputation_adds_one_forward_to_layers_only() {
+    use crate::project::stage::stages;
+    use crate::project::step::{unit_compute, StepOptions};
+    let chip = Chip::new(&gpu("h100"));
+    let m = llama2_7b();
+    let st = stages(&m, 1, 4096).unwrap();
+    let units = &st[0].units;
+    let w = Work {
+        tokens: 4096.0,
+        seq: 4096,
+        tp: 1,
+    };
+    let mut opts = StepOptions {
+        reshard: false,
+        hybrid: false,
+        recompute: false,
+        compute_efficiency: None,
+        overlap_slowdown: 0.0,
+    };
+    let plain: Vec<_> = units
+        .iter()
+        .map(|u| unit_compute(&m, &chip, u, &w, &opts))
+        .collect();
+    opts.recompute = true;
+    for (u, p) in units.iter().zip(&plain) {
+        let r = unit_compute(&m, &chip, u, &w, &opts);
+        if u.kind == UnitKind::Layer {
+            // Backward = recomputed forward + the usual two forwards; a third more memory-bound
+            // time (the forward's share of it again).
+            close(r.bwd, p.bwd + p.fwd);
+            close(r.fwd, p.fwd);
+            close(r.memory_bound, p.memory_bound * 4.0 / 3.0);
+        } else {
+            assert_eq!(&r, p);
+        }
+    }
+}

@@ -29,8 +29,8 @@ use serde::Serialize;
 use super::comm::Network;
 use super::layout::Layout;
 use super::model::ModelSpec;
-use super::roofline::{optimizer_seconds, unit_seconds, Chip, ComputeModel, Work};
-use super::stage::{Stage, UnitKind};
+use super::roofline::{optimizer_seconds, unit_seconds, Chip, ComputeModel, UnitSeconds, Work};
+use super::stage::{Stage, Unit, UnitKind};
 use crate::collective::Op;
 use crate::error::Result;
 
@@ -46,6 +46,9 @@ pub struct StepOptions {
     pub compute_efficiency: Option<f64>,
     /// Compute slowdown while communication overlaps it (0.19 = 19% slower).
     pub overlap_slowdown: f64,
+    /// Full activation recomputation: each layer keeps only its input and runs its forward
+    /// again (with its tensor-parallel AllReduces) before its backward.
+    pub recompute: bool,
 }
 
 /// One stage's batch.
@@ -121,6 +124,28 @@ fn cm(opts: &StepOptions) -> ComputeModel {
     ComputeModel::from_option(opts.compute_efficiency)
 }
 
+/// Compute seconds of one unit per microbatch under `opts` (the step model and the replay's
+/// schedule both take them from here).
+pub fn unit_compute(
+    model: &ModelSpec,
+    chip: &Chip,
+    unit: &Unit,
+    work: &Work,
+    opts: &StepOptions,
+) -> UnitSeconds {
+    let secs = unit_seconds(model, chip, unit, work, cm(opts));
+    if recomputes(unit, opts) {
+        secs.recomputed()
+    } else {
+        secs
+    }
+}
+
+/// Only transformer layers are checkpointed; embedding and head keep their activations.
+fn recomputes(unit: &Unit, opts: &StepOptions) -> bool {
+    opts.recompute && unit.kind == UnitKind::Layer
+}
+
 /// Parameters of the stage one GPU keeps optimizer state for.
 fn shard_params(layout: &Layout, stage: &Stage, opts: &StepOptions) -> f64 {
     let shard = match (opts.hybrid, layout.hybrid_groups()) {
@@ -157,7 +182,7 @@ fn unit_costs(
         .units
         .iter()
         .map(|u| {
-            let secs = unit_seconds(model, chip, u, &work, cm(opts));
+            let secs = unit_compute(model, chip, u, &work, opts);
             let bytes = 2.0 * u.params as f64 / tp;
             let (gather, reduce) = match hybrid {
                 Some((shard, replicas)) => (
@@ -175,11 +200,12 @@ fn unit_costs(
             } else {
                 0.0
             };
+            let recomputed_tp = if recomputes(u, opts) { tp_cost } else { 0.0 };
             Ok(UnitCost {
                 fwd: secs.fwd,
                 bwd: secs.bwd,
                 tp_fwd: tp_cost,
-                tp_bwd: tp_cost,
+                tp_bwd: tp_cost + recomputed_tp,
                 gather,
                 reduce,
                 memory_bound: secs.memory_bound,

@@ -5,6 +5,7 @@ use super::*;
 fn opts(sigma: f64, reshard: bool) -> StepOptions {
     StepOptions {
         reshard,
+        recompute: false,
         hybrid: false,
         compute_efficiency: Some(1.0),
         overlap_slowdown: sigma,

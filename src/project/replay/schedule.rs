@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::collective::Op;
 use crate::project::layout::Layout;
 use crate::project::model::ModelSpec;
-use crate::project::roofline::{optimizer_seconds, unit_seconds, Chip, ComputeModel, Work};
+use crate::project::roofline::{optimizer_seconds, Chip, ComputeModel, Work};
 use crate::project::stage::Stage;
-use crate::project::step::{StepBatch, StepOptions};
+use crate::project::step::{unit_compute, StepBatch, StepOptions};
 
 /// One thing a rank does in the replayed step.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -58,7 +58,7 @@ pub fn schedule(input: &ScheduleInput<'_>) -> Vec<Action> {
         .units
         .iter()
         .map(|u| {
-            let s = unit_seconds(input.model, input.chip, u, &work, cm);
+            let s = unit_compute(input.model, input.chip, u, &work, input.opts);
             Unit {
                 fwd_s: s.fwd,
                 bwd_s: s.bwd,

@@ -13,6 +13,7 @@ use crate::project::step::step_time;
 fn opts(reshard: bool) -> StepOptions {
     StepOptions {
         reshard,
+        recompute: false,
         hybrid: false,
         compute_efficiency: Some(0.5),
         overlap_slowdown: 0.0,
