@@ -67,7 +67,9 @@ fn without_a_protocol_the_field_is_absent_and_older_files_read_as_none() {
     assert!(json["models"][0].get("proto").is_none(), "{json}");
     assert_eq!(back.curves[0].key.algo_label(), "ring");
     // A bundled profile predates protocols: it reads, every key without one.
-    let profile = crate::project::specs::profile("h100-ib400").unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("bench-configs/profiles/h100-ib400.json");
+    let profile = FitFile::read(&path).unwrap();
     assert!(profile.models.iter().all(|m| m.proto.is_none()));
 }
 

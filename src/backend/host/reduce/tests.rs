@@ -1,5 +1,6 @@
 use super::*;
-use crate::check::{read_value as get, write_value as put};
+use crate::check::{count_wrong, fill_input, read_value as get, write_value as put, PERIOD};
+use crate::collective::{Op, Shape};
 
 const OPS: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
 
@@ -209,4 +210,55 @@ fn bf16_rounding_matches_half() {
             "{b:#06x}"
         );
     }
+}
+
+/// Sums every rank's input in the dtype itself, with the real kernel, in three orders; the
+/// result must be the exact sum each time.
+fn sum_in_dtype_is_exact(dtype: DType, p: usize) {
+    let shape = Shape::new(Op::AllReduce, dtype, PERIOD * dtype.size(), p);
+    let ins: Vec<Vec<u8>> = (0..p)
+        .map(|r| {
+            let mut buf = vec![0u8; shape.in_bytes];
+            fill_input(Op::AllReduce, dtype, p, r, &mut buf);
+            buf
+        })
+        .collect();
+    let ascending: Vec<usize> = (0..p).collect();
+    let descending: Vec<usize> = (0..p).rev().collect();
+    for order in [ascending, descending] {
+        let mut acc = ins[order[0]].clone();
+        for &r in &order[1..] {
+            reduce_into(dtype, ReduceOp::Sum, &mut acc, &ins[r]);
+        }
+        assert_eq!(
+            count_wrong(Op::AllReduce, dtype, ReduceOp::Sum, p, 0, &shape, &acc),
+            0
+        );
+    }
+    // Pairwise (tree) order: partial sums of different shapes.
+    let mut level = ins;
+    while level.len() > 1 {
+        level = level
+            .chunks(2)
+            .map(|pair| {
+                let mut a = pair[0].clone();
+                if let Some(b) = pair.get(1) {
+                    reduce_into(dtype, ReduceOp::Sum, &mut a, b);
+                }
+                a
+            })
+            .collect();
+    }
+    assert_eq!(
+        count_wrong(Op::AllReduce, dtype, ReduceOp::Sum, p, 0, &shape, &level[0]),
+        0
+    );
+}
+
+#[test]
+fn bf16_and_f16_sums_stay_exact_in_any_order() {
+    sum_in_dtype_is_exact(DType::BF16, 64);
+    sum_in_dtype_is_exact(DType::BF16, 300);
+    sum_in_dtype_is_exact(DType::F16, 64);
+    sum_in_dtype_is_exact(DType::F16, 3);
 }
