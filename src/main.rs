@@ -81,7 +81,7 @@ fn one_line(text: &str) -> String {
     msg
 }
 
-fn sweep(args: collbench::cli::SweepArgs) -> Result<u8, Error> {
+fn sweep(args: collbench::sweep::args::SweepArgs) -> Result<u8, Error> {
     let req = args.into_request(std::env::args().collect())?;
     if req.backend == collbench::backend::BackendKind::Mpi {
         return match sweep_mpi(&req)? {
@@ -157,7 +157,7 @@ fn project(args: collbench::project::args::ProjectArgs) -> Result<u8, Error> {
     collbench::project::command::run_project(&req)
 }
 
-fn rank(args: collbench::cli::RankCliArgs) -> Result<u8, Error> {
+fn rank(args: collbench::sweep::args::RankCliArgs) -> Result<u8, Error> {
     let layout = collbench::backend::host::layout::Layout::decode(&args.layout)?;
     let rank_args = RankArgs {
         rank: args.rank,

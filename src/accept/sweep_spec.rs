@@ -5,11 +5,10 @@
 
 use std::path::Path;
 
-use clap::Parser;
 use serde::Deserialize;
 
-use crate::cli::{Cli, Command};
 use crate::error::{Error, Result};
+use crate::sweep::args::parse_sweep_line;
 use crate::sweep::run::SweepRequest;
 
 /// `[sweep]`; absent keys take the sweep's defaults.
@@ -89,14 +88,11 @@ impl SweepSpec {
     pub fn request(&self, out: &Path, command_line: Vec<String>) -> Result<SweepRequest> {
         let here = |msg: String| Error::usage(format!("[sweep]: {msg}"));
         let args = self.args(out).map_err(here)?;
-        let cli = Cli::try_parse_from(&args).map_err(|e| here(clap_line(&e)))?;
-        match cli.command {
-            Command::Sweep(a) => a.into_request(command_line).map_err(|e| match e {
-                Error::Usage(m) => here(m),
-                other => other,
-            }),
-            _ => Err(here("not a sweep".into())),
-        }
+        let sweep = parse_sweep_line(&args).map_err(|e| here(clap_line(&e)))?;
+        sweep.into_request(command_line).map_err(|e| match e {
+            Error::Usage(m) => here(m),
+            other => other,
+        })
     }
 }
 

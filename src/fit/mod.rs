@@ -10,6 +10,7 @@
 //!
 //! Everything but `input` and the writers is pure: numbers in, numbers out.
 
+pub mod args;
 pub mod build;
 pub mod command;
 pub mod envelope;

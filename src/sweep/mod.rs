@@ -1,6 +1,7 @@
 //! The sweep: the plan of points, the rank-side timing protocol, the launcher-side supervision,
 //! and the records each point produces.
 
+pub mod args;
 pub mod console;
 pub mod distributed;
 pub mod limits;

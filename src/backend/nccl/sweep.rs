@@ -312,13 +312,10 @@ mod tests {
     use super::*;
 
     fn request(args: &[&str]) -> SweepRequest {
-        use clap::Parser;
         let mut full = vec!["collbench", "sweep", "--backend", "nccl"];
         full.extend_from_slice(args);
-        match crate::cli::Cli::try_parse_from(full).unwrap().command {
-            crate::cli::Command::Sweep(a) => a.into_request(vec![]).unwrap(),
-            _ => unreachable!(),
-        }
+        let args = crate::sweep::args::parse_sweep_line(full).unwrap();
+        args.into_request(vec![]).unwrap()
     }
 
     #[test]

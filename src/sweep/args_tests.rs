@@ -6,11 +6,8 @@ use std::time::Duration;
 fn parse(args: &[&str]) -> Result<SweepRequest> {
     let mut full = vec!["collbench", "sweep"];
     full.extend_from_slice(args);
-    let cli = Cli::try_parse_from(full).map_err(|e| Error::usage(e.to_string()))?;
-    match cli.command {
-        Command::Sweep(a) => a.into_request(vec![]),
-        _ => unreachable!(),
-    }
+    let args = parse_sweep_line(full).map_err(|e| Error::usage(e.to_string()))?;
+    args.into_request(vec![])
 }
 
 #[test]

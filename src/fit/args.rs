@@ -1,0 +1,76 @@
+//! `collbench fit`'s command line (clap derive), turned into a [`FitRequest`].
+
+use clap::Args;
+use std::path::PathBuf;
+
+use crate::collective::Op;
+use crate::fit::command::FitRequest;
+use crate::fit::export::{ExportFormat, ExportOptions, ExportRequest};
+
+/// `collbench fit`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  collbench fit results/run-a results/run-b -o fit.json\n  \
+collbench fit fit.json --predict op=allgather,algo=ring,world=64,bytes=1G\n  \
+collbench fit fit.json --predict op=allreduce,world=16,nodes=2,bytes=256M --json\n  \
+collbench fit fit.json --export astra-sim --export-out network.yml\n  \
+collbench fit fit.json --export calculon --npus 1024 --nodes 128"
+)]
+pub struct FitArgs {
+    /// Results folders of `collbench sweep` to fit, or one fit.json to predict from.
+    #[arg(value_name = "RUN")]
+    pub inputs: Vec<PathBuf>,
+    /// Where to write the fit.
+    #[arg(short = 'o', long = "output", default_value = "fit.json")]
+    pub output: PathBuf,
+    /// Predict one call: op=..,algo=..(ring),world=..,bytes=..[,nodes=..][,dtype=..].
+    #[arg(long, value_name = "SPEC")]
+    pub predict: Option<String>,
+    /// Print the prediction as one JSON object (time_us, interval_us, busbw_gbps, ...).
+    #[arg(long)]
+    pub json: bool,
+    /// Write the fitted network for another tool: astra-sim, calculon, nccl-tuner
+    /// (docs/EXPORTS.md).
+    #[arg(long, value_name = "FORMAT", conflicts_with = "predict",
+          value_parser = |s: &str| s.parse::<ExportFormat>().map_err(|e| e.to_string()))]
+    pub export: Option<ExportFormat>,
+    /// Where --export writes [default: stdout].
+    #[arg(long, value_name = "FILE", requires = "export")]
+    pub export_out: Option<PathBuf>,
+    /// --export: the op whose model gives the link numbers [default: the first of allgather,
+    /// reducescatter, allreduce with a ring or two-level model].
+    #[arg(long, value_name = "OP", requires = "export",
+          value_parser = |s: &str| s.parse::<Op>().map_err(|e| e.to_string()))]
+    pub export_op: Option<Op>,
+    /// --export: ranks (NPUs) in all [default: the largest world fitted].
+    #[arg(long, value_name = "N", requires = "export")]
+    pub npus: Option<usize>,
+    /// --export: nodes the ranks span [default: 1, or as fitted for a two-level model].
+    #[arg(long, value_name = "N", requires = "export")]
+    pub nodes: Option<usize>,
+    /// Replace an existing -o or --export-out file (outputs are never overwritten otherwise).
+    #[arg(long)]
+    pub force: bool,
+}
+
+impl FitArgs {
+    /// The typed request.
+    pub fn into_request(self) -> FitRequest {
+        FitRequest {
+            inputs: self.inputs,
+            output: self.output,
+            predict: self.predict,
+            json: self.json,
+            export: self.export.map(|format| ExportRequest {
+                format,
+                opts: ExportOptions {
+                    op: self.export_op,
+                    npus: self.npus,
+                    nodes: self.nodes,
+                },
+                out: self.export_out,
+            }),
+            force: self.force,
+        }
+    }
+}

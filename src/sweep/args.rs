@@ -1,0 +1,299 @@
+//! `collbench sweep`'s command line: the flags (clap derive), parsed once into a typed
+//! [`SweepRequest`]; `into_request` holds the checks that need more than one flag. Criteria
+//! files and tests parse a sweep line alone with [`parse_sweep_line`].
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+use crate::backend::host::affinity::Bind;
+use crate::backend::BackendKind;
+use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
+use crate::error::{Error, Result};
+use crate::sweep::plan::{SweepOptions, TransportKind};
+use crate::sweep::run::SweepRequest;
+use crate::sweep::topology::WorldSpec;
+use crate::units::{
+    format_size, parse_duration, parse_factor, parse_list, parse_size, size_series,
+};
+
+/// `collbench sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Collectives, comma separated: allreduce, allgather, reducescatter, broadcast, reduce.
+    #[arg(long, default_value = "allreduce,allgather,reducescatter")]
+    pub op: String,
+    /// Algorithms, comma separated: ring, tree, recursive-doubling; with --backend mpi also
+    /// auto (the library's own choice), recursive-halving, rabenseifner, bruck and
+    /// neighbor-exchange; with --backend nccl auto, ring, tree, nvls and collnet. Ops without a
+    /// listed algorithm are skipped [default: ring; auto with --backend mpi or nccl].
+    #[arg(long)]
+    pub algo: Option<String>,
+    /// NCCL protocols, comma separated: ll, ll128, simple, auto (--backend nccl only; each is
+    /// set as NCCL_PROTO for its own communicators) [default: auto].
+    #[arg(long)]
+    pub proto: Option<String>,
+    /// Capture each point's call in a CUDA graph and time one graph launch per iteration
+    /// (--backend nccl only; as nccl-tests -G, it removes host launch overhead).
+    #[arg(long)]
+    pub cuda_graph: bool,
+    /// Element types, comma separated: f32, f64, f16, bf16, i32.
+    #[arg(long, default_value = "f32")]
+    pub dtype: String,
+    /// Reduction for allreduce, reducescatter and reduce: sum, max, min.
+    #[arg(long, default_value = "sum")]
+    pub redop: String,
+    /// Backend: host (built in, shared memory), mpi or nccl (need a build with that feature).
+    #[arg(long, default_value = "host")]
+    pub backend: String,
+    /// Rank processes to start on this host [default: cores, at least 2].
+    #[arg(long, allow_negative_numbers = true)]
+    pub ranks: Option<usize>,
+    /// Group sizes to measure within one launch, comma separated [default: --ranks].
+    #[arg(long)]
+    pub world_sizes: Option<String>,
+    /// Smallest total size S in bytes; K, M, G suffixes are binary (1K = 1024).
+    #[arg(
+        short = 'b',
+        long = "minbytes",
+        default_value = "8",
+        allow_negative_numbers = true
+    )]
+    pub min_bytes: String,
+    /// Largest total size S in bytes.
+    #[arg(
+        short = 'e',
+        long = "maxbytes",
+        default_value = "64M",
+        allow_negative_numbers = true
+    )]
+    pub max_bytes: String,
+    /// Multiplication factor between sizes (integer >= 2).
+    #[arg(
+        short = 'f',
+        long = "stepfactor",
+        default_value = "2",
+        allow_negative_numbers = true
+    )]
+    pub factor: String,
+    /// Timed iterations per point [default: 256 MiB / S, between 20 and 1000].
+    #[arg(long, allow_negative_numbers = true)]
+    pub iters: Option<usize>,
+    /// Warm-up iterations per point [default: iters / 10, between 5 and 100].
+    #[arg(long, allow_negative_numbers = true)]
+    pub warmup: Option<usize>,
+    /// Placement of the output: off (out of place), on (in place), both.
+    #[arg(long, default_value = "off")]
+    pub in_place: String,
+    /// How ranks move data: shm (shared memory) or tcp (one loopback connection per pair).
+    #[arg(long, default_value = "shm")]
+    pub transport: String,
+    /// Pin rank processes to cores: core (rank r on the r-th allowed CPU, cyclic) or none.
+    #[arg(long, default_value = "core")]
+    pub bind: String,
+    /// A rank that makes no progress for this long ends the run (e.g. 60s, 2m).
+    #[arg(long, default_value = "60s")]
+    pub timeout: String,
+    /// Measure every pair of nodes (one rank on each, one pair at a time) instead of
+    /// --world-sizes, and name the links well below the healthy pairs. Needs a multi-host launch.
+    #[arg(long)]
+    pub pairs: bool,
+    /// Results folder [default: results/<date>-<time>-<ops>-<backend>].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Never show the progress bar (it is shown only when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// The hidden `__rank` subcommand.
+#[derive(Args, Debug)]
+pub struct RankCliArgs {
+    #[arg(long)]
+    pub rank: usize,
+    #[arg(long)]
+    pub fd: i32,
+    #[arg(long)]
+    pub layout: String,
+}
+
+/// A `collbench sweep ...` line on its own.
+#[derive(Parser, Debug)]
+#[command(name = "collbench")]
+struct SweepLine {
+    #[command(subcommand)]
+    command: SweepOnly,
+}
+
+#[derive(Subcommand, Debug)]
+enum SweepOnly {
+    Sweep(Box<SweepArgs>),
+}
+
+/// Parses `collbench sweep FLAGS...` (the first two words included) exactly as the command
+/// line does.
+pub fn parse_sweep_line<I, T>(argv: I) -> std::result::Result<SweepArgs, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let SweepOnly::Sweep(args) = SweepLine::try_parse_from(argv)?.command;
+    Ok(*args)
+}
+
+fn parse_in_place(s: &str) -> Result<Vec<bool>> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "off" | "no" | "false" | "out" => Ok(vec![false]),
+        "on" | "yes" | "true" | "in" => Ok(vec![true]),
+        "both" => Ok(vec![false, true]),
+        _ => Err(Error::usage(format!(
+            "--in-place '{s}' is not one of off, on, both"
+        ))),
+    }
+}
+
+/// Prefixes a value's error with the flag that carried it, so the line says where to look.
+fn flag<T>(name: &str, r: Result<T>) -> Result<T> {
+    r.map_err(|e| match e {
+        Error::Usage(msg) => Error::Usage(format!("{name}: {msg}")),
+        other => other,
+    })
+}
+
+/// Refuses an --op/--algo pair where no op has any of the algorithms (`--op allgather --algo
+/// tree`), naming both flags; ops that lack some of the algorithms are skipped with a note.
+fn check_combinations(
+    backend: BackendKind,
+    (ops, algos): (&[Op], &[Algo]),
+    op_text: &str,
+    algo_text: &str,
+) -> Result<()> {
+    if ops
+        .iter()
+        .any(|op| algos.iter().any(|a| backend.algos(*op).contains(a)))
+    {
+        return Ok(());
+    }
+    let runs: Vec<String> = ops
+        .iter()
+        .map(|op| {
+            let names: Vec<&str> = backend.algos(*op).iter().map(|a| a.name()).collect();
+            format!("{op} runs {}", names.join("/"))
+        })
+        .collect();
+    Err(Error::usage(format!(
+        "--op {} with --algo {}: no such combination on the {backend} backend ({})",
+        op_text.trim(),
+        algo_text.trim(),
+        runs.join("; ")
+    )))
+}
+
+/// `--proto`: NCCL protocols, refused for the other backends (they have no such choice).
+fn parse_protos(backend: BackendKind, text: Option<&str>) -> Result<Vec<Proto>> {
+    match (backend, text) {
+        (BackendKind::Nccl, t) => parse_list::<Proto>(t.unwrap_or("auto")),
+        (_, None) => Ok(Vec::new()),
+        (b, Some(t)) => Err(Error::usage(format!(
+            "--proto {}: protocols are NCCL's; drop --proto or use --backend nccl (this is --backend {b})",
+            t.trim()
+        ))),
+    }
+}
+
+fn default_ranks() -> usize {
+    std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 8)
+}
+
+/// The most ranks one host launch may start.
+pub const MAX_LOCAL_RANKS: usize = 256;
+
+impl SweepArgs {
+    /// Parses every value into a typed request; the first bad value is the error.
+    pub fn into_request(self, command_line: Vec<String>) -> Result<SweepRequest> {
+        let ranks = self.ranks.unwrap_or_else(default_ranks);
+        if ranks == 0 || ranks > MAX_LOCAL_RANKS {
+            return Err(Error::usage(format!(
+                "--ranks {ranks} is not between 1 and {MAX_LOCAL_RANKS}"
+            )));
+        }
+        let world_specs = match &self.world_sizes {
+            Some(w) => crate::units::parse_list_with(w, |s| s.parse::<WorldSpec>())?,
+            None => Vec::new(),
+        };
+        let world_sizes = if world_specs.is_empty() {
+            vec![ranks]
+        } else {
+            world_specs.iter().map(WorldSpec::world).collect()
+        };
+        let begin = flag("-b", parse_size(&self.min_bytes))?;
+        let end = flag("-e", parse_size(&self.max_bytes))?;
+        if begin == 0 {
+            return Err(Error::usage(format!(
+                "-b {}: the smallest size must be at least 1 byte",
+                self.min_bytes.trim()
+            )));
+        }
+        if end < begin {
+            return Err(Error::usage(format!(
+                "inverted size range: -b {} ({}) is larger than -e {} ({}); give -b <= -e",
+                self.min_bytes.trim(),
+                format_size(begin),
+                self.max_bytes.trim(),
+                format_size(end)
+            )));
+        }
+        let factor = flag("-f", parse_factor(&self.factor))?;
+        let ops = parse_list::<Op>(&self.op)?;
+        let backend = self.backend.parse::<BackendKind>()?;
+        let algo_text = self.algo.as_deref().unwrap_or(match backend {
+            BackendKind::Mpi | BackendKind::Nccl => "auto",
+            BackendKind::Host => "ring",
+        });
+        let protos = parse_protos(backend, self.proto.as_deref())?;
+        if self.cuda_graph && backend != BackendKind::Nccl {
+            return Err(Error::usage(format!(
+                "--cuda-graph captures NCCL calls; drop it or use --backend nccl (this is --backend {backend})"
+            )));
+        }
+        let algos = parse_list::<Algo>(algo_text)?;
+        check_combinations(backend, (&ops, &algos), &self.op, algo_text)?;
+        let opts = SweepOptions {
+            ops,
+            algos,
+            dtypes: parse_list::<DType>(&self.dtype)?,
+            redop: self.redop.parse::<ReduceOp>()?,
+            ranks,
+            world_sizes,
+            sizes: size_series(begin, end, factor)?,
+            in_place: parse_in_place(&self.in_place)?,
+            iters: self.iters,
+            warmup: self.warmup,
+            bind: self.bind.parse::<Bind>()?,
+            transport: self.transport.parse::<TransportKind>()?,
+            shapes: Vec::new(),
+            pairs: Vec::new(),
+        };
+        Ok(SweepRequest {
+            opts,
+            backend,
+            timeout: crate::sweep::limits::check_timeout(flag(
+                "--timeout",
+                parse_duration(&self.timeout),
+            )?)?,
+            out: self.out,
+            ranks_given: self.ranks.is_some(),
+            pairs: self.pairs,
+            world_specs,
+            progress: !self.no_progress,
+            command_line,
+            protos,
+            cuda_graph: self.cuda_graph,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "args_tests.rs"]
+mod tests;
