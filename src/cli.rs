@@ -3,8 +3,10 @@
 
 use clap::{Parser, Subcommand};
 
+use crate::error::{Error, Result};
 use crate::fit::args::FitArgs;
 use crate::sweep::args::{RankCliArgs, SweepArgs};
+use crate::sweep::execute::{execute, report};
 
 /// Benchmarks collective communication (AllReduce, AllGather, ReduceScatter) between real rank
 /// processes, with nccl-tests size and bus-bandwidth conventions.
@@ -39,4 +41,53 @@ pub enum Command {
     /// Internal: one rank process of a local launch.
     #[command(name = "__rank", hide = true)]
     Rank(RankCliArgs),
+}
+
+impl Command {
+    /// Runs the command; `Ok` carries its exit code (0 ok, 1 a check or verdict failed).
+    pub fn run(self) -> Result<u8> {
+        let argv = || std::env::args().collect::<Vec<String>>();
+        match self {
+            Command::Sweep(args) => Ok(report(&execute(&args.into_request(argv())?)?)),
+            Command::Fit(args) => crate::fit::command::run_fit(&args.into_request()),
+            Command::Project(args) => {
+                crate::project::command::run_project(&args.into_request(argv())?)
+            }
+            Command::Accept(args) => crate::accept::command::run_accept(&args.into_request(argv())),
+            Command::Compare(args) => crate::compare::command::run_compare(&args.into_request()?),
+            Command::Plot(args) => crate::plot::command::run_plot(&args.into_request()?),
+            Command::Report(args) => crate::report::html::command::run_report(&args.into_request()),
+            Command::Import(args) => {
+                crate::import::command::run_import(&args.into_request(argv())?)
+            }
+            Command::Backends(args) => crate::backend::list::run_backends(&args),
+            Command::Rank(args) => rank(args),
+        }
+    }
+}
+
+/// The hidden `__rank`: one rank process of a local sweep, or of a projection's replay.
+fn rank(args: RankCliArgs) -> Result<u8> {
+    use crate::launch::local::OPTIONS_ENV;
+    use crate::sweep::rank::{rank_main, RankArgs};
+    let layout = crate::backend::host::layout::Layout::decode(&args.layout)?;
+    let rank_args = RankArgs {
+        rank: args.rank,
+        fd: args.fd,
+        layout,
+    };
+    let in_rank = |e: Error| Error::Rank(format!("rank {}: {e}", args.rank));
+    if let Ok(json) = std::env::var(crate::project::replay::REPLAY_ENV) {
+        let plan = serde_json::from_str(&json)
+            .map_err(|e| Error::usage(format!("the replay plan is not valid: {e}")))?;
+        return crate::project::replay::rank::replay_rank_main(rank_args, &plan).map_err(in_rank);
+    }
+    let json = std::env::var(OPTIONS_ENV).map_err(|_| {
+        Error::usage(format!(
+            "{OPTIONS_ENV} is not set; ranks are started by `collbench sweep`"
+        ))
+    })?;
+    let opts = serde_json::from_str(&json)
+        .map_err(|e| Error::usage(format!("{OPTIONS_ENV} is not valid sweep options: {e}")))?;
+    rank_main(rank_args, &opts).map_err(in_rank)
 }

@@ -4,6 +4,7 @@
 pub mod args;
 pub mod console;
 pub mod distributed;
+pub mod execute;
 pub mod limits;
 pub mod links;
 pub mod plan;

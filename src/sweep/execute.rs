@@ -1,0 +1,100 @@
+//! The one entry point that measures a sweep request: on the backend it names, in the role this
+//! process has (a local launch of host ranks, one rank of a launcher's world, an MPI rank, the
+//! NCCL launcher or one of its ranks). `collbench sweep` and `collbench accept` call it.
+
+use crate::backend::BackendKind;
+use crate::error::Result;
+use crate::sweep::distributed::run_distributed;
+use crate::sweep::run::{run_sweep, Outcome, SweepRequest};
+
+/// What this process did for the request.
+pub enum Executed {
+    /// It led the run; its points are in `Outcome::dir`.
+    Lead(Outcome),
+    /// It was a rank whose leader reports (under mpirun, srun or torchrun, or started by the
+    /// NCCL launcher).
+    Follower,
+    /// It launched the NCCL ranks of this host; their exit code.
+    Launcher(u8),
+}
+
+/// Measures `req` on its backend.
+pub fn execute(req: &SweepRequest) -> Result<Executed> {
+    match req.backend {
+        BackendKind::Host => host(req),
+        BackendKind::Mpi => mpi(req),
+        BackendKind::Nccl => nccl(req),
+    }
+}
+
+/// Prints where a leader's points went; the exit code of `collbench sweep`: 1 when some point
+/// computed wrong results, else 0 (a launcher passes on its ranks' code).
+pub fn report(executed: &Executed) -> u8 {
+    let outcome = match executed {
+        Executed::Lead(outcome) => outcome,
+        Executed::Follower => return 0,
+        Executed::Launcher(code) => return *code,
+    };
+    eprintln!(
+        "collbench: {} points written to {}",
+        outcome.points,
+        outcome.dir.display()
+    );
+    if outcome.wrong_points > 0 {
+        eprintln!(
+            "collbench: {} point(s) produced wrong results (column `wrong`)",
+            outcome.wrong_points
+        );
+        return 1;
+    }
+    0
+}
+
+/// Started once per rank by mpirun, srun or torchrun: join the others; only rank 0 reports.
+fn host(req: &SweepRequest) -> Result<Executed> {
+    let lead = match crate::launch::env::detect_process()? {
+        Some(boot) if boot.world > 1 => run_distributed(req, &boot)?,
+        _ => Some(run_sweep(req)?),
+    };
+    Ok(lead.map_or(Executed::Follower, Executed::Lead))
+}
+
+#[cfg(feature = "mpi")]
+fn mpi(req: &SweepRequest) -> Result<Executed> {
+    let lead = crate::backend::mpi::run_mpi(req)?;
+    Ok(lead.map_or(Executed::Follower, Executed::Lead))
+}
+
+/// A build without the MPI backend says how to get one.
+#[cfg(not(feature = "mpi"))]
+fn mpi(req: &SweepRequest) -> Result<Executed> {
+    unavailable(req)
+}
+
+#[cfg(feature = "nccl")]
+fn nccl(req: &SweepRequest) -> Result<Executed> {
+    use crate::backend::nccl::{run_sweep, NcclRun};
+    Ok(match run_sweep(req)? {
+        NcclRun::Lead(outcome) => Executed::Lead(outcome),
+        NcclRun::Follower => Executed::Follower,
+        NcclRun::Launcher(code) => Executed::Launcher(code),
+    })
+}
+
+/// A build without the NCCL backend says how to get one.
+#[cfg(not(feature = "nccl"))]
+fn nccl(req: &SweepRequest) -> Result<Executed> {
+    unavailable(req)
+}
+
+/// The line that says how to get a backend this build lacks.
+#[cfg(not(all(feature = "mpi", feature = "nccl")))]
+fn unavailable(req: &SweepRequest) -> Result<Executed> {
+    req.backend
+        .availability()
+        .map_err(crate::error::Error::Usage)?;
+    Err(crate::error::Error::usage(format!(
+        "this build has no {} backend",
+        req.backend
+    )))
+}
