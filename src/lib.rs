@@ -2,22 +2,33 @@
 //!
 //! # Architecture
 //!
+//! Layers, bottom to top; a module uses only its own layer and those below (checked by
+//! tests/architecture.rs; docs/ARCHITECTURE.md has the seams, the path of one point and where to
+//! change what):
+//!
 //! ```text
-//! cli ──► sweep::run (launcher) ──spawns──► N × sweep::rank (one OS process per rank)
-//!              │   reads samples from the            │  backend::host: algo (ring, tree)
-//!              │   shared segment after each point   │     over transport::shm (slot rings
-//!              ▼                                     │     in one memfd segment), futex waits
-//!         report::* (summary.csv, samples.csv, ranks.csv, meta.json) + live table
+//! cli          the subcommands and the one dispatch (Command::run)
+//! commands     fit  project  compare  plot  accept  import     (pure cores + command.rs + args.rs)
+//! sweep        args -> execute -> host drivers (run, distributed) / rank timing loop, watchdog
+//! engines      launch (rank processes, launchers, TCP store)   backend (host, mpi, nccl calls)
+//! results      output (atomic files, safe stdout)  meta  report (summary/samples/ranks CSV, RunDir)
+//! vocabulary   collective (ops, sizes, busbw)  units  physical  stats  check  error
 //! ```
 //!
+//! A host sweep: `sweep::execute` -> `sweep::run` (launcher) spawns N `__rank` processes
+//! (`sweep::rank`), which time `backend::host::algo` over `transport::shm` (slot rings in one
+//! memfd segment, futex waits) and leave their samples in the segment; after each point the
+//! launcher summarizes them and appends the point to the results folder before the ranks go on.
+//!
 //! * [`collective`]: ops, algorithms, dtypes, nccl-tests size and busbw conventions.
-//! * [`sweep`]: the plan of points, the rank-side timing protocol, the launcher's supervision
-//!   (dead or stalled ranks, Ctrl-C), and the per-point records.
-//! * [`backend`]: the embedded host backend (shared memory between rank processes).
+//! * [`sweep`]: the flags, `execute`, the plan of points, the rank-side timing protocol, the
+//!   launcher's supervision (dead or stalled ranks, Ctrl-C), and the per-point records.
+//! * [`backend`]: the embedded host backend (shared memory or TCP between rank processes), MPI
+//!   and NCCL behind cargo features.
 //! * [`stats`], [`check`]: pure statistics and exact correctness checks.
 //! * [`report`], [`meta`]: the versioned files of a results folder (docs/FORMATS.md).
 //! * [`output`]: stdout that never panics; output files written atomically, kept unless `--force`.
-//! * [`project`]: FSDP (+TP/PP) training-step projection from a fit.json or network profile.
+//! * [`fit`], [`project`], [`accept`], [`compare`], [`plot`], [`import`]: the commands.
 //!
 //! The method (timing protocol, busbw derivation) is in docs/METHODOLOGY.md.
 
