@@ -33,7 +33,7 @@ pub enum Command {
     /// Draw figures (PNG, SVG) of results folders, a fit.json and a projection.
     Plot(crate::plot::args::PlotArgs),
     /// Write one self-contained HTML page of a results folder (figures, tables, fit, verdict).
-    Report(crate::report::html::args::ReportArgs),
+    Report(crate::html::args::ReportArgs),
     /// Turn nccl-tests or OSU logs into results folders that every other command reads.
     Import(crate::import::args::ImportArgs),
     /// List the backends (host, mpi, nccl): built into this binary? runnable here? if not, why.
@@ -56,7 +56,7 @@ impl Command {
             Command::Accept(args) => crate::accept::command::run_accept(&args.into_request(argv())),
             Command::Compare(args) => crate::compare::command::run_compare(&args.into_request()?),
             Command::Plot(args) => crate::plot::command::run_plot(&args.into_request()?),
-            Command::Report(args) => crate::report::html::command::run_report(&args.into_request()),
+            Command::Report(args) => crate::html::command::run_report(&args.into_request()),
             Command::Import(args) => {
                 crate::import::command::run_import(&args.into_request(argv())?)
             }

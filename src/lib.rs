@@ -8,7 +8,7 @@
 //!
 //! ```text
 //! cli          the subcommands and the one dispatch (Command::run)
-//! commands     fit  project  compare  plot  accept  import     (pure cores + command.rs + args.rs)
+//! commands     fit  project  compare  plot  accept  import  html  (cores + command.rs + args.rs)
 //! sweep        args -> execute -> host drivers (run, distributed) / rank timing loop, watchdog
 //! engines      launch (rank processes, launchers, TCP store)   backend (host, mpi, nccl calls)
 //! results      output (atomic files, safe stdout)  meta  report (summary/samples/ranks CSV, RunDir)
@@ -28,7 +28,7 @@
 //! * [`stats`], [`check`]: pure statistics and exact correctness checks.
 //! * [`report`], [`meta`]: the versioned files of a results folder (docs/FORMATS.md).
 //! * [`output`]: stdout that never panics; output files written atomically, kept unless `--force`.
-//! * [`fit`], [`project`], [`accept`], [`compare`], [`plot`], [`import`]: the commands.
+//! * [`fit`], [`project`], [`accept`], [`compare`], [`plot`], [`import`], [`html`]: the commands.
 //!
 //! The method (timing protocol, busbw derivation) is in docs/METHODOLOGY.md.
 
@@ -43,6 +43,7 @@ pub mod collective;
 pub mod compare;
 pub mod error;
 pub mod fit;
+pub mod html;
 pub mod import;
 pub mod launch;
 pub mod meta;

@@ -22,7 +22,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("sweep", &["sweep"]),
     (
         "commands",
-        &["fit", "project", "compare", "plot", "accept", "import"],
+        &[
+            "fit", "project", "compare", "plot", "accept", "import", "html",
+        ],
     ),
     ("command line", &["cli"]),
 ];

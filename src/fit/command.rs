@@ -8,8 +8,8 @@ use super::input::{read_run, require_points, Run};
 use super::predict::{describe, parse_query, predict};
 use super::schema::FitFile;
 use crate::error::{Error, Result};
+use crate::fit::table as fit_table;
 use crate::output::file::{check_new, write_output};
-use crate::report::fit_table;
 
 /// What `collbench fit` was asked to do, parsed.
 #[derive(Debug)]

@@ -23,5 +23,6 @@ pub mod regress;
 pub mod schema;
 pub mod schema_check;
 pub mod segments;
+pub mod table;
 #[cfg(test)]
 pub(crate) mod testrun;

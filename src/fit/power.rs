@@ -76,6 +76,7 @@ pub fn weighted_mean(parts: impl IntoIterator<Item = (f64, u64)>) -> Option<(f64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::telemetry_csv::{full_row, TelemetryRow, TelemetryWriter};
 
     fn row(gpu: &str, samples: u64, mean: Option<f64>, max: Option<f64>) -> PointPower {
         PointPower {
@@ -129,5 +130,17 @@ mod tests {
         std::fs::write(dir.path().join(TELEMETRY_FILE), text).unwrap();
         let e = read_source_power(dir.path()).unwrap_err().to_string();
         assert!(e.contains("telemetry.csv") && e.contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn the_fit_reads_the_power_this_writer_writes() {
+        // An empty row (NVML unavailable on that rank) is left out of the run's power.
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = TelemetryWriter::create(dir.path()).unwrap();
+        w.append(0, &[full_row(), TelemetryRow::default()]).unwrap();
+        let power = read_source_power(dir.path()).unwrap().unwrap();
+        assert_eq!((power.power_w_mean, power.power_w_max), (412.25, 498.5));
+        assert_eq!(power.samples, 41);
+        assert_eq!(power.gpus, ["NVIDIA H100 80GB HBM3"]);
     }
 }

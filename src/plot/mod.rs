@@ -10,7 +10,7 @@
 //!   layout.
 //! - [`command`]: reads the inputs and writes the files; [`args`]: the flags.
 //!
-//! The HTML report (`crate::report::html`) draws the same figures as inline SVG.
+//! The HTML report (`crate::html`) draws the same figures as inline SVG.
 
 pub mod args;
 pub mod command;

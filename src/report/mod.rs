@@ -1,8 +1,6 @@
 //! Writers and readers of a results folder (see docs/FORMATS.md) and the live stdout table.
 
 pub(crate) mod csvio;
-pub mod fit_table;
-pub mod html;
 pub mod pairs_csv;
 pub mod ranks_csv;
 pub mod run_dir;

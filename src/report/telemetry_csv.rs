@@ -246,35 +246,37 @@ fn optional_name<T: FromStr<Err = Error>>(row: &Row, column: &str) -> Result<Opt
     }
 }
 
+/// A row with every field measured, for tests here and of the readers above this module.
+#[cfg(test)]
+pub(crate) fn full_row() -> TelemetryRow {
+    TelemetryRow {
+        point: 99,
+        rank: 3,
+        gpu: GpuLabel {
+            index: Some(5),
+            name: "NVIDIA H100 80GB HBM3".into(),
+            pci_bus_id: "00000000:9A:00.0".into(),
+        },
+        telemetry: PointTelemetry {
+            samples: 41,
+            window_s: Some(0.5),
+            power_w_mean: Some(412.25),
+            power_w_max: Some(498.5),
+            power_source: Some(PowerSource::Instant),
+            energy_j: Some(206.125),
+            energy_j_per_op: Some(0.206125),
+            energy_source: Some(EnergySource::Counter),
+            sm_clock_mhz_mean: Some(1980.0),
+            temp_c_max: Some(61.0),
+            nvlink_tx_gbps: Some(301.5),
+            nvlink_rx_gbps: Some(299.75),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn full_row() -> TelemetryRow {
-        TelemetryRow {
-            point: 99,
-            rank: 3,
-            gpu: GpuLabel {
-                index: Some(5),
-                name: "NVIDIA H100 80GB HBM3".into(),
-                pci_bus_id: "00000000:9A:00.0".into(),
-            },
-            telemetry: PointTelemetry {
-                samples: 41,
-                window_s: Some(0.5),
-                power_w_mean: Some(412.25),
-                power_w_max: Some(498.5),
-                power_source: Some(PowerSource::Instant),
-                energy_j: Some(206.125),
-                energy_j_per_op: Some(0.206125),
-                energy_source: Some(EnergySource::Counter),
-                sm_clock_mhz_mean: Some(1980.0),
-                temp_c_max: Some(61.0),
-                nvlink_tx_gbps: Some(301.5),
-                nvlink_rx_gbps: Some(299.75),
-            },
-        }
-    }
 
     fn written(point: usize, rows: &[TelemetryRow]) -> (tempfile::TempDir, String) {
         let dir = tempfile::tempdir().unwrap();
@@ -340,18 +342,6 @@ mod tests {
         assert_eq!(back[1].gpu.name, "GPU  x   rev 2");
         assert_eq!(back[1].telemetry.power_w_max, None, "not finite: empty");
         assert_eq!((back[0].point, back[1].point), (4, 4));
-    }
-
-    #[test]
-    fn the_fit_reads_the_power_this_writer_writes() {
-        // An empty row (NVML unavailable on that rank) is left out of the run's power.
-        let (dir, _text) = written(0, &[full_row(), TelemetryRow::default()]);
-        let power = crate::fit::power::read_source_power(dir.path())
-            .unwrap()
-            .unwrap();
-        assert_eq!((power.power_w_mean, power.power_w_max), (412.25, 498.5));
-        assert_eq!(power.samples, 41);
-        assert_eq!(power.gpus, ["NVIDIA H100 80GB HBM3"]);
     }
 
     #[test]
