@@ -12,7 +12,7 @@
 //! sweep        args -> execute -> host drivers (run, distributed) / rank timing loop, watchdog
 //! engines      launch (rank processes, launchers, TCP store)   backend (host, mpi, nccl calls)
 //! results      output (atomic files, safe stdout)  meta  report (summary/samples/ranks CSV, RunDir)
-//! vocabulary   collective (ops, sizes, busbw)  units  physical  stats  check  error
+//! vocabulary   collective (ops, sizes, busbw)  model (point records)  units  physical  stats  check  error
 //! ```
 //!
 //! A host sweep: `sweep::execute` -> `sweep::run` (launcher) spawns N `__rank` processes
@@ -47,6 +47,7 @@ pub mod html;
 pub mod import;
 pub mod launch;
 pub mod meta;
+pub mod model;
 pub mod output;
 pub mod physical;
 pub mod plot;

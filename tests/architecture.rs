@@ -15,7 +15,15 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "vocabulary",
-        &["error", "units", "physical", "stats", "collective", "check"],
+        &[
+            "error",
+            "units",
+            "physical",
+            "stats",
+            "collective",
+            "check",
+            "model",
+        ],
     ),
     ("results", &["output", "meta", "report"]),
     ("engines", &["launch", "backend"]),

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use collbench::collective::{Algo, DType, Op, ReduceOp};
 use collbench::meta::Meta;
+use collbench::model::record::{IterSample, PointKey, PointRecord, RankSummary};
 use collbench::report::pairs_csv::{read_pairs, PairRow, PairsWriter, PAIRS_COLUMNS};
 use collbench::report::ranks_csv::{read_ranks, RanksWriter, RANKS_COLUMNS};
 use collbench::report::samples_csv::{read_samples, SamplesWriter, SAMPLES_COLUMNS};
@@ -15,7 +16,6 @@ use collbench::report::telemetry_csv::{
     read_telemetry, EnergySource, GpuLabel, PointTelemetry, PowerSource, TelemetryRow,
     TelemetryWriter, TELEMETRY_COLUMNS, TELEMETRY_FILE,
 };
-use collbench::sweep::record::{IterSample, PointKey, PointRecord, RankSummary};
 use collbench::units::{format_size, parse_duration, parse_size};
 use proptest::prelude::*;
 

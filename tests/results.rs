@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use collbench::meta::RunStatus;
-use collbench::sweep::record::PointRecord;
+use collbench::model::record::PointRecord;
 use common::{busbw_factor, csv_rows, expected_bytes, meta, run, series, summary, tempdir};
 
 const LIMIT: Duration = Duration::from_secs(120);

@@ -3,8 +3,8 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::accept::measure::{group, RunData};
 use crate::collective::{Algo, DType, Op, Proto};
+use crate::model::record::{PointRecord, RankSummary};
 use crate::report::summary_csv::tests::awkward_record;
-use crate::sweep::record::{PointRecord, RankSummary};
 
 /// An AllReduce ring f32 point at world 2 with the given median time (µs) and busbw.
 fn rec(bytes: usize, time_us: f64, busbw: f64) -> PointRecord {

@@ -12,8 +12,8 @@ use crate::error::Result;
 use crate::fit::input::read_run;
 use crate::fit::schema::algo_label;
 use crate::meta::RunStatus;
+use crate::model::record::{PointRecord, RankSummary};
 use crate::report::ranks_csv::{read_ranks, RANKS_FILE};
-use crate::sweep::record::{PointRecord, RankSummary};
 
 /// What identifies a point across repeats.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -9,7 +9,7 @@
 
 use super::measure::Observation;
 use super::verdict::Slow;
-use crate::sweep::record::RankSummary;
+use crate::model::record::RankSummary;
 
 /// (skew, index of the slowest) over `(index, time)` pairs; `None` with fewer than two usable
 /// times.

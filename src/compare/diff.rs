@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::collective::{Algo, DType, Op, Proto};
 use crate::fit::schema::algo_label;
-use crate::sweep::record::PointRecord;
+use crate::model::record::PointRecord;
 
 /// Schema id of `collbench compare --json`.
 pub const COMPARE_SCHEMA: &str = "collbench.compare/v1";

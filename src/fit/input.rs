@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::meta::{Meta, RunStatus, META_FILE};
+use crate::model::record::{IterSample, PointRecord};
 use crate::report::samples_csv::{read_samples_until_cut, SAMPLES_FILE};
 use crate::report::summary_csv::{read_summary, SUMMARY_FILE};
-use crate::sweep::record::{IterSample, PointRecord};
 
 use super::power::read_source_power;
 use super::schema::{CurveKey, SourcePower};

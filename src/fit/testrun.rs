@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::input::{MeasuredPoint, Run};
 use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 use crate::meta::Meta;
-use crate::sweep::record::{PointKey, PointRecord};
+use crate::model::record::{PointKey, PointRecord};
 
 /// One protocol's truth: `T(S) = alpha_us + beta_ns_per_byte · S / 1000`.
 #[derive(Clone, Copy, Debug)]

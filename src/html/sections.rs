@@ -7,7 +7,7 @@ use super::page::{esc, fixed, key_values, num, pct, table, text, Cell};
 use crate::collective::Op;
 use crate::fit::input::Run;
 use crate::fit::schema::{algo_label, CurveFit, FitFile, Line, WorldModel};
-use crate::sweep::record::PointRecord;
+use crate::model::record::PointRecord;
 use crate::units::format_size;
 
 /// Key facts: what was measured and the best bus bandwidth of each op.

@@ -7,7 +7,7 @@ use super::bwcheck::mismatch;
 use super::log::{Half, LogRun, Row, Tool};
 use crate::collective::{busbw_gbps, Algo, DType, Op, Proto, ReduceOp};
 use crate::meta::{HostInfo, ImportInfo, Meta};
-use crate::sweep::record::{PointKey, PointRecord};
+use crate::model::record::{PointKey, PointRecord};
 
 /// What the user told `collbench import` where the log is silent.
 #[derive(Clone, Debug, Default)]

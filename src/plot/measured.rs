@@ -8,7 +8,7 @@ use super::figure::{Axis, Figure, Legend, Scale, Series, Style, TickFormat};
 use crate::collective::{Algo, DType, Op, Proto};
 use crate::fit::input::Run;
 use crate::fit::schema::{algo_label, CurveKey};
-use crate::sweep::record::PointRecord;
+use crate::model::record::PointRecord;
 
 /// Everything that tells two lines of one op apart.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -9,7 +9,7 @@ use super::fitlines::world_model;
 use super::measured::{busbw_axis, latency_axis, op_title, Labeler, LineKey, OpLines};
 use crate::collective::Op;
 use crate::fit::schema::FitFile;
-use crate::sweep::record::PointRecord;
+use crate::model::record::PointRecord;
 use crate::units::format_size;
 
 /// A line of these figures: a line key without its world, at one size.

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
-use crate::sweep::record::PointKey;
+use crate::model::record::PointKey;
 
 /// The leading fields of samples.csv and ranks.csv: `point` (the 0-based row of summary.csv),
 /// then `op, algo, dtype, world, bytes, in_place` so the file can be read on its own.

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::csvio::{self, push_row, CsvFile, Row};
 use crate::error::Result;
-use crate::sweep::record::{PointKey, RankSummary};
+use crate::model::record::{PointKey, RankSummary};
 
 /// Schema id of ranks.csv.
 pub const RANKS_SCHEMA: &str = "collbench.ranks/v1";

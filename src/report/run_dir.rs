@@ -13,7 +13,7 @@ use super::telemetry_csv::{TelemetryRow, TelemetryWriter, TELEMETRY_FILE, TELEME
 use crate::collective::Op;
 use crate::error::{Error, Result};
 use crate::meta::{Meta, RunStatus, META_FILE, META_SCHEMA};
-use crate::sweep::record::{IterSample, PointRecord, RankSummary};
+use crate::model::record::{IterSample, PointRecord, RankSummary};
 
 /// An open results folder being written by a run.
 #[derive(Debug)]

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::csvio::{self, push_row, CsvFile, Row};
 use crate::error::Result;
-use crate::sweep::record::{IterSample, PointKey};
+use crate::model::record::{IterSample, PointKey};
 
 /// Schema id of samples.csv.
 pub const SAMPLES_SCHEMA: &str = "collbench.samples/v1";

@@ -1,10 +1,10 @@
 //! The physical check of a summary.csv row once it has parsed, by the ranges of
 //! [`crate::physical`] (the rule every reader of numbers uses).
 
+use crate::model::record::PointRecord;
 use crate::physical::{
     BYTES, ITERS, MEASURED_GBPS, MEASURED_GBPS_OR_ZERO, RATIO, TIME_US, TIME_US_OR_ZERO, WORLD,
 };
-use crate::sweep::record::PointRecord;
 
 /// The first impossible value of a record (by the ranges of [`crate::physical`]), as
 /// `column = value is outside ...`: a world, node or size count out of range, a time or bandwidth that is not

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::csvio::{self, push_row, CsvFile, Row};
 use crate::collective::Proto;
 use crate::error::Result;
-use crate::sweep::record::{PointKey, PointRecord};
+use crate::model::record::{PointKey, PointRecord};
 
 /// Schema id of summary.csv.
 pub const SUMMARY_SCHEMA: &str = "collbench.summary/v1";

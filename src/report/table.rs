@@ -1,7 +1,7 @@
 //! The live table printed to stdout while a sweep runs, in the style of nccl-tests: one
 //! right-aligned row per point under two `#` comment lines of titles and units.
 
-use crate::sweep::record::PointRecord;
+use crate::model::record::PointRecord;
 
 /// Title, unit and width of each column, in order.
 const COLUMNS: [(&str, &str, usize); 14] = [

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::model::record::PointRecord;
 use crate::report::table;
-use crate::sweep::record::PointRecord;
 
 /// Console output of one sweep.
 pub struct Console {

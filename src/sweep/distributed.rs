@@ -24,7 +24,6 @@ use crate::sweep::console::Console;
 use crate::sweep::links;
 use crate::sweep::plan::{Plan, Point, SweepOptions, TransportKind};
 use crate::sweep::rank::{measure, RankBuffers};
-use crate::sweep::record::PointKey;
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
 use crate::sweep::summarize::summarize;
 use crate::sweep::topology::{Topology, WorldShape};
@@ -215,7 +214,7 @@ fn lead_points(
         };
         let (members, rank_times, wrongs) =
             run_point(c, k, point, &mut bufs, timeout).map_err(during)?;
-        let key = PointKey::of(point, "host");
+        let key = point.key("host");
         let (rec, samples, mut per_rank) = summarize(key, point.warmup, &rank_times, &wrongs)
             .ok_or_else(|| {
                 Error::Rank(format!(

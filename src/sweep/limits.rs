@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
-use crate::sweep::record::IterSample;
+use crate::model::record::IterSample;
 
 /// Most timed iterations per point: 8 MB of samples per rank, and far more than any
 /// percentile needs.

@@ -9,7 +9,7 @@
 //! median pair would then be a slow one. The 75th percentile stays on healthy pairs as long as
 //! more than a quarter of the pairs are healthy.
 
-use crate::sweep::record::RankSummary;
+use crate::model::record::RankSummary;
 use crate::units::format_size;
 
 /// A pair below this fraction of the reference pair's bandwidth is reported as slow: ordinary

@@ -9,7 +9,6 @@ pub mod limits;
 pub mod links;
 pub mod plan;
 pub mod rank;
-pub mod record;
 pub mod run;
 pub mod summarize;
 pub mod topology;

@@ -1,6 +1,7 @@
 //! The sweep plan: typed options (parsed once from the command line) and the ordered list of
 //! points they expand to. Rank processes receive the options and expand the same plan.
 
+use crate::model::record::PointKey;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::host::affinity::Bind;
@@ -279,6 +280,24 @@ impl SweepOptions {
 }
 
 impl Point {
+    /// The key of a planned point measured on `backend`.
+    pub fn key(&self, backend: &str) -> PointKey {
+        let (p, c) = (self, &self.call);
+        PointKey {
+            backend: backend.into(),
+            op: c.op,
+            algo: c.algo,
+            dtype: c.dtype,
+            redop: c.redop,
+            world: p.world,
+            nodes: p.nodes,
+            bytes: c.shape.bytes,
+            count: c.shape.count,
+            in_place: p.in_place,
+            proto: None,
+        }
+    }
+
     /// A short description for messages: "allreduce ring f32 1 MiB world 4 out-of-place".
     pub fn describe(&self) -> String {
         let c = &self.call;

@@ -13,10 +13,10 @@ use crate::backend::BackendKind;
 use crate::error::{Error, Result};
 use crate::launch::local::{LocalRanks, RankExit};
 use crate::meta::{Meta, RunStatus};
+use crate::model::record::{IterSample, PointRecord, RankSummary};
 use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::console::Console;
 use crate::sweep::plan::{Plan, Point, SweepOptions};
-use crate::sweep::record::{IterSample, PointKey, PointRecord, RankSummary};
 use crate::sweep::summarize::summarize;
 use crate::sweep::topology::WorldSpec;
 use crate::sweep::watchdog::{blame, Watchdog};
@@ -360,7 +360,7 @@ impl Supervisor<'_> {
         let wrong: Vec<u64> = (0..p.world)
             .map(|r| self.shared.wrong(r).load(Ordering::Relaxed))
             .collect();
-        let key = PointKey::of(p, "host");
+        let key = p.key("host");
         summarize(key, p.warmup, &rank_times, &wrong).ok_or_else(|| {
             Error::Rank(format!(
                 "invalid samples from the ranks for {}",

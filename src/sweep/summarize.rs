@@ -5,8 +5,8 @@
 //! except `busbw_gbps_mean`, which uses the mean like nccl-tests' printed numbers.
 
 use crate::collective::busbw_gbps;
+use crate::model::record::{IterSample, PointKey, PointRecord, RankSummary};
 use crate::stats::{self, Summary};
-use crate::sweep::record::{IterSample, PointKey, PointRecord, RankSummary};
 
 /// Summarises one point. `rank_times[r][i]` is rank `r`'s time in microseconds of timed
 /// iteration `i` (every rank the same number of iterations, at least one); `wrong[r]` is the

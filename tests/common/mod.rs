@@ -17,8 +17,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use collbench::meta::Meta;
+use collbench::model::record::PointRecord;
 use collbench::report::summary_csv::read_summary;
-use collbench::sweep::record::PointRecord;
 
 /// A sweep's default `--timeout`: a rank silent this long ends the run by itself.
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);

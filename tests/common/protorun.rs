@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use collbench::meta::Meta;
-use collbench::sweep::record::PointRecord;
+use collbench::model::record::PointRecord;
 
 /// One protocol of a hand-written NCCL run: every point takes `alpha_us + beta_ns_per_byte ·
 /// S / 1000` µs.
@@ -31,8 +31,8 @@ pub const PROTO_SIZES: [usize; 6] = [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18
 pub fn write_proto_run(dir: &Path, lines: &[ProtoLine], worlds: &[usize]) {
     use collbench::collective::{Algo, DType, Op, ReduceOp};
     use collbench::meta::RunStatus;
+    use collbench::model::record::{IterSample, PointKey, RankSummary};
     use collbench::report::run_dir::RunDir;
-    use collbench::sweep::record::{IterSample, PointKey, RankSummary};
     let ranks = worlds.iter().copied().max().unwrap();
     let meta = Meta::new(
         vec!["collbench".into()],

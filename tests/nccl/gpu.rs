@@ -73,7 +73,7 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
     for op in Op::ALL {
         for d in DType::ALL {
             for in_place in [false, true] {
-                let has = |r: &&collbench::sweep::record::PointRecord| {
+                let has = |r: &&collbench::model::record::PointRecord| {
                     r.key.op == *op && r.key.dtype == *d && r.key.in_place == in_place
                 };
                 assert!(rows.iter().any(|r| has(&r)), "{op} {d} in place {in_place}");

@@ -14,7 +14,6 @@ use crate::meta::Meta;
 use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::console::Console;
 use crate::sweep::plan::{Plan, Point, SweepOptions};
-use crate::sweep::record::PointKey;
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
 use crate::sweep::summarize::summarize;
 use crate::sweep::topology::Topology;
@@ -146,7 +145,7 @@ fn lead_points(
         let mut all = vec![0u64; payload.len() * world.size() as usize];
         root.gather_into_root(&payload[..], &mut all[..]);
         let (rank_times, wrongs) = members_samples(&all, payload.len());
-        let mut key = PointKey::of(point, BackendKind::Mpi.name());
+        let mut key = point.key(BackendKind::Mpi.name());
         // Groups are the first p ranks: the nodes they span, and each member's node.
         key.nodes = topo.node_of[..point.world]
             .iter()

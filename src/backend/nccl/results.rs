@@ -9,7 +9,6 @@ use crate::error::{Error, Result};
 use crate::report::run_dir::RunDir;
 use crate::sweep::console::Console;
 use crate::sweep::plan::Point;
-use crate::sweep::record::PointKey;
 use crate::sweep::summarize::summarize;
 use crate::sweep::topology::Topology;
 
@@ -25,7 +24,7 @@ impl Lead {
     /// Applies the slowest-rank rule to the members' parts of `p` and writes the point.
     pub fn write(&mut self, p: &Point, stage: &Stage, all: &[Vec<u8>]) -> Result<()> {
         let (rank_times, wrongs, estimates) = members_samples(all);
-        let mut key = PointKey::of(p, BackendKind::Nccl.name());
+        let mut key = p.key(BackendKind::Nccl.name());
         key.proto = Some(stage.proto);
         key.nodes = self.topo.node_of[..p.world]
             .iter()

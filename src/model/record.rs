@@ -26,26 +26,6 @@ pub struct PointKey {
     pub proto: Option<Proto>,
 }
 
-impl PointKey {
-    /// The key of a planned point measured on `backend`.
-    pub fn of(p: &crate::sweep::plan::Point, backend: &str) -> PointKey {
-        let c = &p.call;
-        PointKey {
-            backend: backend.into(),
-            op: c.op,
-            algo: c.algo,
-            dtype: c.dtype,
-            redop: c.redop,
-            world: p.world,
-            nodes: p.nodes,
-            bytes: c.shape.bytes,
-            count: c.shape.count,
-            in_place: p.in_place,
-            proto: None,
-        }
-    }
-}
-
 /// A measured point: key, timing summary of the per-iteration samples (each sample is the slowest
 /// rank's time of that iteration), bandwidths derived from the median, and the correctness check.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
