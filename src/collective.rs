@@ -266,11 +266,17 @@ impl Shape {
 
     /// Algorithm bandwidth in GB/s (1e9 bytes/s) for a time in microseconds.
     pub fn algbw_gbps(&self, time_us: f64) -> f64 {
-        if time_us > 0.0 {
-            self.bytes as f64 / (time_us * 1e3)
-        } else {
-            0.0
-        }
+        algbw_gbps(self.bytes, time_us)
+    }
+}
+
+/// Algorithm bandwidth `S / t` in GB/s (1e9 bytes/s) of `bytes` moved in `time_us`
+/// microseconds; 0 for a time that is not positive.
+pub fn algbw_gbps(bytes: usize, time_us: f64) -> f64 {
+    if time_us > 0.0 {
+        bytes as f64 / (time_us * 1e3)
+    } else {
+        0.0
     }
 }
 

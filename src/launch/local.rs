@@ -98,16 +98,7 @@ impl LocalRanks {
                 .envs(env.iter().copied())
                 .stdin(Stdio::null())
                 .stdout(Stdio::null());
-            // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, _exit).
-            unsafe {
-                cmd.pre_exec(move || {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                    if libc::getppid() != launcher {
-                        libc::_exit(1);
-                    }
-                    Ok(())
-                });
-            }
+            die_with(&mut cmd, launcher);
             let child = cmd.spawn().map_err(|e| Error::Os {
                 what: format!("starting rank {r} ({})", exe.display()),
                 source: e,
@@ -169,6 +160,22 @@ impl LocalRanks {
 impl Drop for LocalRanks {
     fn drop(&mut self) {
         self.kill_all();
+    }
+}
+
+/// Makes the child `cmd` starts die with `launcher` (PR_SET_PDEATHSIG), and exit at once if the
+/// launcher is already gone by the time it starts, so no rank outlives the process that
+/// supervises it.
+pub fn die_with(cmd: &mut Command, launcher: libc::pid_t) {
+    // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, _exit).
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != launcher {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
     }
 }
 

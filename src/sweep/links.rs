@@ -56,15 +56,10 @@ pub fn largest_sizes(points: &[PairBandwidth]) -> Vec<PairBandwidth> {
     kept
 }
 
-/// The `q` quantile of `v` (linear between order statistics); NaN when empty.
+/// The `q` quantile of `v` (sorted here; numpy's default rule, [`crate::stats::percentile`]).
 fn quantile(v: &mut [f64], q: f64) -> f64 {
     v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let at = q * (v.len() - 1) as f64;
-    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
-    v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
+    crate::stats::percentile(v, q)
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -4,6 +4,7 @@
 //! over ranks (nccl-tests reports the same). Bandwidths come from the median iteration time,
 //! except `busbw_gbps_mean`, which uses the mean like nccl-tests' printed numbers.
 
+use crate::collective::algbw_gbps;
 use crate::collective::busbw_gbps;
 use crate::model::record::{IterSample, PointKey, PointRecord, RankSummary};
 use crate::stats::{self, Summary};
@@ -109,16 +110,6 @@ fn rank_summaries(rank_times: &[Vec<f64>], wrong: &[u64]) -> Option<Vec<RankSumm
             })
         })
         .collect()
-}
-
-/// Algorithm bandwidth in GB/s (1e9 bytes/s) of `bytes` moved in `time_us` microseconds; 0 for
-/// a time that is not positive.
-fn algbw_gbps(bytes: usize, time_us: f64) -> f64 {
-    if time_us > 0.0 {
-        bytes as f64 / (time_us * 1e3)
-    } else {
-        0.0
-    }
 }
 
 #[cfg(test)]

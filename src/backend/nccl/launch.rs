@@ -5,7 +5,6 @@
 //! them (see [`crate::launch::env`]) and rank 0 serves the store. Either way rank r drives GPU
 //! `local rank` and rank 0 writes the results.
 
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -199,16 +198,7 @@ fn spawn(
         if r != 0 {
             cmd.stdout(Stdio::null());
         }
-        // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, _exit).
-        unsafe {
-            cmd.pre_exec(move || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if libc::getppid() != launcher {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
+        crate::launch::local::die_with(&mut cmd, launcher);
         match cmd.spawn() {
             Ok(c) => children.push(Some(c)),
             Err(e) => {
