@@ -1,17 +1,14 @@
-//! `collbench accept` on a recorded run of the host backend (criteria set to pass and to fail),
-//! on small sweeps it runs itself (repeats), and on bad criteria: exit 0 pass, 1 fail, 2 could
-//! not judge, with verdict.json and well-formed JUnit XML.
+//! `collbench accept` on a recorded run of the host backend (criteria set to pass and to fail)
+//! and on bad criteria: exit 0 pass, 1 fail, 2 could not judge, with verdict.json and well-formed
+//! JUnit XML. Sweeps that accept runs itself are in accept_sweeps.rs.
 
 mod common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
-use common::recorded::{self, Recorded};
-use common::{run, serial, Run};
-
-const LIMIT: Duration = Duration::from_secs(120);
+use common::accept::{accept, refused, write, LIMIT};
+use common::recorded::Recorded;
 
 /// One real sweep shared by the tests: ring AllReduce and AllGather, 2 ranks, 1 KiB to 64 KiB.
 fn recorded() -> &'static Path {
@@ -45,24 +42,6 @@ fn criteria(fail: bool) -> String {
          [[criterion]]\nname = \"correct\"\nmax_wrong = 0\n\
          [[criterion]]\nname = \"latency\"\nmax_bytes = \"4K\"\nmax_time_us = 1e6\nstat = \"worst\"\n"
     )
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    fs::write(&p, text).unwrap();
-    p
-}
-
-fn accept(args: &[&str]) -> Run {
-    let mut full = vec!["accept"];
-    full.extend_from_slice(args);
-    run(&full, LIMIT)
-}
-
-/// Exit 2 with exactly one line on stderr holding every `names`, nothing on stdout.
-fn refused(r: &Run, names: &[&str]) {
-    recorded::refused(r, names);
-    assert!(r.stdout.is_empty(), "{}", r.stdout);
 }
 
 /// Parses JUnit XML with a real parser and returns (testcases, failures, errors) as counted
@@ -296,112 +275,4 @@ fn bad_criteria_are_one_line_naming_the_key() {
         tmp.path().to_str().unwrap(),
     ]);
     assert_eq!(r.code(), 2, "{r:?}");
-}
-
-#[test]
-fn repeats_sweep_into_the_out_folder_with_a_clean_stdout() {
-    let tmp = tempfile::tempdir().unwrap();
-    let text = "[sweep]\nop = \"allreduce\"\nranks = 2\nmin_bytes = \"1K\"\nmax_bytes = \"4K\"\n\
-                iters = 5\nwarmup = 1\n\
-                [[criterion]]\nname = \"ok\"\nmax_wrong = 0\nmax_time_us = 1e6\nmax_rank_skew = 1e3\n";
-    let c = write(tmp.path(), "c.toml", text);
-    let out = tmp.path().join("acc");
-    let r = {
-        let _guard = serial();
-        accept(&[
-            "--criteria",
-            c.to_str().unwrap(),
-            "--repeat",
-            "2",
-            "--out",
-            out.to_str().unwrap(),
-            "--json",
-        ])
-    };
-    assert_eq!(r.code(), 0, "{r:?}");
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("only the verdict on stdout");
-    assert_eq!(v["repeats"], 2);
-    assert_eq!(v["criteria"][0]["points"].as_array().unwrap().len(), 3);
-    for i in [1, 2] {
-        assert!(out.join(format!("repeat-{i}/summary.csv")).is_file());
-    }
-    assert!(out.join("verdict.json").is_file() && out.join("junit.xml").is_file());
-    // The sweeps' live tables went to stderr.
-    assert!(r.stderr.contains("allreduce"), "{}", r.stderr);
-}
-
-#[test]
-fn criteria_that_no_planned_point_matches_are_refused_before_measuring() {
-    let tmp = tempfile::tempdir().unwrap();
-    let text = "[sweep]\nop = \"allreduce\"\nranks = 2\nmin_bytes = \"1K\"\nmax_bytes = \"4K\"\n\
-                [[criterion]]\nname = \"ag\"\nop = \"allgather\"\nmax_wrong = 0\n";
-    let c = write(tmp.path(), "c.toml", text);
-    let out = tmp.path().join("acc");
-    let r = accept(&[
-        "--criteria",
-        c.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    refused(
-        &r,
-        &[
-            "criterion 'ag'",
-            "matches no point the [sweep] measures",
-            "op allgather",
-        ],
-    );
-    assert!(!out.join("repeat-1").exists());
-    let bad = write(
-        tmp.path(),
-        "b.toml",
-        "[sweep]\nop = \"allgatherr\"\n[[criterion]]\nmax_wrong = 0\n",
-    );
-    let r = accept(&[
-        "--criteria",
-        bad.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    refused(&r, &["b.toml", "[sweep]", "allgatherr"]);
-}
-
-#[test]
-fn two_accepts_started_together_get_their_own_default_folders() {
-    // Both start within the same second (almost always): each must get its own folder
-    // (`…-<name>` and `…-<name>-2`), not sweep into and judge one folder between them.
-    let tmp = tempfile::tempdir().unwrap();
-    let text = "name = \"twice\"\n[sweep]\nop = \"allreduce\"\nranks = 2\nmin_bytes = \"1K\"\n\
-                max_bytes = \"1K\"\niters = 3\nwarmup = 1\n\
-                [[criterion]]\nname = \"ok\"\nmax_wrong = 0\n";
-    let c = write(tmp.path(), "c.toml", text);
-    let runs = {
-        let _guard = serial();
-        let started = std::time::Instant::now();
-        let spawn = || {
-            let mut cmd = common::command(&["accept", "--criteria", c.to_str().unwrap()]);
-            cmd.current_dir(tmp.path());
-            common::Spawned::start(cmd)
-        };
-        let (a, b) = (spawn(), spawn());
-        [a.finish(started, LIMIT), b.finish(started, LIMIT)]
-    };
-    for r in &runs {
-        assert_eq!(r.code(), 0, "{r:?}");
-    }
-    let mut dirs: Vec<String> = fs::read_dir(tmp.path().join("results"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    dirs.sort();
-    assert_eq!(dirs.len(), 2, "{dirs:?}");
-    for d in &dirs {
-        assert!(d.contains("-accept-twice"), "{d}");
-        let dir = tmp.path().join("results").join(d);
-        assert!(dir.join("verdict.json").is_file(), "{d}");
-        assert!(dir.join("repeat-1/summary.csv").is_file(), "{d}");
-    }
-    if dirs[1].starts_with(&dirs[0]) {
-        assert_eq!(dirs[1], format!("{}-2", dirs[0]));
-    }
 }

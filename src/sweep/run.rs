@@ -5,21 +5,17 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::backend::host::layout::{Layout, Shared};
-use crate::backend::host::wait::{futex_wait, notify};
 use crate::backend::BackendKind;
 use crate::error::{Error, Result};
-use crate::launch::local::{LocalRanks, RankExit};
+use crate::launch::local::LocalRanks;
 use crate::meta::{Meta, RunStatus};
-use crate::model::record::{IterSample, PointRecord, RankSummary};
 use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::console::Console;
 use crate::sweep::plan::{Plan, Point, SweepOptions};
-use crate::sweep::summarize::summarize;
 use crate::sweep::topology::WorldSpec;
-use crate::sweep::watchdog::{blame, Watchdog};
 use crate::units::format_size;
 
 /// A sweep as the user asked for it.
@@ -235,198 +231,5 @@ fn launch_and_measure(
     result
 }
 
-/// Watches the ranks of one launch.
-struct Supervisor<'a> {
-    shared: &'a Shared,
-    ranks: &'a mut LocalRanks,
-    pids: Vec<Option<u32>>,
-    timeout: Duration,
-}
-
-impl Supervisor<'_> {
-    fn measure_all(&mut self, plan: &Plan, out: &mut RunDir, console: &Console) -> Result<usize> {
-        let mut wrong_points = 0;
-        let mut dog = Watchdog::new(self.timeout);
-        for (k, point) in plan.points.iter().enumerate() {
-            console.running(&point.describe());
-            let last = k + 1 == plan.points.len();
-            self.wait_published(k as u32 + 1, point, last, &mut dog)?;
-            let (rec, samples, per_rank) = self.collect(point)?;
-            out.append_point(&rec, &samples, &per_rank)?;
-            console.point(&rec);
-            wrong_points += usize::from(rec.wrong > 0);
-            self.shared
-                .points_consumed()
-                .store(k as u32 + 1, Ordering::SeqCst);
-            notify(self.shared.doorbell(0), self.shared.sleeping(0));
-            dog.kick();
-        }
-        Ok(wrong_points)
-    }
-
-    /// Waits until the ranks publish point `want` (1-based); `last` when it is the last point.
-    fn wait_published(
-        &mut self,
-        want: u32,
-        point: &Point,
-        last: bool,
-        dog: &mut Watchdog,
-    ) -> Result<()> {
-        let published = self.shared.points_published();
-        loop {
-            let now = published.load(Ordering::Acquire);
-            if now >= want {
-                return Ok(());
-            }
-            self.check_health(&point.describe(), last, dog)?;
-            // Rank 0 publishes before it exits, so once every rank has been reaped the count is
-            // final: waiting longer would only wait for the watchdog.
-            if self.ranks.all_exited() && published.load(Ordering::Acquire) < want {
-                return Err(Error::Rank(format!(
-                    "every rank exited before finishing {}",
-                    point.describe()
-                )));
-            }
-            futex_wait(published, now, Duration::from_millis(20));
-        }
-    }
-
-    /// Errors if the user interrupted, a rank ended, or the ranks stalled past the timeout.
-    /// During the `last` point a rank may finish cleanly: the others leave the final barrier
-    /// and exit before rank 0 has published the point, so exit code 0 is no failure then.
-    fn check_health(&mut self, during: &str, last: bool, dog: &mut Watchdog) -> Result<()> {
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            return Err(Error::Interrupted(format!("stopped during {during}")));
-        }
-        if let Some(first) = self.ranks.poll_exited() {
-            let (r, exit) = self.cause(first);
-            // Ctrl-C or SIGTERM sent to the whole process group reaches the ranks too, and one
-            // of them may be seen dead before the launcher's own handler has run.
-            if let RankExit::Signal(sig @ (libc::SIGINT | libc::SIGTERM)) = exit {
-                return Err(Error::Interrupted(format!(
-                    "rank {r} (pid {}) received {} during {during}",
-                    self.pid_text(r),
-                    RankExit::Signal(sig).describe()
-                )));
-            }
-            if last && exit == RankExit::Code(0) {
-                return Ok(());
-            }
-            return Err(Error::Rank(format!(
-                "rank {r} (pid {}) ended with {} during {during}{}; the other ranks were stopped",
-                self.pid_text(r),
-                exit.describe(),
-                self.rank_error(r)
-            )));
-        }
-        if dog.expired(self.shared) {
-            let stuck = blame(self.shared, &self.pids);
-            // A stopped or dead process explains itself; a live one may be in a long warm-up.
-            let hint = if stuck.reason.starts_with("process is") {
-                ""
-            } else {
-                " (a point's warm-up must end within --timeout: raise it, or lower --warmup)"
-            };
-            return Err(Error::Rank(format!(
-                "rank {} (pid {}) made no progress for {} during {during} ({}); all ranks were \
-                 stopped{hint}",
-                stuck.rank,
-                self.pid_text(stuck.rank),
-                humantime::format_duration(self.timeout),
-                stuck.reason
-            )));
-        }
-        Ok(())
-    }
-
-    fn pid_text(&self, r: usize) -> String {
-        self.pids
-            .get(r)
-            .copied()
-            .flatten()
-            .map_or("?".into(), |p| p.to_string())
-    }
-
-    /// Reads the member ranks' samples and wrong counts from the segment.
-    fn collect(&self, p: &Point) -> Result<(PointRecord, Vec<IterSample>, Vec<RankSummary>)> {
-        let iters = p.iters.min(self.shared.layout.max_iters);
-        let rank_times: Vec<Vec<f64>> = (0..p.world)
-            .map(|r| {
-                // SAFETY: the ranks wrote `iters` samples and published the point; they do not
-                // touch the area again until we store points_consumed.
-                unsafe { std::slice::from_raw_parts(self.shared.samples_ptr(r), iters) }.to_vec()
-            })
-            .collect();
-        let wrong: Vec<u64> = (0..p.world)
-            .map(|r| self.shared.wrong(r).load(Ordering::Relaxed))
-            .collect();
-        let key = p.key("host");
-        summarize(key, p.warmup, &rank_times, &wrong).ok_or_else(|| {
-            Error::Rank(format!(
-                "invalid samples from the ranks for {}",
-                p.describe()
-            ))
-        })
-    }
-
-    /// The rank whose exit is the cause, given the first exit seen. A rank that dies takes its
-    /// peers down within milliseconds (over TCP they see the connection close), and any of them
-    /// may be reaped first; so exits are gathered for a moment and a death by signal is blamed
-    /// before an exit with an error code.
-    fn cause(&mut self, first: (usize, RankExit)) -> (usize, RankExit) {
-        if first.1 == RankExit::Code(0) {
-            return first;
-        }
-        let mut seen = vec![first];
-        let until = Instant::now() + Duration::from_millis(200);
-        while Instant::now() < until && !self.ranks.all_exited() {
-            match self.ranks.poll_exited() {
-                Some(e) => seen.push(e),
-                None => std::thread::sleep(Duration::from_millis(5)),
-            }
-        }
-        let by_signal = seen.iter().find(|(_, e)| matches!(e, RankExit::Signal(_)));
-        by_signal.copied().unwrap_or(first)
-    }
-
-    /// ": <message>" when rank `r` left an error message in the segment, else "".
-    fn rank_error(&self, r: usize) -> String {
-        match self.shared.error(r) {
-            Some(msg) => format!(": {}", msg.trim_start_matches(&format!("rank {r}: "))),
-            None => String::new(),
-        }
-    }
-
-    /// After the last point every rank must exit cleanly within the timeout.
-    fn wait_exit(&mut self) -> Result<()> {
-        let start = Instant::now();
-        while !self.ranks.all_exited() {
-            if let Some((r, exit)) = self.ranks.poll_exited() {
-                if exit != RankExit::Code(0) {
-                    return Err(Error::Rank(format!(
-                        "rank {r} (pid {}) ended with {} after the last point{}",
-                        self.pid_text(r),
-                        exit.describe(),
-                        self.rank_error(r)
-                    )));
-                }
-                continue;
-            }
-            if start.elapsed() > self.timeout {
-                let left: Vec<String> = self
-                    .ranks
-                    .running()
-                    .into_iter()
-                    .map(|r| format!("{r} (pid {})", self.pid_text(r)))
-                    .collect();
-                return Err(Error::Rank(format!(
-                    "rank(s) {} did not exit within {} after the last point; all ranks were stopped",
-                    left.join(", "),
-                    humantime::format_duration(self.timeout)
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Ok(())
-    }
-}
+mod supervisor;
+use supervisor::Supervisor;

@@ -1,0 +1,183 @@
+//! The options checked and expanded into points: every group, op, algorithm, dtype and placement,
+//! then the sizes of one curve, with a note for each size skipped or rounded.
+
+use crate::backend::{BackendKind, Call};
+use crate::collective::{Algo, DType, Op, Shape};
+use crate::error::{Error, Result};
+use crate::sweep::topology::WorldShape;
+use crate::units::format_size;
+
+use super::{default_iters, default_warmup, Plan, Point, SweepOptions};
+
+impl SweepOptions {
+    /// Checks what the parser cannot: world sizes against ranks, op/algo combinations.
+    pub fn validate(&self) -> Result<()> {
+        self.validate_for(BackendKind::Host)
+    }
+
+    /// [`SweepOptions::validate`] against the algorithms of `backend`.
+    pub fn validate_for(&self, backend: BackendKind) -> Result<()> {
+        if self.ranks == 0 {
+            return Err(Error::usage("--ranks must be at least 1"));
+        }
+        if let Some(&w) = self.world_sizes.iter().find(|&&w| w == 0 || w > self.ranks) {
+            return Err(Error::usage(format!(
+                "world size {w} is not between 1 and --ranks {}; raise --ranks or drop it from --world-sizes",
+                self.ranks
+            )));
+        }
+        if self.iters == Some(0) {
+            return Err(Error::usage("--iters must be at least 1"));
+        }
+        crate::sweep::limits::check_counts(self.iters, self.warmup)?;
+        let any = self
+            .ops
+            .iter()
+            .any(|op| self.algos.iter().any(|a| backend.algos(*op).contains(a)));
+        if !any {
+            return Err(Error::usage(format!(
+                "no requested op has a requested algorithm: {}",
+                self.combinations_hint(backend)
+            )));
+        }
+        Ok(())
+    }
+
+    fn combinations_hint(&self, backend: BackendKind) -> String {
+        let parts: Vec<String> = self
+            .ops
+            .iter()
+            .map(|op| {
+                let algos: Vec<&str> = backend.algos(*op).iter().map(|a| a.name()).collect();
+                format!("{op} runs {}", algos.join("/"))
+            })
+            .collect();
+        parts.join("; ")
+    }
+
+    /// The groups measured: `shapes` when set, else each world size on one host.
+    pub fn world_shapes(&self) -> Vec<WorldShape> {
+        if !self.shapes.is_empty() {
+            return self.shapes.clone();
+        }
+        self.world_sizes
+            .iter()
+            .map(|&p| WorldShape {
+                nodes: 1,
+                per_node: p,
+            })
+            .collect()
+    }
+
+    /// Every group measured, with its node pair in a `--pairs` run.
+    fn groups(&self) -> Vec<(WorldShape, Option<(usize, usize)>)> {
+        if !self.pairs.is_empty() {
+            let two = WorldShape {
+                nodes: 2,
+                per_node: 1,
+            };
+            return self.pairs.iter().map(|&p| (two, Some(p))).collect();
+        }
+        self.world_shapes().into_iter().map(|s| (s, None)).collect()
+    }
+
+    /// Expands the options into points, in the order they are measured: world, op, algo, dtype,
+    /// placement, then size (so one curve is measured in one go).
+    pub fn plan(&self) -> Plan {
+        self.plan_for(BackendKind::Host)
+    }
+
+    /// [`SweepOptions::plan`] with the algorithms of `backend`.
+    pub fn plan_for(&self, backend: BackendKind) -> Plan {
+        let mut plan = Plan {
+            points: Vec::new(),
+            notes: Vec::new(),
+        };
+        for (shape, pair) in self.groups() {
+            for &op in &self.ops {
+                for &algo in self.algos.iter().filter(|a| backend.algos(op).contains(a)) {
+                    for &dtype in &self.dtypes {
+                        for &in_place in &self.in_place {
+                            self.plan_curve(&mut plan, (shape, pair), op, algo, dtype, in_place);
+                        }
+                    }
+                }
+            }
+        }
+        for op in &self.ops {
+            if let Some(a) = self.algos.iter().find(|a| !backend.algos(*op).contains(a)) {
+                plan.notes.push(format!(
+                    "{op} has no {a} algorithm on the {backend} backend; skipped"
+                ));
+            }
+        }
+        plan
+    }
+
+    fn plan_curve(
+        &self,
+        plan: &mut Plan,
+        (group, pair): (WorldShape, Option<(usize, usize)>),
+        op: Op,
+        algo: Algo,
+        dtype: DType,
+        in_place: bool,
+    ) {
+        let world = group.world();
+        let mut last = None;
+        for &requested in &self.sizes {
+            let shape = Shape::new(op, dtype, requested, world);
+            if shape.bytes == 0 {
+                let per = match op {
+                    Op::AllGather | Op::ReduceScatter => " per rank",
+                    _ => "",
+                };
+                plan.notes.push(format!(
+                    "{op} {dtype} at world {world}: {} holds less than one element{per}; skipped",
+                    format_size(requested)
+                ));
+                continue;
+            }
+            if last == Some(shape.bytes) {
+                continue;
+            }
+            if shape.bytes != requested {
+                let (from, to) = distinct_sizes(requested, shape.bytes);
+                plan.notes.push(format!(
+                    "{op} {dtype} at world {world}: {from} rounded down to {to} (whole elements per rank)"
+                ));
+            }
+            last = Some(shape.bytes);
+            let iters = self.iters.unwrap_or_else(|| default_iters(shape.bytes));
+            let warmup = self.warmup.unwrap_or_else(|| default_warmup(iters));
+            let call = Call {
+                op,
+                algo,
+                dtype,
+                redop: self.redop,
+                shape,
+            };
+            plan.points.push(Point {
+                call,
+                world,
+                nodes: group.nodes,
+                pair,
+                in_place,
+                requested,
+                iters,
+                warmup,
+            });
+        }
+    }
+}
+
+/// Two sizes written so that they read differently: binary units, or exact bytes when the
+/// units would round them to the same text.
+pub(super) fn distinct_sizes(a: usize, b: usize) -> (String, String) {
+    let (fa, fb) = (format_size(a), format_size(b));
+    if fa == fb {
+        (format!("{a} B"), format!("{b} B"))
+    } else {
+        (fa, fb)
+    }
+}
