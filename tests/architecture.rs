@@ -290,3 +290,27 @@ fn a_circle_within_a_layer_is_found_and_a_chain_is_not() {
     circle.insert(e("plot", "fit"));
     assert_eq!(circular(&circle), circle);
 }
+
+/// Files stay readable in one sitting: none over this many lines (split along a seam instead).
+const MAX_FILE_LINES: usize = 400;
+
+#[test]
+fn no_source_file_is_over_400_lines() {
+    let mut long = Vec::new();
+    for dir in ["src", "tests"] {
+        for file in rust_files(&root().join(dir)) {
+            let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+            if lines > MAX_FILE_LINES {
+                long.push(format!(
+                    "  {} ({lines})",
+                    file.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "over {MAX_FILE_LINES} lines; split along a seam:\n{}",
+        long.join("\n")
+    );
+}
