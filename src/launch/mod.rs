@@ -2,8 +2,9 @@
 //! spans hosts (mpirun, srun, torchrun-style variables) tells each rank; `store` is the TCP
 //! rendezvous through which such ranks find each other.
 
-pub mod cluster;
 pub mod env;
 pub mod hostlist;
 pub mod local;
+pub mod peers;
+pub mod rendezvous;
 pub mod store;

@@ -177,7 +177,7 @@ fn lead_points(
 /// overrides it as for the host backend), as the launch's topology.
 fn hosts(world: &SimpleCommunicator) -> Topology {
     const LEN: usize = 64;
-    let name = std::env::var(crate::launch::cluster::NODE_NAME_ENV)
+    let name = std::env::var(crate::launch::rendezvous::NODE_NAME_ENV)
         .ok()
         .filter(|v| !v.trim().is_empty())
         .unwrap_or_else(|| crate::meta::HostInfo::detect().hostname);

@@ -115,14 +115,14 @@ fn multi_node(
     let token = boot
         .token
         .clone()
-        .ok_or_else(|| crate::launch::cluster::missing_token(boot))?;
+        .ok_or_else(|| crate::launch::rendezvous::missing_token(boot))?;
     let addr = boot.store_addr().ok_or_else(|| {
         Error::usage(format!(
             "{}: no address for rank 0's store; set MASTER_ADDR and MASTER_PORT, or {STORE_ADDR_ENV}=host:port",
             boot.launcher.name()
         ))
     })?;
-    let _server = match (boot.rank, crate::launch::cluster::store_bind(boot)?) {
+    let _server = match (boot.rank, crate::launch::rendezvous::store_bind(boot)?) {
         (0, Some(bind)) => Some(StoreServer::bind(&bind, &token, boot.world, timeout)?),
         _ => None,
     };

@@ -156,7 +156,7 @@ fn options_json(opts: &SweepOptions, req: &SweepRequest, nccl: &Nccl) -> serde_j
 
 /// Every rank's node name and GPU name, in rank order.
 fn gather_ranks(store: &mut StoreClient, gpu: &Gpu) -> Result<(Vec<String>, Vec<String>)> {
-    let host = std::env::var(crate::launch::cluster::NODE_NAME_ENV)
+    let host = std::env::var(crate::launch::rendezvous::NODE_NAME_ENV)
         .ok()
         .filter(|v| !v.trim().is_empty())
         .unwrap_or_else(|| crate::meta::HostInfo::detect().hostname);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::proto::{self, Dec, Enc};
 use super::server::accept::{HELLO_LIMIT, MAX_PENDING};
 use super::*;
-use crate::backend::host::transport::peers;
+use crate::launch::peers;
 
 const TOKEN: &[u8] = b"\x01\x23\x45\x67\x89\xab\xcd\xef";
 const IDLE: usize = 1000;

@@ -16,8 +16,8 @@ pub(super) mod session;
 
 use super::proto;
 use super::{describe_ranks, MAX_TOKEN};
-use crate::backend::host::transport::peers::Refusals;
 use crate::error::{Error, Result};
+use crate::launch::peers::Refusals;
 
 /// How long a dropped server lets replies already computed reach their ranks.
 const LINGER: Duration = Duration::from_secs(1);

@@ -3,7 +3,6 @@
 //! or reduce it into its buffer) so reductions need no staging buffer of their own.
 
 pub mod hybrid;
-pub mod peers;
 pub mod shm;
 pub mod single_copy;
 pub mod tcp;

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::refusal::{self, Refusal};
 use super::{session, Conn, Presence, Shared};
-use crate::backend::host::transport::peers;
+use crate::launch::peers;
 use crate::launch::store::proto::{self, Dec};
 use crate::launch::store::{same_token, MAX_TOKEN};
 

@@ -1,5 +1,5 @@
 //! Why the store turned a connection away, what it tells that peer, and the reason rank 0 logs
-//! (through [`peers::Refusals`](crate::backend::host::transport::peers::Refusals)).
+//! (through [`peers::Refusals`](crate::launch::peers::Refusals)).
 //!
 //! Nothing a peer sent is printed raw: a claimed rank is a number, and the first bytes of
 //! something that is not a hello are shown escaped and cut to [`SHOWN_BYTES`]. Tokens are
@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::backend::host::transport::peers::escaped;
+use crate::launch::peers::escaped;
 
 /// How many bytes of a garbled opening a log line shows (escaped).
 pub(super) const SHOWN_BYTES: usize = 16;

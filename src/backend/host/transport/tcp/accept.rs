@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use super::mesh::{tune, Hello, HELLO_LEN, MAGIC};
 use super::WAKE;
-use crate::backend::host::transport::peers::{self, Refusals};
 use crate::error::{Error, Result};
+use crate::launch::peers::{self, Refusals};
 
 /// How long an accepted connection may take to present its hello.
 pub(super) const HELLO_LIMIT: Duration = Duration::from_secs(5);

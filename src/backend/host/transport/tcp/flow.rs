@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use super::Peer;
 use crate::backend::host::reduce::{reduce3, reduce_into};
-use crate::backend::host::transport::{peers, Combine};
+use crate::backend::host::transport::Combine;
 use crate::error::{Error, Result};
+use crate::launch::peers;
 
 /// An outgoing message in progress.
 pub(super) struct Tx<'p, 'd> {

@@ -10,7 +10,7 @@ use super::accept::{self, MAX_PENDING};
 use super::mesh::{Hello, HELLO_LEN};
 use super::tests::{listeners, TIMEOUT, TOKEN};
 use super::*;
-use crate::backend::host::transport::peers::{Refusals, MAX_LOGGED};
+use crate::launch::peers::{Refusals, MAX_LOGGED};
 use crate::launch::store::enough_descriptors;
 
 const IDLE: usize = 1000;

@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use super::accept;
-use crate::backend::host::transport::peers::Refusals;
 use crate::error::{Error, Result};
+use crate::launch::peers::Refusals;
 
 /// Opens every handshake and names its version; a connection that starts otherwise is dropped.
 pub(super) const MAGIC: [u8; 8] = *b"CLBTCP01";

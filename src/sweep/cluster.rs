@@ -9,7 +9,7 @@
 //! Which ranks share a node: equal host names, or equal `COLLBENCH_NODE_NAME` where set (for
 //! hosts that report the same name, and for several "nodes" on one machine in tests).
 
-use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
+use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -22,14 +22,10 @@ use crate::backend::host::transport::tcp::TcpTransport;
 use crate::backend::host::transport::Transport;
 use crate::backend::host::wait::WaitPolicy;
 use crate::error::{Error, Result};
-use crate::launch::env::{Bootstrap, STORE_ADDR_ENV, TOKEN_ENV};
+use crate::launch::env::{Bootstrap, STORE_ADDR_ENV};
+use crate::launch::rendezvous::{listen, missing_token, node_name, store_bind};
 use crate::launch::store::{StoreClient, StoreServer};
 use crate::sweep::topology::Topology;
-
-/// The IP address a rank's data listener binds and advertises.
-pub const LISTEN_ADDR_ENV: &str = "COLLBENCH_LISTEN_ADDR";
-/// Overrides the host name that decides which ranks share a node.
-pub const NODE_NAME_ENV: &str = "COLLBENCH_NODE_NAME";
 
 /// A joined launch.
 pub struct Cluster {
@@ -207,20 +203,6 @@ fn open_peer_fd(at: &str, owner: usize) -> Result<i32> {
     Ok(fd)
 }
 
-pub(crate) fn missing_token(boot: &Bootstrap) -> Error {
-    let pass = match boot.launcher {
-        crate::launch::env::Launcher::OpenMpi => {
-            format!(" and pass it with `mpirun -x {TOKEN_ENV}`")
-        }
-        _ => String::new(),
-    };
-    Error::usage(format!(
-        "started by {} but {TOKEN_ENV} is not set: every rank needs the job's secret, e.g. \
-         `export {TOKEN_ENV}=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \\n')` before launching{pass}",
-        boot.launcher.name()
-    ))
-}
-
 /// Fails, naming the first rank whose sweep differs from rank 0's.
 fn check_same_sweep(store: &mut StoreClient, fingerprint: &str) -> Result<()> {
     let all = store.all_gather("collbench-sweep", fingerprint.as_bytes())?;
@@ -229,70 +211,6 @@ fn check_same_sweep(store: &mut StoreClient, fingerprint: &str) -> Result<()> {
             "rank {r} was started with other sweep options than rank 0; start every rank with the same command line"
         ))),
         None => Ok(()),
-    }
-}
-
-/// Where rank 0's store listens: on `COLLBENCH_LISTEN_ADDR` when set (only that interface),
-/// else on every interface, at the store's port.
-pub(crate) fn store_bind(boot: &Bootstrap) -> Result<Option<String>> {
-    let (Some(all), Some((_, port))) = (boot.store_bind_addr(), boot.master.as_ref()) else {
-        return Ok(None);
-    };
-    match listen_ip()? {
-        Some(ip) => Ok(Some(SocketAddr::from((ip, *port)).to_string())),
-        None => Ok(Some(all)),
-    }
-}
-
-/// `COLLBENCH_LISTEN_ADDR`, if set.
-fn listen_ip() -> Result<Option<IpAddr>> {
-    match std::env::var(LISTEN_ADDR_ENV) {
-        Ok(v) => v.trim().parse::<IpAddr>().map(Some).map_err(|_| {
-            Error::usage(format!(
-                "{LISTEN_ADDR_ENV}='{v}' is not an IP address such as 10.0.0.5; unset it to use the interface toward the store"
-            ))
-        }),
-        Err(_) => Ok(None),
-    }
-}
-
-/// This rank's data listener, on the address other hosts reach it at.
-fn listen(boot: &Bootstrap) -> Result<TcpListener> {
-    let ip = match listen_ip()? {
-        Some(ip) => ip,
-        None => route_to_store(boot)?,
-    };
-    TcpListener::bind((ip, 0)).map_err(|e| {
-        Error::Rank(format!(
-            "rank {}: cannot listen on {ip}: {e}; set {LISTEN_ADDR_ENV} to an address of this host",
-            boot.rank
-        ))
-    })
-}
-
-/// The local address of the interface the kernel would use to reach the store.
-fn route_to_store(boot: &Bootstrap) -> Result<IpAddr> {
-    let (host, port) = boot
-        .master
-        .clone()
-        .unwrap_or_else(|| ("127.0.0.1".into(), 1));
-    let fail = |e: std::io::Error| {
-        Error::Rank(format!(
-            "rank {}: no route toward the store at {host}:{port} to pick this host's address ({e}); set {LISTEN_ADDR_ENV}",
-            boot.rank
-        ))
-    };
-    let v6 = host.parse::<std::net::Ipv6Addr>().is_ok();
-    let sock = UdpSocket::bind(if v6 { "[::]:0" } else { "0.0.0.0:0" }).map_err(fail)?;
-    sock.connect((host.as_str(), port)).map_err(fail)?;
-    Ok(sock.local_addr().map_err(fail)?.ip())
-}
-
-/// The name that decides which ranks share a node.
-fn node_name() -> String {
-    match std::env::var(NODE_NAME_ENV) {
-        Ok(v) if !v.trim().is_empty() => v.trim().to_string(),
-        _ => crate::meta::HostInfo::detect().hostname,
     }
 }
 
