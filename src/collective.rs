@@ -242,7 +242,10 @@ impl Shape {
             let bytes = per_rank * p * el;
             let (in_bytes, out_bytes) = match op {
                 Op::AllGather => (per_rank * el, bytes),
-                _ => (bytes, per_rank * el),
+                // ReduceScatter; the others do not split per rank and never get here.
+                Op::ReduceScatter | Op::AllReduce | Op::Broadcast | Op::Reduce => {
+                    (bytes, per_rank * el)
+                }
             };
             Shape {
                 bytes,

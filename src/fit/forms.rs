@@ -264,7 +264,7 @@ fn two_level(op: Op, p: usize, nodes: usize, kb: f64) -> Option<Vec<f64>> {
     let times = match op {
         Op::AllGather | Op::ReduceScatter => 1.0,
         Op::AllReduce => 2.0,
-        _ => return None,
+        Op::Broadcast | Op::Reduce => return None,
     };
     if nodes == 0 || p % nodes != 0 {
         return None;

@@ -281,7 +281,7 @@ fn model_us(model: &WorldModel, form: Form, op: Op, group: Group, bytes: f64) ->
 fn algos_of(op: Op) -> &'static [Algo] {
     match op {
         Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling, Algo::Auto],
-        _ => &[Algo::Ring, Algo::Auto],
+        Op::AllGather | Op::ReduceScatter | Op::Broadcast | Op::Reduce => &[Algo::Ring, Algo::Auto],
     }
 }
 

@@ -261,9 +261,9 @@ fn fill(p: &Point, g: &Group, bufs: &mut RankBuffers) {
 fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
     let c = &p.call;
     let (_, output) = bufs.views(p);
-    let out: &[u8] = match (p.in_place, c.op) {
-        (true, Op::ReduceScatter) => &output[own_block(g, c.shape.out_bytes)],
-        _ => output,
+    let out: &[u8] = match c.op {
+        Op::ReduceScatter if p.in_place => &output[own_block(g, c.shape.out_bytes)],
+        Op::ReduceScatter | Op::AllReduce | Op::AllGather | Op::Broadcast | Op::Reduce => output,
     };
     count_wrong(c.op, c.dtype, c.redop, g.size(), g.me, &c.shape, out)
 }

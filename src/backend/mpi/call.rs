@@ -76,9 +76,12 @@ impl MpiBuffers {
     pub(super) fn check(&mut self, p: &Point, size: usize, rank: usize) -> u64 {
         let c = &p.call;
         let (_, output) = self.views(p);
-        let out: &[u8] = match (p.in_place, c.op) {
-            (true, Op::ReduceScatter) => &output[..c.shape.out_bytes],
-            _ => output,
+        let out: &[u8] = match c.op {
+            // In place, ReduceScatter leaves this rank's block at the start of the buffer.
+            Op::ReduceScatter if p.in_place => &output[..c.shape.out_bytes],
+            Op::ReduceScatter | Op::AllReduce | Op::AllGather | Op::Broadcast | Op::Reduce => {
+                output
+            }
         };
         count_wrong(c.op, c.dtype, c.redop, size, rank, &c.shape, out)
     }
@@ -172,7 +175,9 @@ impl RawCall {
         let recv = buffer.as_mut_ptr().cast::<c_void>();
         let send = match self.op {
             Op::Reduce if !self.is_root => recv.cast_const(),
-            _ => marker,
+            Op::Reduce | Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::Broadcast => {
+                marker
+            }
         };
         self.run(send, recv)
     }

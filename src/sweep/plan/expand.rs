@@ -130,7 +130,7 @@ impl SweepOptions {
             if shape.bytes == 0 {
                 let per = match op {
                     Op::AllGather | Op::ReduceScatter => " per rank",
-                    _ => "",
+                    Op::AllReduce | Op::Broadcast | Op::Reduce => "",
                 };
                 plan.notes.push(format!(
                     "{op} {dtype} at world {world}: {} holds less than one element{per}; skipped",
