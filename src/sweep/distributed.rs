@@ -178,7 +178,7 @@ fn lead(
         transport,
         opts.ranks,
         c.topology.nodes(),
-        crate::backend::host::transport::single_copy::options_json(opts),
+        crate::sweep::run::host_options_json(opts),
     );
     meta.hosts = c.topology.hosts.clone();
     meta.rank_nodes = c.topology.node_of.clone();

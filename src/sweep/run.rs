@@ -8,13 +8,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::backend::host::layout::{Layout, Shared};
+use crate::backend::host::transport::single_copy::CopyMode;
 use crate::backend::BackendKind;
 use crate::error::{Error, Result};
 use crate::launch::local::LocalRanks;
 use crate::meta::{Meta, RunStatus};
 use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::console::Console;
-use crate::sweep::plan::{Plan, Point, SweepOptions};
+use crate::sweep::plan::{Plan, Point, SweepOptions, TransportKind};
 use crate::sweep::topology::WorldSpec;
 use crate::units::format_size;
 
@@ -52,6 +53,18 @@ static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 fn install_interrupt_handler() {
     // An error means a handler is already installed (a second sweep in one process): keep it.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+}
+
+/// The sweep options as a host run's meta.json records them, with `shm_copy` (the copy mode
+/// asked for) beside them where messages move over shared memory.
+pub fn host_options_json(opts: &SweepOptions) -> serde_json::Value {
+    let mut v = serde_json::to_value(opts).unwrap_or_default();
+    let shm = opts.transport == TransportKind::Shm;
+    if let (true, Some(map)) = (shm, v.as_object_mut()) {
+        let mode = CopyMode::from_env().unwrap_or(CopyMode::Auto);
+        map.insert("shm_copy".into(), mode.name().into());
+    }
+    v
 }
 
 /// Runs a whole sweep on the host backend.
@@ -94,7 +107,7 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     }
     check_memory(&plan, req.opts.ranks)?;
     let dir = run_dir_or_default(req.out.as_deref(), &req.opts.ops, req.backend.name())?;
-    let options = crate::backend::host::transport::single_copy::options_json(&req.opts);
+    let options = host_options_json(&req.opts);
     let meta = Meta::new(
         req.command_line.clone(),
         "host",

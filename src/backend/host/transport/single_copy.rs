@@ -65,18 +65,6 @@ impl CopyMode {
     }
 }
 
-/// The sweep options as a host run's meta.json records them, with `shm_copy` (the copy mode
-/// asked for) beside them where messages move over shared memory.
-pub fn options_json(opts: &crate::sweep::plan::SweepOptions) -> serde_json::Value {
-    let mut v = serde_json::to_value(opts).unwrap_or_default();
-    let shm = opts.transport == crate::sweep::plan::TransportKind::Shm;
-    if let (true, Some(map)) = (shm, v.as_object_mut()) {
-        let mode = CopyMode::from_env().unwrap_or(CopyMode::Auto);
-        map.insert("shm_copy".into(), mode.name().into());
-    }
-    v
-}
-
 /// Where a message's bytes sit in the sender's address space; it fills the start of one slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Descriptor {
