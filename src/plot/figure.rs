@@ -146,3 +146,13 @@ pub fn color(i: usize) -> (u8, u8, u8) {
     }
     PALETTE[i % PALETTE.len()]
 }
+
+/// A legend entry (no points) saying what dashed lines are.
+pub fn fit_legend(what: &str) -> Series {
+    Series {
+        label: format!("{what} (dashed)"),
+        color: INK,
+        style: Style::Model,
+        points: Vec::new(),
+    }
+}

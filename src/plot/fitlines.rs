@@ -2,9 +2,8 @@
 //! (per regime) over the latency points, and the cross-world model over the world-size
 //! figures.
 
-use super::figure::{Figure, Series, Style};
+use super::figure::{fit_legend, Figure, Series, Style};
 use super::measured::{LineKey, OpLines};
-use super::worlds::fit_legend;
 use crate::collective::{busbw_gbps, Op};
 use crate::fit::predict::{predict, Query};
 use crate::fit::schema::{FitFile, Line};

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::figure::{Axis, Figure, Legend, Scale, Series, Style, TickFormat, INK};
+use super::figure::{fit_legend, Axis, Figure, Legend, Scale, Series, Style, TickFormat};
 use super::fitlines::world_model;
 use super::measured::{busbw_axis, latency_axis, op_title, Labeler, LineKey, OpLines};
 use crate::collective::Op;
@@ -189,15 +189,5 @@ fn model_series(color: usize, points: Vec<(f64, f64)>) -> Series {
         color,
         style: Style::Model,
         points,
-    }
-}
-
-/// A legend entry (no points) saying what dashed lines are.
-pub fn fit_legend(what: &str) -> Series {
-    Series {
-        label: format!("{what} (dashed)"),
-        color: INK,
-        style: Style::Model,
-        points: Vec::new(),
     }
 }

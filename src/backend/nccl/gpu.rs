@@ -84,7 +84,7 @@ impl Gpu {
         let domain = get(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?;
         let bus = get(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?;
         let device = get(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?;
-        Some(super::point_telemetry::pci_bus_id(domain, bus, device))
+        Some(pci_bus_id(domain, bus, device))
     }
 
     /// The raw stream, for NCCL.
@@ -133,4 +133,9 @@ pub fn wait_events(events: &[&CudaEvent], comm: &Communicator, stall: Duration) 
         std::thread::sleep(Duration::from_micros(50));
     }
     Ok(())
+}
+
+/// NVML's form of a PCI bus id from CUDA's domain, bus and device numbers.
+pub fn pci_bus_id(domain: i32, bus: i32, device: i32) -> String {
+    format!("{domain:08x}:{bus:02x}:{device:02x}.0")
 }

@@ -50,14 +50,10 @@ pub fn rows(all: &[Vec<u8>]) -> Vec<TelemetryRow> {
     out
 }
 
-/// NVML's form of a PCI bus id from CUDA's domain, bus and device numbers.
-pub fn pci_bus_id(domain: i32, bus: i32, device: i32) -> String {
-    format!("{domain:08x}:{bus:02x}:{device:02x}.0")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::nccl::gpu::pci_bus_id;
     use crate::report::telemetry_csv::PointTelemetry;
 
     #[test]
