@@ -105,8 +105,8 @@ pub fn presets() -> Vec<HardwareSpec> {
             idle_w: 53.0,
             // V100 SXM2 datasheet: 300 W.
             max_w: 300.0,
-            // Assumption: H100's measured share of TDP while running AllReduce (0.386 × 300 W).
-            comm_w: Some(116.0),
+            // Assumption: H100's measured share of the power limit (COMM_SHARE_OF_TDP).
+            comm_w: None,
             // Assumption: no published MAMF figure for V100 was found; A100's share (0.86).
             gemm_efficiency: 0.86,
             // Assumption: FlashAttention-2 does not run on Volta; the low end it reaches on A100.
@@ -131,8 +131,8 @@ pub fn presets() -> Vec<HardwareSpec> {
             idle_w: 90.0,
             // A100 SXM datasheet: 400 W.
             max_w: 400.0,
-            // Assumption: H100's measured share of TDP while running AllReduce (0.386 × 400 W).
-            comm_w: Some(154.0),
+            // Assumption: H100's measured share of the power limit (COMM_SHARE_OF_TDP).
+            comm_w: None,
             // Measured: 267.9 of 312 TFLOPS (85.9%) for the best BF16 matmul shape, CUDA 12.1
             // (Bekman, ml-engineering, compute/accelerator "Maximum Achievable Matmul FLOPS").
             gemm_efficiency: 0.859,
@@ -184,8 +184,8 @@ pub fn presets() -> Vec<HardwareSpec> {
             idle_w: 140.0,
             // H200 SXM datasheet: up to 700 W.
             max_w: 700.0,
-            // Assumption: as H100 (same die and board power limit).
-            comm_w: Some(270.0),
+            // Assumption: H100's measured share of the power limit (COMM_SHARE_OF_TDP).
+            comm_w: None,
             // Assumption: as H100 (same die and kernels).
             gemm_efficiency: 0.801,
             attention_efficiency: 0.35,
