@@ -13,8 +13,8 @@ use crate::collective::Proto;
 use crate::error::{Error, Result};
 use crate::output::file::{check_new, write_output};
 use crate::report::run_dir::{default_run_id, new_unique_dir};
-use crate::sweep::distributed::run_distributed;
-use crate::sweep::run::{run_sweep, SweepRequest};
+use crate::sweep::execute::{execute, Executed};
+use crate::sweep::run::{check_host_backend, SweepRequest};
 
 /// File name of the JUnit XML inside the output folder.
 pub const JUNIT_FILE: &str = "junit.xml";
@@ -142,6 +142,7 @@ fn sweep_repeats(
     };
     let mut requests = requests_in(&provisional)?;
     if let Some((_, first)) = requests.first() {
+        check_host_backend(first)?;
         check_plan(criteria, first).map_err(in_file)?;
     }
     let launcher = crate::launch::env::detect_process()?.filter(|b| b.world > 1);
@@ -162,15 +163,8 @@ fn sweep_repeats(
             dir.display()
         );
         let _quiet = StdoutToStderr::new();
-        match launcher.as_ref() {
-            Some(boot) => {
-                if run_distributed(r, boot)?.is_none() {
-                    leader = false;
-                }
-            }
-            None => {
-                run_sweep(r)?;
-            }
+        if let Executed::Follower = execute(r)? {
+            leader = false;
         }
     }
     Ok(leader.then(|| (out, requests.into_iter().map(|(d, _)| d).collect())))

@@ -67,17 +67,23 @@ pub fn host_options_json(opts: &SweepOptions) -> serde_json::Value {
     v
 }
 
-/// Runs a whole sweep on the host backend.
-pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
+/// Refuses a request for another backend than the host's: those start their own processes
+/// from `collbench sweep`, so `accept` judges their folders instead of sweeping them.
+pub fn check_host_backend(req: &SweepRequest) -> Result<()> {
     req.backend.availability().map_err(Error::Usage)?;
     if req.backend != BackendKind::Host {
-        // The other backends start their own processes from `collbench sweep`.
         return Err(Error::usage(format!(
             "the {0} backend sweeps only from `collbench sweep --backend {0}`; run that, then \
              judge its folder with `collbench accept --run DIR`",
             req.backend
         )));
     }
+    Ok(())
+}
+
+/// Runs a whole sweep on the host backend.
+pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
+    check_host_backend(req)?;
     if let Some(WorldSpec::Shape(s)) = req
         .world_specs
         .iter()
