@@ -14,11 +14,11 @@ use proptest::prelude::*;
 use collbench::accept::criteria::Criteria;
 use collbench::fit::predict::parse_query;
 use collbench::fit::schema::FitFile;
+use collbench::model::topology::WorldSpec;
 use collbench::physical::WORLD;
 use collbench::project::args::parse_worlds;
 use collbench::project::model::SIZE_LIMITS;
 use collbench::project::specs;
-use collbench::sweep::topology::WorldSpec;
 
 /// The system allocator, noting the largest single request of each thread.
 struct Watched;

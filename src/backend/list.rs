@@ -3,8 +3,8 @@
 use clap::Args;
 use serde::Serialize;
 
-use super::BackendKind;
 use crate::error::{Error, Result};
+use crate::model::call::BackendKind;
 
 /// Schema id of `collbench backends --json`.
 pub const SCHEMA: &str = "collbench.backends/v1";

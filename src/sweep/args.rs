@@ -5,13 +5,13 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-use crate::backend::host::affinity::Bind;
-use crate::backend::BackendKind;
 use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 use crate::error::{Error, Result};
-use crate::sweep::plan::{SweepOptions, TransportKind};
+use crate::model::call::BackendKind;
+use crate::model::plan::Bind;
+use crate::model::plan::{SweepOptions, TransportKind};
+use crate::model::topology::WorldSpec;
 use crate::sweep::run::SweepRequest;
-use crate::sweep::topology::WorldSpec;
 use crate::units::{
     format_size, parse_duration, parse_factor, parse_list, parse_size, size_series,
 };
@@ -278,7 +278,7 @@ impl SweepArgs {
         Ok(SweepRequest {
             opts,
             backend,
-            timeout: crate::sweep::limits::check_timeout(flag(
+            timeout: crate::model::limits::check_timeout(flag(
                 "--timeout",
                 parse_duration(&self.timeout),
             )?)?,

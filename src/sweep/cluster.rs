@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::launch::env::{Bootstrap, STORE_ADDR_ENV};
 use crate::launch::rendezvous::{listen, missing_token, node_name, store_bind};
 use crate::launch::store::{StoreClient, StoreServer};
-use crate::sweep::topology::Topology;
+use crate::model::topology::Topology;
 
 /// A joined launch.
 pub struct Cluster {

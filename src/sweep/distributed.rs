@@ -17,16 +17,16 @@ use crate::backend::host::transport::{Combine, Transport};
 use crate::error::{Error, Result};
 use crate::launch::env::Bootstrap;
 use crate::meta::Meta;
+use crate::model::plan::{Plan, Point, SweepOptions, TransportKind};
+use crate::model::topology::{Topology, WorldShape};
 use crate::report::pairs_csv::PairRow;
 use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::cluster::{self, Cluster};
 use crate::sweep::console::Console;
 use crate::sweep::links;
-use crate::sweep::plan::{Plan, Point, SweepOptions, TransportKind};
 use crate::sweep::rank::{measure, RankBuffers};
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
 use crate::sweep::summarize::summarize;
-use crate::sweep::topology::{Topology, WorldShape};
 
 /// Runs this rank's part of a multi-host sweep. Rank 0 returns the outcome; the others `None`.
 pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Outcome>> {

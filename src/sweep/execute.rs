@@ -2,8 +2,8 @@
 //! process has (a local launch of host ranks, one rank of a launcher's world, an MPI rank, the
 //! NCCL launcher or one of its ranks). `collbench sweep` and `collbench accept` call it.
 
-use crate::backend::BackendKind;
 use crate::error::Result;
+use crate::model::call::BackendKind;
 use crate::sweep::distributed::run_distributed;
 use crate::sweep::run::{run_sweep, Outcome, SweepRequest};
 

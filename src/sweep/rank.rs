@@ -18,7 +18,7 @@ use crate::backend::host::{self};
 use crate::check::{count_wrong, fill_input};
 use crate::collective::Op;
 use crate::error::{Error, Result};
-use crate::sweep::plan::{Point, SweepOptions, TransportKind};
+use crate::model::plan::{Point, SweepOptions, TransportKind};
 
 /// Where a rank process finds its segment and who it is.
 #[derive(Clone, Copy, Debug)]

@@ -9,14 +9,14 @@ use std::time::Duration;
 
 use crate::backend::host::layout::{Layout, Shared};
 use crate::backend::host::transport::single_copy::CopyMode;
-use crate::backend::BackendKind;
 use crate::error::{Error, Result};
 use crate::launch::local::LocalRanks;
 use crate::meta::{Meta, RunStatus};
+use crate::model::call::BackendKind;
+use crate::model::plan::{Plan, Point, SweepOptions, TransportKind};
+use crate::model::topology::WorldSpec;
 use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::console::Console;
-use crate::sweep::plan::{Plan, Point, SweepOptions, TransportKind};
-use crate::sweep::topology::WorldSpec;
 use crate::units::format_size;
 
 /// A sweep as the user asked for it.
@@ -203,7 +203,7 @@ fn memory_need(plan: &Plan, ranks: usize) -> u128 {
         })
         .sum();
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(0);
-    buffers + crate::sweep::limits::sample_bytes(ranks, max_iters)
+    buffers + crate::model::limits::sample_bytes(ranks, max_iters)
 }
 
 fn launch_and_measure(

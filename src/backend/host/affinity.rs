@@ -3,33 +3,7 @@
 //! exchange on one core while the other idles. Rank r goes to the r-th allowed CPU (cyclic), so
 //! ring neighbours land on different cores and every core carries the same number of ranks.
 
-use serde::{Deserialize, Serialize};
-
-use crate::error::{Error, Result};
-
-/// Whether rank processes are pinned to cores.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Bind {
-    /// Rank r runs only on the (r mod n)-th CPU the launcher was allowed to use.
-    #[default]
-    Core,
-    /// Leave placement to the scheduler.
-    None,
-}
-
-impl std::str::FromStr for Bind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Bind> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "core" => Ok(Bind::Core),
-            "none" => Ok(Bind::None),
-            _ => Err(Error::usage(format!(
-                "--bind '{s}' is not one of core, none"
-            ))),
-        }
-    }
-}
+use crate::model::plan::Bind;
 
 /// The CPUs this process may run on, in ascending order.
 pub fn allowed_cpus() -> Vec<usize> {

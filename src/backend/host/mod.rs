@@ -16,9 +16,9 @@ pub mod wait;
 use algo::{Buffers, Elements, Group};
 use transport::Transport;
 
-use crate::backend::Call;
 use crate::collective::{Algo, Op};
 use crate::error::{Error, Result};
+use crate::model::call::Call;
 
 /// Runs one collective call of this rank on the host backend. `scratch` is reused between calls
 /// so that timed iterations never allocate.

@@ -18,7 +18,7 @@ use super::raw::Handles;
 use crate::check::{count_wrong, fill_input};
 use crate::collective::Op;
 use crate::error::{Error, Result};
-use crate::sweep::plan::Point;
+use crate::model::plan::Point;
 
 /// 8-byte aligned input and output, grown once to the largest point so timed loops never
 /// allocate. In place, the one buffer is `output` and `input` is empty.

@@ -14,9 +14,9 @@ mod raw;
 mod sweep;
 
 use crate::error::{Error, Result};
-use crate::sweep::plan::SweepOptions;
+use crate::model::plan::SweepOptions;
+use crate::model::topology::WorldSpec;
 use crate::sweep::run::{Outcome, SweepRequest};
-use crate::sweep::topology::WorldSpec;
 
 /// Environment variables that MPI launchers set in every process they start: Open MPI's
 /// mpirun, PMI-1/PMI-2 launchers (MPICH's Hydra, srun --mpi=pmi2) and PMIx launchers.

@@ -8,15 +8,15 @@ use mpi::traits::*;
 
 use super::call::MpiBuffers;
 use super::raw::Handles;
-use crate::backend::BackendKind;
 use crate::error::{Error, Result};
 use crate::meta::Meta;
+use crate::model::call::BackendKind;
+use crate::model::plan::{Plan, Point, SweepOptions};
+use crate::model::topology::Topology;
 use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::console::Console;
-use crate::sweep::plan::{Plan, Point, SweepOptions};
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
 use crate::sweep::summarize::summarize;
-use crate::sweep::topology::Topology;
 
 /// The communicator of each world size: `Some` on its first `p` ranks, `None` elsewhere.
 struct Groups(Vec<(usize, Option<SimpleCommunicator>)>);

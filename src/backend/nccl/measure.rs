@@ -19,7 +19,7 @@ use super::graph::Graph;
 use super::placement::{pieces, placement, Buf, Placement, Region};
 use crate::check::{count_wrong_in, fill_input_from, Piece};
 use crate::error::{Error, Result};
-use crate::sweep::plan::Point;
+use crate::model::plan::Point;
 
 /// The rank's device buffers and timing events, allocated once for the whole sweep.
 pub struct DeviceBuffers {

@@ -45,8 +45,8 @@ pub mod tuning;
 mod tests;
 
 use crate::error::{Error, Result};
+use crate::model::topology::WorldSpec;
 use crate::sweep::run::SweepRequest;
-use crate::sweep::topology::WorldSpec;
 
 pub use launch::NcclRun;
 

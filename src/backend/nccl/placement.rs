@@ -2,7 +2,7 @@
 //! buffer semantics in and out of place, and the buffer sizes a whole sweep needs.
 
 use crate::collective::Op;
-use crate::sweep::plan::Point;
+use crate::model::plan::Point;
 
 /// Which device buffer a region lies in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,8 +100,8 @@ pub fn pieces(r: Region, elem: usize) -> impl Iterator<Item = (usize, Region)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Call;
     use crate::collective::{Algo, DType, ReduceOp, Shape};
+    use crate::model::call::Call;
 
     fn point(op: Op, in_place: bool) -> Point {
         let shape = Shape::new(op, DType::F32, 1024, 4);

@@ -5,7 +5,7 @@
 
 use super::gpu::Gpu;
 use super::telemetry::{DeviceRef, GpuPoint, Telemetry, TelemetryRow};
-use crate::sweep::plan::Point;
+use crate::model::plan::Point;
 
 /// Starts sampling the rank's GPU, found by PCI bus id (NVML numbers GPUs differently from
 /// CUDA under `CUDA_VISIBLE_DEVICES`). Rank 0 says once when NVML cannot run; the others

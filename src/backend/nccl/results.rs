@@ -4,13 +4,13 @@
 
 use super::measure::Measured;
 use super::tuning::Stage;
-use crate::backend::BackendKind;
 use crate::error::{Error, Result};
+use crate::model::call::BackendKind;
+use crate::model::plan::Point;
+use crate::model::topology::Topology;
 use crate::report::run_dir::RunDir;
 use crate::sweep::console::Console;
-use crate::sweep::plan::Point;
 use crate::sweep::summarize::summarize;
-use crate::sweep::topology::Topology;
 
 /// Rank 0's side: the results folder and the console.
 pub struct Lead {

@@ -19,14 +19,14 @@ use super::point_telemetry;
 use super::results::{encode_part, Lead};
 use super::telemetry::Telemetry;
 use super::tuning::{self, Stage};
-use crate::backend::BackendKind;
 use crate::error::{Error, Result};
 use crate::launch::store::StoreClient;
 use crate::meta::Meta;
+use crate::model::call::BackendKind;
+use crate::model::plan::{Plan, Point, SweepOptions};
+use crate::model::topology::Topology;
 use crate::report::run_dir::RunDir;
-use crate::sweep::plan::{Plan, Point, SweepOptions};
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
-use crate::sweep::topology::Topology;
 
 /// Who this rank is and how it reaches the others.
 pub struct RankContext {
@@ -131,7 +131,7 @@ fn resolve(req: &SweepRequest, world: usize) -> Result<SweepOptions> {
     } else {
         req.world_specs
             .iter()
-            .map(crate::sweep::topology::WorldSpec::world)
+            .map(crate::model::topology::WorldSpec::world)
             .collect()
     };
     opts.validate_for(BackendKind::Nccl)?;

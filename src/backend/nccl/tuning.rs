@@ -15,7 +15,7 @@ use super::loader::UniqueId;
 use super::sys;
 use crate::collective::{Algo, Proto};
 use crate::error::{Error, Result};
-use crate::sweep::plan::Point;
+use crate::model::plan::Point;
 
 /// The environment variable NCCL reads for the algorithms it may use.
 pub const ALGO_ENV: &str = "NCCL_ALGO";

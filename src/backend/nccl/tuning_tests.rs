@@ -1,8 +1,8 @@
 use super::*;
-use crate::backend::host::affinity::Bind;
-use crate::backend::BackendKind;
 use crate::collective::{DType, Op, ReduceOp};
-use crate::sweep::plan::{SweepOptions, TransportKind};
+use crate::model::call::BackendKind;
+use crate::model::plan::Bind;
+use crate::model::plan::{SweepOptions, TransportKind};
 
 fn opts(algos: &[Algo], world_sizes: &[usize]) -> SweepOptions {
     SweepOptions {

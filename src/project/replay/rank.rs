@@ -29,9 +29,9 @@ use crate::backend::host::transport::shm::ShmTransport;
 use crate::backend::host::transport::Transport;
 use crate::backend::host::wait::WaitPolicy;
 use crate::backend::host::{self, affinity};
-use crate::backend::Call;
 use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
 use crate::error::{Error, Result};
+use crate::model::call::Call;
 use crate::sweep::rank::RankArgs;
 
 /// Stamps each rank publishes per timed step: start and end (ns on CLOCK_MONOTONIC) and ns

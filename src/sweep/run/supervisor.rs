@@ -8,10 +8,10 @@ use crate::backend::host::layout::Shared;
 use crate::backend::host::wait::{futex_wait, notify};
 use crate::error::{Error, Result};
 use crate::launch::local::{LocalRanks, RankExit};
+use crate::model::plan::{Plan, Point};
 use crate::model::record::{IterSample, PointRecord, RankSummary};
 use crate::report::run_dir::RunDir;
 use crate::sweep::console::Console;
-use crate::sweep::plan::{Plan, Point};
 use crate::sweep::summarize::summarize;
 use crate::sweep::watchdog::{blame, Watchdog};
 

@@ -10,9 +10,9 @@ use super::*;
 use crate::backend::host::algo::{self, Buffers, Elements, Group};
 use crate::backend::host::run;
 use crate::backend::host::transport::Combine;
-use crate::backend::Call;
 use crate::check::{count_wrong, fill_input};
 use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
+use crate::model::call::Call;
 
 pub(super) const TOKEN: u64 = 0x5eed_cafe_f00d_0001;
 pub(super) const TIMEOUT: Duration = Duration::from_secs(10);

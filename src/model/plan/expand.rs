@@ -1,10 +1,10 @@
 //! The options checked and expanded into points: every group, op, algorithm, dtype and placement,
 //! then the sizes of one curve, with a note for each size skipped or rounded.
 
-use crate::backend::{BackendKind, Call};
 use crate::collective::{Algo, DType, Op, Shape};
 use crate::error::{Error, Result};
-use crate::sweep::topology::WorldShape;
+use crate::model::call::{BackendKind, Call};
+use crate::model::topology::WorldShape;
 use crate::units::format_size;
 
 use super::{default_iters, default_warmup, Plan, Point, SweepOptions};
@@ -29,7 +29,7 @@ impl SweepOptions {
         if self.iters == Some(0) {
             return Err(Error::usage("--iters must be at least 1"));
         }
-        crate::sweep::limits::check_counts(self.iters, self.warmup)?;
+        crate::model::limits::check_counts(self.iters, self.warmup)?;
         let any = self
             .ops
             .iter()

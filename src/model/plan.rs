@@ -4,11 +4,10 @@
 use crate::model::record::PointKey;
 use serde::{Deserialize, Serialize};
 
-use crate::backend::host::affinity::Bind;
-use crate::backend::Call;
 use crate::collective::{Algo, DType, Op, ReduceOp};
 use crate::error::{Error, Result};
-use crate::sweep::topology::WorldShape;
+use crate::model::call::Call;
+use crate::model::topology::WorldShape;
 use crate::units::format_size;
 
 /// Everything that decides what a sweep measures.
@@ -43,6 +42,30 @@ pub struct SweepOptions {
     /// Node pairs of a `--pairs` run (one rank on each node); when set, only they are measured.
     #[serde(default)]
     pub pairs: Vec<(usize, usize)>,
+}
+
+/// Whether rank processes are pinned to cores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bind {
+    /// Rank r runs only on the (r mod n)-th CPU the launcher was allowed to use.
+    #[default]
+    Core,
+    /// Leave placement to the scheduler.
+    None,
+}
+
+impl std::str::FromStr for Bind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Bind> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "core" => Ok(Bind::Core),
+            "none" => Ok(Bind::None),
+            _ => Err(Error::usage(format!(
+                "--bind '{s}' is not one of core, none"
+            ))),
+        }
+    }
 }
 
 /// The data transport between the ranks of a local launch.
