@@ -61,7 +61,7 @@ fn host(req: &SweepRequest) -> Result<Executed> {
 
 #[cfg(feature = "mpi")]
 fn mpi(req: &SweepRequest) -> Result<Executed> {
-    let lead = crate::backend::mpi::run_mpi(req)?;
+    let lead = crate::sweep::mpi::run_mpi(req)?;
     Ok(lead.map_or(Executed::Follower, Executed::Lead))
 }
 
@@ -73,7 +73,7 @@ fn mpi(req: &SweepRequest) -> Result<Executed> {
 
 #[cfg(feature = "nccl")]
 fn nccl(req: &SweepRequest) -> Result<Executed> {
-    use crate::backend::nccl::{run_sweep, NcclRun};
+    use crate::sweep::nccl::{run_sweep, NcclRun};
     Ok(match run_sweep(req)? {
         NcclRun::Lead(outcome) => Executed::Lead(outcome),
         NcclRun::Follower => Executed::Follower,

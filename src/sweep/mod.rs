@@ -7,6 +7,10 @@ pub mod console;
 pub mod distributed;
 pub mod execute;
 pub mod links;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+#[cfg(feature = "nccl")]
+pub mod nccl;
 pub mod rank;
 pub mod run;
 pub mod summarize;

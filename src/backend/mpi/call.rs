@@ -23,7 +23,7 @@ use crate::model::plan::Point;
 /// 8-byte aligned input and output, grown once to the largest point so timed loops never
 /// allocate. In place, the one buffer is `output` and `input` is empty.
 #[derive(Default)]
-pub(super) struct MpiBuffers {
+pub struct MpiBuffers {
     input: Vec<u64>,
     output: Vec<u64>,
 }

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 /// `(void *) 1`, MPICH and the libraries built on it `(void *) -1`), which bindgen cannot
 /// carry into `mpi::ffi`, so it is chosen from the running library's version string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct InPlace(usize);
+pub struct InPlace(usize);
 
 impl InPlace {
     /// The marker of the library named by `MPI_Get_library_version`, if it is one whose mpi.h
@@ -47,7 +47,7 @@ impl InPlace {
 
 /// What calls need from the library, set up once after `MPI_Init` and dropped before
 /// `MPI_Finalize`.
-pub(super) struct Handles {
+pub struct Handles {
     pub in_place: Option<InPlace>,
     /// The library's version string, for messages.
     pub version: String,

@@ -14,13 +14,13 @@
 //!   split colours, the unique id through the store.
 //! * [`gpu`], [`measure`]: the rank's device through cudarc's driver layer; one point's warm-up,
 //!   event-timed iterations and correctness check.
-//! * [`sweep`]: the rank program. [`launch`]: who starts the ranks (collbench on one node;
-//!   mpirun, srun or torchrun across nodes).
 //!
 //! NCCL's own time estimate of each point (`ncclGroupSimulateEnd`, NCCL 2.22+) is recorded
 //! beside the measurement. [`graph`]: `--cuda-graph`, each iteration one launch of a CUDA graph
-//! holding the captured call ([`placement`]: where that call reads and writes; [`results`]:
-//! rank 0's side of a point).
+//! holding the captured call ([`placement`]: where that call reads and writes).
+//!
+//! The rank program that walks the plan, the launcher that starts the ranks and rank 0's side
+//! of each point are the sweep's: `crate::sweep::nccl`.
 
 pub mod calls;
 pub mod comm;
@@ -28,59 +28,15 @@ pub mod cuda;
 pub mod error;
 pub mod gpu;
 pub mod graph;
-pub mod launch;
 pub mod loader;
 pub mod map;
 pub mod measure;
 pub mod placement;
 pub mod point_telemetry;
 pub mod probe;
-pub mod results;
-pub mod sweep;
 pub mod sys;
 pub mod telemetry;
 pub mod tuning;
 
 #[cfg(test)]
 mod tests;
-
-use crate::error::{Error, Result};
-use crate::model::topology::WorldSpec;
-use crate::sweep::run::SweepRequest;
-
-pub use launch::NcclRun;
-
-/// `collbench sweep --backend nccl`: refuses what it cannot do (one line, exit 2), then runs
-/// this process's part.
-pub fn run_sweep(req: &SweepRequest) -> Result<NcclRun> {
-    let probe = probe::Probe::run();
-    if let Some(missing) = probe.missing() {
-        return Err(Error::Usage(format!(
-            "the nccl backend cannot run here: {missing}"
-        )));
-    }
-    check_request(req)?;
-    let devices = probe
-        .driver
-        .as_ref()
-        .map_or(0, |d| d.devices.max(0) as usize);
-    launch::run_nccl(req, devices)
-}
-
-/// What the nccl backend does not measure, refused before any GPU is touched.
-pub fn check_request(req: &SweepRequest) -> Result<()> {
-    if req.pairs {
-        return Err(Error::usage(
-            "--pairs is measured by the host backend; drop --backend nccl",
-        ));
-    }
-    if let Some(s) = req.world_specs.iter().find_map(|w| match w {
-        WorldSpec::Shape(s) => Some(s),
-        _ => None,
-    }) {
-        return Err(Error::usage(format!(
-            "--world-sizes {s}: the nccl backend takes plain sizes (groups of the first ranks)"
-        )));
-    }
-    Ok(())
-}

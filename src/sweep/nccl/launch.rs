@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::sweep::{run_rank, RankContext};
+use super::rank::{run_rank, RankContext};
 use crate::error::{Error, Result};
 use crate::launch::env::{parse_token, Bootstrap, STORE_ADDR_ENV, TOKEN_ENV};
 use crate::launch::local::RankExit;
@@ -159,7 +159,7 @@ fn launch_local(req: &SweepRequest, devices: usize) -> Result<NcclRun> {
         )));
     }
     // Bad options are refused here once, not by every rank.
-    super::sweep::check_plan(req, n)?;
+    super::rank::check_plan(req, n)?;
     let token = random_token();
     let server = StoreServer::bind("127.0.0.1:0", &token.to_be_bytes(), n, req.timeout * 2)?;
     let addr = server.local_addr().to_string();

@@ -10,15 +10,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::comm::Communicator;
-use super::gpu::Gpu;
-use super::loader::Nccl;
-use super::measure::{measure, DeviceBuffers, LaunchMode, Member};
-use super::placement::buffer_sizes;
-use super::point_telemetry;
 use super::results::{encode_part, Lead};
-use super::telemetry::Telemetry;
-use super::tuning::{self, Stage};
+use crate::backend::nccl::comm::Communicator;
+use crate::backend::nccl::gpu::Gpu;
+use crate::backend::nccl::loader::Nccl;
+use crate::backend::nccl::measure::{measure, DeviceBuffers, LaunchMode, Member};
+use crate::backend::nccl::placement::buffer_sizes;
+use crate::backend::nccl::point_telemetry;
+use crate::backend::nccl::telemetry::Telemetry;
+use crate::backend::nccl::tuning::{self, Stage};
 use crate::error::{Error, Result};
 use crate::launch::store::StoreClient;
 use crate::meta::Meta;
@@ -223,7 +223,7 @@ impl Walk<'_> {
         if self.ctx.rank >= n {
             return Ok(None);
         }
-        let nccl_err = |e: super::error::NcclError| Error::Rank(e.to_string());
+        let nccl_err = |e: crate::backend::nccl::error::NcclError| Error::Rank(e.to_string());
         let id = if self.ctx.rank == 0 {
             let id = self.nccl.unique_id().map_err(nccl_err)?;
             self.ctx.store.set(key, &tuning::encode_id(&id))?;

@@ -2,8 +2,8 @@
 //! store (per-iteration times, wrong count, NCCL's estimate), the slowest-rank rule applied
 //! ([`summarize`]) and the point written before the ranks go on.
 
-use super::measure::Measured;
-use super::tuning::Stage;
+use crate::backend::nccl::measure::Measured;
+use crate::backend::nccl::tuning::Stage;
 use crate::error::{Error, Result};
 use crate::model::call::BackendKind;
 use crate::model::plan::Point;

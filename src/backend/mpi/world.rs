@@ -1,0 +1,137 @@
+//! An MPI world as the sweep drives it: the communicator of each world size, the hosts of the
+//! ranks, one point measured on this rank (warm-up, barrier-timed iterations, exact check) and
+//! the payload every rank sends to world rank 0.
+
+use std::time::Instant;
+
+use mpi::topology::{Color, SimpleCommunicator};
+use mpi::traits::*;
+
+use super::call::MpiBuffers;
+use super::raw::Handles;
+use crate::error::Result;
+use crate::model::plan::Point;
+use crate::model::topology::Topology;
+
+/// The communicator of each world size: `Some` on its first `p` ranks, `None` elsewhere.
+pub struct Groups(Vec<(usize, Option<SimpleCommunicator>)>);
+
+impl Groups {
+    /// Splits `world` once per distinct size (collective over the world, same order on every
+    /// rank since every rank expands the same options).
+    pub fn split(world: &SimpleCommunicator, sizes: &[usize]) -> Groups {
+        let rank = world.rank();
+        let mut groups = Vec::new();
+        for &p in sizes {
+            if groups.iter().any(|(q, _)| *q == p) {
+                continue;
+            }
+            let member = usize::try_from(rank).is_ok_and(|r| r < p);
+            let color = if member {
+                Color::with_value(0)
+            } else {
+                Color::undefined()
+            };
+            groups.push((p, world.split_by_color_with_key(color, rank)));
+        }
+        Groups(groups)
+    }
+
+    pub fn of(&self, p: usize) -> Option<&SimpleCommunicator> {
+        self.0.iter().find(|(q, _)| *q == p)?.1.as_ref()
+    }
+}
+
+/// Every rank's host name, gathered on every rank (64 bytes each; `COLLBENCH_NODE_NAME`
+/// overrides it as for the host backend), as the launch's topology.
+pub fn hosts(world: &SimpleCommunicator) -> Topology {
+    const LEN: usize = 64;
+    let name = std::env::var(crate::launch::rendezvous::NODE_NAME_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| crate::meta::HostInfo::detect().hostname);
+    let mut mine = [0u8; LEN];
+    let n = name.len().min(LEN);
+    mine[..n].copy_from_slice(&name.as_bytes()[..n]);
+    let mut all = vec![0u8; LEN * world.size() as usize];
+    world.all_gather_into(&mine[..], &mut all[..]);
+    let names: Vec<String> = all
+        .chunks_exact(LEN)
+        .map(|c| {
+            String::from_utf8_lossy(c)
+                .trim_end_matches('\0')
+                .to_string()
+        })
+        .collect();
+    Topology::from_hosts(&names)
+}
+
+/// This rank's part of one point: `[member, wrong, time bits...]` (zeros where not a member).
+pub fn point_payload(
+    world: &SimpleCommunicator,
+    groups: &Groups,
+    point: &Point,
+    bufs: (&mut MpiBuffers, &Handles),
+) -> Result<Vec<u64>> {
+    // Every rank meets here, so rank 0 has written the previous point before this one starts.
+    world.barrier();
+    let mut payload = vec![0u64; 2 + point.iters];
+    if let Some(comm) = groups.of(point.world) {
+        let (times, wrong) = measure(comm, point, bufs)?;
+        payload[0] = 1;
+        payload[1] = wrong;
+        for (slot, t) in payload[2..].iter_mut().zip(&times) {
+            *slot = t.to_bits();
+        }
+    }
+    Ok(payload)
+}
+
+/// The members' times and wrong counts, in rank order, from the gathered payloads.
+pub fn members_samples(all: &[u64], len: usize) -> (Vec<Vec<f64>>, Vec<u64>) {
+    let members = all.chunks_exact(len).filter(|c| c[0] == 1);
+    members
+        .map(|c| (c[2..].iter().map(|&b| f64::from_bits(b)).collect(), c[1]))
+        .unzip()
+}
+
+/// Warm-up, timed iterations, then the correctness check: this rank's time of every timed
+/// iteration in microseconds, and the wrong elements in its output.
+fn measure(
+    comm: &SimpleCommunicator,
+    p: &Point,
+    (bufs, h): (&mut MpiBuffers, &Handles),
+) -> Result<(Vec<f64>, u64)> {
+    let (size, rank) = (comm.size() as usize, comm.rank() as usize);
+    bufs.fill(p, size, rank);
+    for _ in 0..p.warmup {
+        comm.barrier();
+        bufs.call(comm, p, h)?;
+    }
+    // Allocated before timing so the timed loop never allocates.
+    let mut times = Vec::with_capacity(p.iters);
+    for _ in 0..p.iters {
+        comm.barrier();
+        let start = Instant::now();
+        bufs.call(comm, p, h)?;
+        times.push(start.elapsed().as_nanos() as f64 / 1e3);
+    }
+    bufs.fill(p, size, rank);
+    comm.barrier();
+    bufs.call(comm, p, h)?;
+    Ok((times, bufs.check(p, size, rank)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::members_samples;
+
+    #[test]
+    fn non_members_are_left_out_in_rank_order() {
+        let t = |us: f64| us.to_bits();
+        let all = [1, 0, t(2.0), 0, 0, 0, 1, 3, t(5.0)];
+        let (times, wrong) = members_samples(&all, 3);
+        assert_eq!(times, vec![vec![2.0], vec![5.0]]);
+        assert_eq!(wrong, vec![0, 3]);
+    }
+}

@@ -1,0 +1,66 @@
+//! The MPI sweep (cargo feature `mpi`): collbench started once per rank by `mpirun` (or
+//! `srun`), every collective carried out by the MPI library through `crate::backend::mpi`.
+//!
+//! World sizes are sub-communicators of the first `p` ranks, split once at the start. Each
+//! point follows the host backend's protocol: warm-up calls, then per timed iteration a barrier
+//! on the group's communicator and one timed call; then a call on fresh exact inputs whose
+//! output is checked. Every rank's times and wrong count are gathered to world rank 0, which
+//! summarises (slowest rank per iteration) and writes the point before the next one starts.
+
+mod interrupt;
+mod lead;
+
+use crate::backend::mpi::{check_launcher, start};
+use crate::error::{Error, Result};
+use crate::model::plan::SweepOptions;
+use crate::model::topology::WorldSpec;
+use crate::sweep::run::{Outcome, SweepRequest};
+
+/// Runs this process's part of an MPI sweep. World rank 0 returns the outcome; the others
+/// `None`.
+pub fn run_mpi(req: &SweepRequest) -> Result<Option<Outcome>> {
+    check_launcher(|k| std::env::var_os(k).is_some())?;
+    check_request(req)?;
+    let mpi = start(&req.opts)?;
+    interrupt::install();
+    // `mpi.universe` lives to the end of this function; dropping it finalises MPI.
+    lead::run(req, &mpi.universe.world(), &mpi.library, &mpi.handles)
+}
+
+/// What the MPI backend cannot measure yet, refused before MPI starts.
+fn check_request(req: &SweepRequest) -> Result<()> {
+    if req.pairs {
+        return Err(Error::usage(
+            "--pairs is measured by the host backend; drop --backend mpi",
+        ));
+    }
+    if let Some(WorldSpec::Shape(s)) = req
+        .world_specs
+        .iter()
+        .find(|w| matches!(w, WorldSpec::Shape(_)))
+    {
+        return Err(Error::usage(format!(
+            "--world-sizes {s}: the mpi backend takes plain sizes (groups of the first ranks)"
+        )));
+    }
+    Ok(())
+}
+
+/// The options of this launch: its world size, and the groups to measure.
+fn resolve(req: &SweepRequest, size: usize) -> Result<SweepOptions> {
+    if req.ranks_given && req.opts.ranks != size {
+        return Err(Error::usage(format!(
+            "--ranks {} but mpirun started {size} ranks; drop --ranks when mpirun starts collbench",
+            req.opts.ranks
+        )));
+    }
+    let mut opts = req.opts.clone();
+    opts.ranks = size;
+    opts.world_sizes = if req.world_specs.is_empty() {
+        vec![size]
+    } else {
+        req.world_specs.iter().map(WorldSpec::world).collect()
+    };
+    opts.validate_for(req.backend)?;
+    Ok(opts)
+}

@@ -1,0 +1,53 @@
+//! The NCCL sweep (cargo feature `nccl`), one rank process per GPU; every call is executed by
+//! `crate::backend::nccl`.
+//!
+//! * [`rank`]: the rank program, the same on every rank whoever started it.
+//! * [`launch`]: who starts the ranks (collbench on one node; mpirun, srun or torchrun across
+//!   nodes).
+//! * [`results`]: rank 0's side of a point (the slowest-rank rule, the point written).
+
+pub mod launch;
+pub mod rank;
+pub mod results;
+
+use crate::backend::nccl::probe;
+use crate::error::{Error, Result};
+use crate::model::topology::WorldSpec;
+use crate::sweep::run::SweepRequest;
+
+pub use launch::NcclRun;
+
+/// `collbench sweep --backend nccl`: refuses what it cannot do (one line, exit 2), then runs
+/// this process's part.
+pub fn run_sweep(req: &SweepRequest) -> Result<NcclRun> {
+    let probe = probe::Probe::run();
+    if let Some(missing) = probe.missing() {
+        return Err(Error::Usage(format!(
+            "the nccl backend cannot run here: {missing}"
+        )));
+    }
+    check_request(req)?;
+    let devices = probe
+        .driver
+        .as_ref()
+        .map_or(0, |d| d.devices.max(0) as usize);
+    launch::run_nccl(req, devices)
+}
+
+/// What the nccl backend does not measure, refused before any GPU is touched.
+pub fn check_request(req: &SweepRequest) -> Result<()> {
+    if req.pairs {
+        return Err(Error::usage(
+            "--pairs is measured by the host backend; drop --backend nccl",
+        ));
+    }
+    if let Some(s) = req.world_specs.iter().find_map(|w| match w {
+        WorldSpec::Shape(s) => Some(s),
+        _ => None,
+    }) {
+        return Err(Error::usage(format!(
+            "--world-sizes {s}: the nccl backend takes plain sizes (groups of the first ranks)"
+        )));
+    }
+    Ok(())
+}
