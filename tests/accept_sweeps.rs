@@ -116,3 +116,21 @@ fn two_accepts_started_together_get_their_own_default_folders() {
         assert_eq!(dirs[1], format!("{}-2", dirs[0]));
     }
 }
+
+#[test]
+fn a_gpu_backend_this_machine_cannot_run_is_refused_before_any_folder_exists() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "[sweep]\nbackend = \"nccl\"\nop = \"allreduce\"\nmin_bytes = \"1K\"\n\
+                max_bytes = \"4K\"\n[[criterion]]\nname = \"ok\"\nmax_wrong = 0\n";
+    let c = write(tmp.path(), "c.toml", text);
+    let out = tmp.path().join("acc");
+    let r = accept(&[
+        "--criteria",
+        c.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    // Without the nccl feature: how to build it; with it but no GPU: what is missing.
+    refused(&r, &["nccl"]);
+    assert!(!out.exists(), "a refused accept created {}", out.display());
+}

@@ -11,10 +11,11 @@ use super::verdict::{Outcome, Verdict, VERDICT_FILE};
 use super::{junit, table};
 use crate::collective::Proto;
 use crate::error::{Error, Result};
+use crate::model::call::BackendKind;
 use crate::output::file::{check_new, write_output};
 use crate::report::run_dir::{default_run_id, new_unique_dir};
-use crate::sweep::execute::{execute, Executed};
-use crate::sweep::run::{check_host_backend, SweepRequest};
+use crate::sweep::execute::{execute, execute_each, launched_rank_out, Executed};
+use crate::sweep::run::SweepRequest;
 
 /// File name of the JUnit XML inside the output folder.
 pub const JUNIT_FILE: &str = "junit.xml";
@@ -142,37 +143,75 @@ fn sweep_repeats(
     };
     let mut requests = requests_in(&provisional)?;
     if let Some((_, first)) = requests.first() {
-        check_host_backend(first)?;
+        first.backend.availability().map_err(Error::Usage)?;
         check_plan(criteria, first).map_err(in_file)?;
     }
-    let launcher = crate::launch::env::detect_process()?.filter(|b| b.world > 1);
+    if let Some(dir) = launched_rank_out() {
+        // A rank of collbench's NCCL launcher, which re-ran this command line: measure the
+        // repeat it names; the launcher judges.
+        let r = spec.request(&dir, req.command_line.clone())?;
+        let _quiet = StdoutToStderr::new();
+        execute(&r)?;
+        return Ok(None);
+    }
+    let lead = match requests.first() {
+        Some((_, r)) => leads(r)?,
+        None => true,
+    };
     let out = match out {
-        Out::Default(results, id) if launcher.as_ref().map_or(true, |b| b.rank == 0) => {
+        Out::Default(results, id) if lead => {
             let created = new_default_out(&results, &id, &criteria.name)?;
             requests = requests_in(&created)?;
             created
         }
         _ => provisional,
     };
-    let mut leader = true;
-    for (i, (dir, r)) in requests.iter().enumerate() {
+    let (dirs, reqs): (Vec<PathBuf>, Vec<SweepRequest>) = requests.into_iter().unzip();
+    let announce = |i: usize| {
         eprintln!(
             "collbench: acceptance sweep {}/{} into {}",
             i + 1,
-            requests.len(),
-            dir.display()
-        );
+            dirs.len(),
+            dirs[i].display()
+        )
+    };
+    let executed = {
         let _quiet = StdoutToStderr::new();
-        if let Executed::Follower = execute(r)? {
-            leader = false;
+        execute_each(&reqs, announce)?
+    };
+    let mut leader = true;
+    for (dir, e) in dirs.iter().zip(&executed) {
+        match e {
+            Executed::Follower => leader = false,
+            // 1: some point computed wrong results, which the judge reads from the folder.
+            Executed::Launcher(0 | 1) | Executed::Lead(_) => {}
+            Executed::Launcher(code) => {
+                return Err(Error::Rank(format!(
+                    "the NCCL ranks measuring {} exited with code {code}; their messages are above",
+                    dir.display()
+                )))
+            }
         }
     }
-    Ok(leader.then(|| (out, requests.into_iter().map(|(d, _)| d).collect())))
+    Ok(leader.then_some((out, dirs)))
+}
+
+/// Whether this process leads the sweeps (and so creates the default folder): the only
+/// process, or rank 0 of a launcher's world (the host backend's launch is checked whole here,
+/// so a bad one is refused before any folder exists; an MPI rank reads only its rank).
+fn leads(r: &SweepRequest) -> Result<bool> {
+    use crate::launch::env::{detect_process, launcher_rank};
+    if r.backend == BackendKind::Mpi {
+        let env = |k: &str| std::env::var(k).ok();
+        return Ok(launcher_rank(&env).map_or(true, |rank| rank == 0));
+    }
+    let launcher = detect_process()?.filter(|b| b.world > 1);
+    Ok(launcher.map_or(true, |b| b.rank == 0))
 }
 
 /// Refuses a criterion that no planned point could match, before anything is measured.
 fn check_plan(criteria: &Criteria, r: &SweepRequest) -> Result<(), String> {
-    let plan = r.opts.plan();
+    let plan = r.opts.plan_for(r.backend);
     let protos: Vec<Option<Proto>> = if r.protos.is_empty() {
         vec![None]
     } else {

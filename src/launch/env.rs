@@ -156,6 +156,22 @@ pub fn detect_process() -> Result<Option<Bootstrap>> {
     detect(&|name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
 }
 
+/// This process's world rank as any launcher's variables give it (Open MPI, PMI-1/2, PMIx,
+/// Slurm, torchrun), without the store address [`detect`] insists on: enough to know which
+/// rank of an MPI job leads. `None` when no launcher variable holds a rank.
+pub fn launcher_rank(env: &impl Fn(&str) -> Option<String>) -> Option<usize> {
+    const RANK_VARS: [&str; 5] = [
+        "OMPI_COMM_WORLD_RANK",
+        "PMI_RANK",
+        "PMIX_RANK",
+        "SLURM_PROCID",
+        "RANK",
+    ];
+    RANK_VARS
+        .iter()
+        .find_map(|k| env(k)?.trim().parse::<usize>().ok())
+}
+
 /// The process environment, or a test's map, behind one lookup.
 struct Vars<'a> {
     get: &'a dyn Fn(&str) -> Option<String>,

@@ -2,6 +2,8 @@
 //! process has (a local launch of host ranks, one rank of a launcher's world, an MPI rank, the
 //! NCCL launcher or one of its ranks). `collbench sweep` and `collbench accept` call it.
 
+use std::path::PathBuf;
+
 use crate::error::Result;
 use crate::model::call::BackendKind;
 use crate::sweep::distributed::run_distributed;
@@ -25,6 +27,42 @@ pub fn execute(req: &SweepRequest) -> Result<Executed> {
         BackendKind::Mpi => mpi(req),
         BackendKind::Nccl => nccl(req),
     }
+}
+
+/// Measures the requests in turn (`accept`'s repeats), all on the backend of the first;
+/// `before(i)` is called as request `i` starts. Under mpirun the MPI backend measures them all
+/// in one MPI session, since a process can start MPI only once.
+pub fn execute_each(reqs: &[SweepRequest], mut before: impl FnMut(usize)) -> Result<Vec<Executed>> {
+    if let Some(r) = reqs.iter().find(|r| r.backend != reqs[0].backend) {
+        return Err(crate::error::Error::usage(format!(
+            "the requests name two backends ({} and {}); measure one backend per run",
+            reqs[0].backend, r.backend
+        )));
+    }
+    match reqs.first().map(|r| r.backend) {
+        Some(BackendKind::Mpi) => mpi_each(reqs, before),
+        _ => {
+            let run = |(i, r): (usize, &SweepRequest)| {
+                before(i);
+                execute(r)
+            };
+            reqs.iter().enumerate().map(run).collect()
+        }
+    }
+}
+
+/// The folder this process writes when it is a rank started by collbench's own NCCL launcher
+/// (which re-runs the launcher's command line and names the folder in the environment); `None`
+/// for any other process.
+pub fn launched_rank_out() -> Option<PathBuf> {
+    #[cfg(feature = "nccl")]
+    {
+        use crate::sweep::nccl::launch::{OUT_ENV, RANK_ENV};
+        std::env::var_os(RANK_ENV)?;
+        std::env::var_os(OUT_ENV).map(PathBuf::from)
+    }
+    #[cfg(not(feature = "nccl"))]
+    None
 }
 
 /// Prints where a leader's points went; the exit code of `collbench sweep`: 1 when some point
@@ -69,6 +107,18 @@ fn mpi(req: &SweepRequest) -> Result<Executed> {
 #[cfg(not(feature = "mpi"))]
 fn mpi(req: &SweepRequest) -> Result<Executed> {
     unavailable(req)
+}
+
+#[cfg(feature = "mpi")]
+fn mpi_each(reqs: &[SweepRequest], before: impl FnMut(usize)) -> Result<Vec<Executed>> {
+    let leads = crate::sweep::mpi::run_mpi_each(reqs, before)?;
+    let executed = |lead: Option<Outcome>| lead.map_or(Executed::Follower, Executed::Lead);
+    Ok(leads.into_iter().map(executed).collect())
+}
+
+#[cfg(not(feature = "mpi"))]
+fn mpi_each(reqs: &[SweepRequest], _before: impl FnMut(usize)) -> Result<Vec<Executed>> {
+    unavailable(&reqs[0]).map(|executed| vec![executed])
 }
 
 #[cfg(feature = "nccl")]

@@ -67,14 +67,14 @@ pub fn host_options_json(opts: &SweepOptions) -> serde_json::Value {
     v
 }
 
-/// Refuses a request for another backend than the host's: those start their own processes
-/// from `collbench sweep`, so `accept` judges their folders instead of sweeping them.
+/// Refuses a request for another backend than the host's: this launcher starts host ranks
+/// only; the other backends are reached through `sweep::execute`.
 pub fn check_host_backend(req: &SweepRequest) -> Result<()> {
     req.backend.availability().map_err(Error::Usage)?;
     if req.backend != BackendKind::Host {
         return Err(Error::usage(format!(
-            "the {0} backend sweeps only from `collbench sweep --backend {0}`; run that, then \
-             judge its folder with `collbench accept --run DIR`",
+            "the {0} backend is not measured by the host launcher; run \
+             `collbench sweep --backend {0}`",
             req.backend
         )));
     }

@@ -244,3 +244,15 @@ fn host_and_port_join() {
 }
 
 mod malformed;
+
+#[test]
+fn launcher_rank_needs_no_store_address() {
+    assert_eq!(launcher_rank(&lookup(&[])), None);
+    let ompi = lookup(&[("OMPI_COMM_WORLD_RANK", "3"), ("OMPI_COMM_WORLD_SIZE", "4")]);
+    assert_eq!(launcher_rank(&ompi), Some(3));
+    assert_eq!(launcher_rank(&lookup(&[("PMI_RANK", " 0 ")])), Some(0));
+    assert_eq!(launcher_rank(&lookup(&[("SLURM_PROCID", "7")])), Some(7));
+    // A rank that is not a number is no rank; the next variable may still give one.
+    let bad = lookup(&[("OMPI_COMM_WORLD_RANK", "x"), ("RANK", "1")]);
+    assert_eq!(launcher_rank(&bad), Some(1));
+}

@@ -19,12 +19,38 @@ use crate::sweep::run::{Outcome, SweepRequest};
 /// Runs this process's part of an MPI sweep. World rank 0 returns the outcome; the others
 /// `None`.
 pub fn run_mpi(req: &SweepRequest) -> Result<Option<Outcome>> {
+    let mut outcomes = run_mpi_each(std::slice::from_ref(req), |_| {})?;
+    Ok(outcomes.pop().flatten())
+}
+
+/// Runs the requests in turn in one MPI session (a process can initialise MPI only once, so
+/// `accept`'s repeats share it); `before(i)` is called as request `i` starts. The requests must
+/// measure the same options (one forced algorithm's MCA variables are set before MPI starts).
+pub fn run_mpi_each(
+    reqs: &[SweepRequest],
+    mut before: impl FnMut(usize),
+) -> Result<Vec<Option<Outcome>>> {
     check_launcher(|k| std::env::var_os(k).is_some())?;
-    check_request(req)?;
-    let mpi = start(&req.opts)?;
+    let Some(first) = reqs.first() else {
+        return Ok(Vec::new());
+    };
+    for r in reqs {
+        check_request(r)?;
+        if r.opts != first.opts {
+            return Err(Error::usage(
+                "one MPI launch measures one set of sweep options; start mpirun once per set",
+            ));
+        }
+    }
+    let mpi = start(&first.opts)?;
     interrupt::install();
+    let world = mpi.universe.world();
+    let run = |(i, r): (usize, &SweepRequest)| {
+        before(i);
+        lead::run(r, &world, &mpi.library, &mpi.handles)
+    };
     // `mpi.universe` lives to the end of this function; dropping it finalises MPI.
-    lead::run(req, &mpi.universe.world(), &mpi.library, &mpi.handles)
+    reqs.iter().enumerate().map(run).collect()
 }
 
 /// What the MPI backend cannot measure yet, refused before MPI starts.
