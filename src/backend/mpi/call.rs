@@ -69,11 +69,7 @@ impl MpiBuffers {
     /// Runs the point's collective once on `comm`.
     pub(super) fn call(&mut self, comm: &SimpleCommunicator, p: &Point, h: &Handles) -> Result<()> {
         let c = &p.call;
-        let n = if matches!(c.op, Op::AllGather | Op::ReduceScatter) {
-            c.shape.count_per_rank
-        } else {
-            c.shape.count
-        };
+        let n = c.shape.call_count(c.op);
         let count = c_int::try_from(n).map_err(|_| {
             Error::usage(format!(
                 "{}: {n} elements per call is more than MPI's int count takes; use a smaller -e",
