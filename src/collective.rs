@@ -267,6 +267,17 @@ impl Shape {
         }
     }
 
+    /// The count argument of a call of `op` on this shape, as MPI and NCCL (and so nccl-tests)
+    /// both take it: elements of the whole buffer for AllReduce, Broadcast and Reduce; elements
+    /// per rank (the send count of AllGather, the receive count of ReduceScatter) for the ops
+    /// that split the buffer.
+    pub fn call_count(&self, op: Op) -> usize {
+        match op {
+            Op::AllReduce | Op::Broadcast | Op::Reduce => self.count,
+            Op::AllGather | Op::ReduceScatter => self.count_per_rank,
+        }
+    }
+
     /// Algorithm bandwidth in GB/s (1e9 bytes/s) for a time in microseconds.
     pub fn algbw_gbps(&self, time_us: f64) -> f64 {
         algbw_gbps(self.bytes, time_us)
@@ -330,6 +341,26 @@ mod tests {
     fn too_small_for_one_element_per_rank() {
         assert_eq!(Shape::new(Op::AllGather, DType::F32, 8, 4).bytes, 0);
         assert_eq!(Shape::new(Op::AllReduce, DType::F64, 4, 2).bytes, 0);
+    }
+
+    #[test]
+    fn call_counts_are_whole_buffer_or_per_rank() {
+        // 1 MiB of f32 over 4 ranks: 262144 elements, 65536 per rank.
+        for (op, want) in [
+            (Op::AllReduce, 262_144),
+            (Op::Broadcast, 262_144),
+            (Op::Reduce, 262_144),
+            (Op::AllGather, 65_536),
+            (Op::ReduceScatter, 65_536),
+        ] {
+            let shape = Shape::new(op, DType::F32, 1 << 20, 4);
+            assert_eq!(shape.call_count(op), want, "{op}");
+        }
+        // 100 bytes of f32 over 3 ranks: 8 per rank after rounding, 25 in the whole buffer.
+        let split = Shape::new(Op::AllGather, DType::F32, 100, 3);
+        assert_eq!(split.call_count(Op::AllGather), 8);
+        let whole = Shape::new(Op::AllReduce, DType::F32, 100, 3);
+        assert_eq!(whole.call_count(Op::AllReduce), 25);
     }
 
     #[test]

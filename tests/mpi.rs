@@ -12,24 +12,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::mpirun::PMI_VARS;
 use common::{command, exe, tempdir, Run, Spawned};
 
 const LIMIT: Duration = Duration::from_secs(240);
-
-/// Variables by which an MPI library sees a launcher (beyond those `common` removes).
-const PMI_VARS: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"];
-
-/// Whether `mpirun` can be started; says SKIPPED (or fails where CI requires it) when not.
-fn have_mpirun() -> bool {
-    let ok = Command::new("mpirun")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    let missing = (!ok).then(|| "mpirun not found; install openmpi-bin".to_string());
-    common::skip::can_use("mpirun", missing)
-}
 
 /// `mpirun -np n collbench sweep --backend mpi --no-progress --out <out> args...`.
 fn mpirun(n: usize, out: &Path, args: &[&str]) -> Run {
@@ -52,7 +38,7 @@ const DTYPES: [&str; 5] = ["f32", "f64", "i32", "f16", "bf16"];
 /// Every op in every dtype, out of place and in place, at the given world sizes with the
 /// reduction `redop`; every row exact and from `mpi`.
 fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize], redop: &str) {
-    if !have_mpirun() {
+    if !common::mpirun::have_mpirun() {
         return;
     }
     let _serial = common::serial();
@@ -183,7 +169,7 @@ fn unsupported_requests_are_refused_before_mpi_starts() {
 
 #[test]
 fn a_forced_algorithm_is_set_for_open_mpi_and_recorded() {
-    if !have_mpirun() {
+    if !common::mpirun::have_mpirun() {
         return;
     }
     let _serial = common::serial();
@@ -223,7 +209,7 @@ fn a_forced_algorithm_is_set_for_open_mpi_and_recorded() {
 /// none falls back to another algorithm): exact, and the number set is recorded.
 #[test]
 fn rabenseifner_bruck_neighbor_exchange_and_recursive_halving_are_exact() {
-    if !have_mpirun() {
+    if !common::mpirun::have_mpirun() {
         return;
     }
     let cases = [
@@ -291,7 +277,7 @@ fn rabenseifner_bruck_neighbor_exchange_and_recursive_halving_are_exact() {
 /// in summary.csv, each rank's node in ranks.csv.
 #[test]
 fn ranks_on_two_named_nodes_are_recorded_per_node() {
-    if !have_mpirun() {
+    if !common::mpirun::have_mpirun() {
         return;
     }
     let _serial = common::serial();
@@ -335,7 +321,7 @@ fn ranks_on_two_named_nodes_are_recorded_per_node() {
 
 #[test]
 fn ctrl_c_to_mpirun_keeps_the_points_and_records_the_interruption() {
-    if !have_mpirun() {
+    if !common::mpirun::have_mpirun() {
         return;
     }
     let (_tmp, out) = tempdir();
@@ -376,68 +362,4 @@ fn ctrl_c_to_mpirun_keeps_the_points_and_records_the_interruption() {
         })
     });
     assert!(left, "rank processes outlived mpirun");
-}
-
-/// `[sweep]` criteria of the MPI backend, 2 ranks, AllReduce at 1-4 KiB.
-const MPI_CRITERIA: &str = "[sweep]\nbackend = \"mpi\"\nop = \"allreduce\"\nmin_bytes = \"1K\"\n\
-    max_bytes = \"4K\"\niters = 5\nwarmup = 1\n\
-    [[criterion]]\nname = \"ok\"\nmax_wrong = 0\nmax_time_us = 1e6\nmax_rank_skew = 1e3\n";
-
-#[test]
-fn accept_sweeps_the_mpi_backend_under_mpirun_with_repeats_in_one_mpi_session() {
-    if !have_mpirun() {
-        return;
-    }
-    let _serial = common::serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let criteria = tmp.path().join("c.toml");
-    std::fs::write(&criteria, MPI_CRITERIA).unwrap();
-    let out = tmp.path().join("acc");
-    let mut cmd = Command::new("mpirun");
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", "2", exe()])
-        .args(["accept", "--repeat", "2", "--json", "--criteria"])
-        .arg(&criteria)
-        .arg("--out")
-        .arg(&out)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let r = Spawned::start(cmd).finish(Instant::now(), LIMIT);
-    assert_eq!(r.code(), 0, "{r:?}");
-    // Only rank 0 judges: one verdict on stdout.
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("one verdict on stdout");
-    assert_eq!(
-        (v["repeats"].as_u64(), v["exit_code"].as_u64()),
-        (Some(2), Some(0)),
-        "{v}"
-    );
-    for i in [1, 2] {
-        let dir = out.join(format!("repeat-{i}"));
-        let m = common::meta(&dir);
-        assert_eq!((m.backend.as_str(), m.ranks), ("mpi", 2), "{m:?}");
-        let rows = common::summary(&dir);
-        assert_eq!(rows.len(), 3, "1K, 2K and 4K in {}", dir.display());
-        assert!(rows.iter().all(|p| p.wrong == 0 && p.key.world == 2));
-    }
-}
-
-#[test]
-fn accept_of_the_mpi_backend_outside_mpirun_names_the_launcher() {
-    let tmp = tempfile::tempdir().unwrap();
-    let criteria = tmp.path().join("c.toml");
-    std::fs::write(&criteria, MPI_CRITERIA).unwrap();
-    let out = tmp.path().join("acc");
-    let r = common::run(
-        &[
-            "accept",
-            "--criteria",
-            criteria.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-        LIMIT,
-    );
-    assert_eq!(r.code(), 2, "{r:?}");
-    assert!(r.stderr.contains("mpirun -np N"), "{}", r.stderr);
-    assert!(!out.exists(), "a refused accept created {}", out.display());
 }

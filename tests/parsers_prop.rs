@@ -5,9 +5,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use collbench::collective::{Algo, DType, Op, ReduceOp};
+use collbench::collective::{Algo, DType, Op};
 use collbench::meta::Meta;
-use collbench::model::record::{IterSample, PointKey, PointRecord, RankSummary};
+use collbench::model::record::{IterSample, PointRecord, RankSummary};
 use collbench::report::pairs_csv::{read_pairs, PairRow, PairsWriter, PAIRS_COLUMNS};
 use collbench::report::ranks_csv::{read_ranks, RanksWriter, RANKS_COLUMNS};
 use collbench::report::samples_csv::{read_samples, SamplesWriter, SAMPLES_COLUMNS};
@@ -248,19 +248,6 @@ fn record() -> impl Strategy<Value = PointRecord> {
                 t.sort_by(f64::total_cmp);
                 let bytes = 8usize << shift;
                 PointRecord {
-                    key: PointKey {
-                        backend: "host".into(),
-                        op,
-                        algo,
-                        dtype,
-                        redop: ReduceOp::Sum,
-                        world,
-                        nodes: 1,
-                        bytes,
-                        count: bytes / 8,
-                        in_place,
-                        proto: None,
-                    },
                     iters,
                     warmup: iters / 10,
                     time_us_mean: (t[1] + t[2]) / 2.0,
@@ -278,7 +265,10 @@ fn record() -> impl Strategy<Value = PointRecord> {
                     wrong,
                     slowest_rank: world - 1,
                     skew_us_median: t[0] / 5.0,
-                    nccl_estimate_us: None,
+                    ..PointRecord::example(op, bytes, world)
+                        .with_algo(algo)
+                        .with_dtype(dtype)
+                        .with_in_place(in_place)
                 }
             },
         )

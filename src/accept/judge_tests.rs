@@ -4,21 +4,13 @@ use super::*;
 use crate::accept::measure::{group, RunData};
 use crate::collective::{Algo, DType, Op, Proto};
 use crate::model::record::{PointRecord, RankSummary};
-use crate::report::summary_csv::tests::awkward_record;
 
-/// An AllReduce ring f32 point at world 2 with the given median time (µs) and busbw.
+/// An AllReduce ring f32 point at world 2 whose every time is `time_us` (µs), with the given
+/// busbw.
 fn rec(bytes: usize, time_us: f64, busbw: f64) -> PointRecord {
-    let mut r = awkward_record();
-    r.key.op = Op::AllReduce;
-    r.key.algo = Algo::Ring;
-    r.key.dtype = DType::F32;
-    r.key.world = 2;
-    r.key.bytes = bytes;
-    r.key.in_place = false;
-    r.time_us_median = time_us;
+    let mut r = PointRecord::example(Op::AllReduce, bytes, 2).with_time_us(time_us);
     r.busbw_gbps = busbw;
     r.time_cv = 0.1;
-    r.wrong = 0;
     r
 }
 

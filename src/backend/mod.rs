@@ -1,6 +1,7 @@
 //! Backends carry out collective calls. Every backend produces the same records, so everything
 //! downstream (summary, fit, accept) never cares which one ran.
 
+pub mod buffers;
 pub mod host;
 pub mod list;
 #[cfg(feature = "mpi")]

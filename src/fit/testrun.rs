@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use super::input::{MeasuredPoint, Run};
-use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
+use crate::collective::{Op, Proto};
 use crate::meta::Meta;
-use crate::model::record::{PointKey, PointRecord};
+use crate::model::record::PointRecord;
 
 /// One protocol's truth: `T(S) = alpha_us + beta_ns_per_byte · S / 1000`.
 #[derive(Clone, Copy, Debug)]
@@ -24,41 +24,11 @@ impl Truth {
 
 /// A summary row of a ring AllReduce in f32 at `world`, `bytes`, with median `time_us`.
 pub fn record(proto: Option<Proto>, world: usize, bytes: usize, time_us: f64) -> PointRecord {
-    let algbw = bytes as f64 / time_us / 1e3;
-    let busbw = algbw * Op::AllReduce.busbw_factor(world);
-    PointRecord {
-        key: PointKey {
-            backend: if proto.is_some() { "nccl" } else { "host" }.into(),
-            op: Op::AllReduce,
-            algo: Algo::Ring,
-            dtype: DType::F32,
-            redop: ReduceOp::Sum,
-            world,
-            nodes: 1,
-            bytes,
-            count: bytes / 4,
-            in_place: false,
-            proto,
-        },
-        iters: 5,
-        warmup: 1,
-        time_us_mean: time_us,
-        time_us_median: time_us,
-        time_us_min: time_us,
-        time_us_p95: time_us,
-        time_us_p99: time_us,
-        time_us_max: time_us,
-        time_us_stddev: 0.0,
-        time_cv: 0.0,
-        time_us_mad: 0.0,
-        algbw_gbps: algbw,
-        busbw_gbps: busbw,
-        busbw_gbps_mean: busbw,
-        wrong: 0,
-        slowest_rank: 0,
-        skew_us_median: 0.0,
-        nccl_estimate_us: None,
-    }
+    let backend = if proto.is_some() { "nccl" } else { "host" };
+    PointRecord::example(Op::AllReduce, bytes, world)
+        .with_backend(backend)
+        .with_proto(proto)
+        .with_time_us(time_us)
 }
 
 /// A run measuring every truth at every world, 1 KiB .. 64 MiB by 4, five exact samples each.

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
+use crate::collective::{algbw_gbps, busbw_gbps, Algo, DType, Op, Proto, ReduceOp};
 
 /// Identifies a point of the sweep plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -80,6 +80,107 @@ impl PointRecord {
     }
 }
 
+/// The time of every sample of [`PointRecord::example`], in microseconds.
+pub const EXAMPLE_TIME_US: f64 = 100.0;
+
+/// A plausible record to start from where a test or an example needs one, and setters for what
+/// tests vary; production code builds records from measurements or files instead.
+impl PointRecord {
+    /// `op` on `bytes` bytes over `world` ranks of one node, as the host backend would record
+    /// it: its first algorithm for `op` (ring; tree for Broadcast and Reduce), f32 summed,
+    /// out of place, no protocol; 5 timed iterations after 1 warm-up, every one taking
+    /// [`EXAMPLE_TIME_US`] (so every time statistic is that and the spread is 0), bandwidths
+    /// from that time by the nccl-tests rules, no wrong element, no skew, no NCCL estimate.
+    pub fn example(op: Op, bytes: usize, world: usize) -> PointRecord {
+        let key = PointKey {
+            backend: "host".into(),
+            op,
+            algo: op.host_algos()[0],
+            dtype: DType::F32,
+            redop: ReduceOp::Sum,
+            world,
+            nodes: 1,
+            bytes,
+            count: bytes / DType::F32.size(),
+            in_place: false,
+            proto: None,
+        };
+        let unset = PointRecord {
+            key,
+            iters: 5,
+            warmup: 1,
+            time_us_mean: f64::NAN,
+            time_us_median: f64::NAN,
+            time_us_min: f64::NAN,
+            time_us_p95: f64::NAN,
+            time_us_p99: f64::NAN,
+            time_us_max: f64::NAN,
+            time_us_stddev: 0.0,
+            time_cv: 0.0,
+            time_us_mad: 0.0,
+            algbw_gbps: f64::NAN,
+            busbw_gbps: f64::NAN,
+            busbw_gbps_mean: f64::NAN,
+            wrong: 0,
+            slowest_rank: 0,
+            skew_us_median: 0.0,
+            nccl_estimate_us: None,
+        };
+        unset.with_time_us(EXAMPLE_TIME_US)
+    }
+
+    /// Every sample taking `time_us`: each time statistic is `time_us`, and the bandwidths
+    /// follow from it and the key (op, world, bytes) as the sweep computes them.
+    pub fn with_time_us(mut self, time_us: f64) -> PointRecord {
+        for t in [
+            &mut self.time_us_mean,
+            &mut self.time_us_median,
+            &mut self.time_us_min,
+            &mut self.time_us_p95,
+            &mut self.time_us_p99,
+            &mut self.time_us_max,
+        ] {
+            *t = time_us;
+        }
+        let k = &self.key;
+        self.algbw_gbps = algbw_gbps(k.bytes, time_us);
+        self.busbw_gbps = busbw_gbps(k.op, k.world, self.algbw_gbps);
+        self.busbw_gbps_mean = self.busbw_gbps;
+        self
+    }
+
+    /// The backend's name (`host`, `mpi`, `nccl`).
+    pub fn with_backend(mut self, backend: &str) -> PointRecord {
+        self.key.backend = backend.into();
+        self
+    }
+
+    /// The algorithm (not checked against the backend's list).
+    pub fn with_algo(mut self, algo: Algo) -> PointRecord {
+        self.key.algo = algo;
+        self
+    }
+
+    /// The protocol asked for; `None` for backends without protocols.
+    pub fn with_proto(mut self, proto: Option<Proto>) -> PointRecord {
+        self.key.proto = proto;
+        self
+    }
+
+    /// The element type, with the element count of the same bytes.
+    pub fn with_dtype(mut self, dtype: DType) -> PointRecord {
+        self.key.dtype = dtype;
+        self.key.count = self.key.bytes / dtype.size();
+        self
+    }
+
+    /// In place (one buffer) or out of place.
+    pub fn with_in_place(mut self, in_place: bool) -> PointRecord {
+        self.key.in_place = in_place;
+        self
+    }
+}
+
 /// One timed iteration across the ranks of a point (a row of samples.csv).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IterSample {
@@ -107,4 +208,30 @@ pub struct RankSummary {
     pub time_us_max: f64,
     /// Wrong elements this rank found in its own output.
     pub wrong: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn example_statistics_and_bandwidths_follow_from_the_time_and_key() {
+        let r = PointRecord::example(Op::AllReduce, 1 << 20, 4);
+        assert_eq!((r.time_us_median, r.time_us_p99), (100.0, 100.0));
+        let r = r.with_time_us(50.0);
+        assert_eq!(
+            (r.time_us_mean, r.time_us_min, r.time_us_max),
+            (50.0, 50.0, 50.0)
+        );
+        // 1 MiB in 50 µs: 20.97152 GB/s; AllReduce over 4 ranks: busbw × 1.5.
+        assert!((r.algbw_gbps - 20.97152).abs() < 1e-9);
+        assert!((r.busbw_gbps - 31.45728).abs() < 1e-9);
+        assert_eq!(r.busbw_gbps_mean, r.busbw_gbps);
+        assert_eq!(
+            (r.key.algo, r.key.count, r.time_cv),
+            (Algo::Ring, 262_144, 0.0)
+        );
+        let b = PointRecord::example(Op::Broadcast, 6, 2).with_dtype(DType::F16);
+        assert_eq!((b.key.algo, b.key.count), (Algo::Tree, 3));
+    }
 }

@@ -245,6 +245,21 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn example_records_are_physical_and_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SummaryWriter::create(dir.path()).unwrap();
+        let examples: Vec<PointRecord> = Op::ALL
+            .iter()
+            .map(|&op| PointRecord::example(op, 1 << 20, 4))
+            .collect();
+        for rec in &examples {
+            check_point(rec).unwrap();
+            w.append(rec).unwrap();
+        }
+        assert_eq!(read_summary(w.path()).unwrap(), examples);
+    }
+
+    #[test]
     fn header_and_rows_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let mut w = SummaryWriter::create(dir.path()).unwrap();

@@ -7,6 +7,7 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::backend::buffers::CallBuffers;
 use crate::backend::host::affinity;
 use crate::backend::host::algo::{barrier, Buffers, Group};
 use crate::backend::host::layout::{Layout, Shared};
@@ -28,36 +29,12 @@ pub struct RankArgs {
     pub layout: Layout,
 }
 
-/// 8-byte aligned buffers, grown once to the largest point so timed loops never allocate.
+/// The rank's call buffers and the algorithms' scratch, both grown once to the largest point so
+/// timed loops never allocate.
 #[derive(Default)]
 pub(crate) struct RankBuffers {
-    input: Vec<u64>,
-    output: Vec<u64>,
+    io: CallBuffers,
     scratch: Vec<u8>,
-}
-
-fn grow(v: &mut Vec<u64>, bytes: usize) {
-    let words = bytes.div_ceil(8);
-    if v.len() < words {
-        v.resize(words, 0);
-    }
-}
-
-impl RankBuffers {
-    /// Input and output views sized for `p`; the in-place buffer is `output`.
-    fn views(&mut self, p: &Point) -> (&mut [u8], &mut [u8]) {
-        let s = &p.call.shape;
-        let (inb, outb) = if p.in_place {
-            (0, s.in_bytes.max(s.out_bytes))
-        } else {
-            (s.in_bytes, s.out_bytes)
-        };
-        grow(&mut self.input, inb);
-        grow(&mut self.output, outb);
-        let input: &mut [u8] = bytemuck::cast_slice_mut(&mut self.input[..]);
-        let output: &mut [u8] = bytemuck::cast_slice_mut(&mut self.output[..]);
-        (&mut input[..inb], &mut output[..outb])
-    }
 }
 
 /// Runs the rank's whole sweep and returns its exit code: 0, or 2 after leaving its error in
@@ -227,16 +204,13 @@ pub(crate) fn measure<T: Transport>(
 }
 
 fn call<T: Transport>(t: &mut T, g: &Group, p: &Point, bufs: &mut RankBuffers) -> Result<()> {
-    let mut scratch = std::mem::take(&mut bufs.scratch);
-    let (input, output) = bufs.views(p);
+    let (input, output) = bufs.io.views(&p.call.shape, p.in_place);
     let b = if p.in_place {
         Buffers::InPlace(output)
     } else {
         Buffers::OutOfPlace { input, output }
     };
-    let res = host::run(t, g, &p.call, b, &mut scratch);
-    bufs.scratch = scratch;
-    res
+    host::run(t, g, &p.call, b, &mut bufs.scratch)
 }
 
 /// The bytes of the in-place buffer that hold this rank's input or output block.
@@ -248,7 +222,7 @@ fn own_block(g: &Group, block: usize) -> std::ops::Range<usize> {
 fn fill(p: &Point, g: &Group, bufs: &mut RankBuffers) {
     let c = &p.call;
     let n = g.size();
-    let (input, output) = bufs.views(p);
+    let (input, output) = bufs.io.views(&c.shape, p.in_place);
     let target = match (p.in_place, c.op) {
         (false, _) => input,
         (true, Op::AllGather) => &mut output[own_block(g, c.shape.in_bytes)],
@@ -260,7 +234,7 @@ fn fill(p: &Point, g: &Group, bufs: &mut RankBuffers) {
 /// Counts wrong elements where the call left its output.
 fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
     let c = &p.call;
-    let (_, output) = bufs.views(p);
+    let (_, output) = bufs.io.views(&c.shape, p.in_place);
     let out: &[u8] = match c.op {
         Op::ReduceScatter if p.in_place => &output[own_block(g, c.shape.out_bytes)],
         Op::ReduceScatter | Op::AllReduce | Op::AllGather | Op::Broadcast | Op::Reduce => output,

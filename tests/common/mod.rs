@@ -6,6 +6,7 @@
 pub mod accept;
 pub mod launch;
 pub mod load;
+pub mod mpirun;
 pub mod netlab;
 mod procs;
 pub mod protorun;

@@ -29,9 +29,9 @@ pub const PROTO_SIZES: [usize; 6] = [1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18
 /// of [`PROTO_SIZES`], five iterations at exactly the line's time, status complete. No GPU is
 /// involved: the folder is made by hand to test the readers of results.
 pub fn write_proto_run(dir: &Path, lines: &[ProtoLine], worlds: &[usize]) {
-    use collbench::collective::{Algo, DType, Op, ReduceOp};
+    use collbench::collective::Op;
     use collbench::meta::RunStatus;
-    use collbench::model::record::{IterSample, PointKey, RankSummary};
+    use collbench::model::record::{IterSample, RankSummary};
     use collbench::report::run_dir::RunDir;
     let ranks = worlds.iter().copied().max().unwrap();
     let meta = Meta::new(
@@ -47,41 +47,10 @@ pub fn write_proto_run(dir: &Path, lines: &[ProtoLine], worlds: &[usize]) {
         for line in lines {
             for bytes in PROTO_SIZES {
                 let t = line.time_us(bytes);
-                let algbw = bytes as f64 / t / 1e3;
-                let busbw = algbw * Op::AllReduce.busbw_factor(world);
-                let rec = PointRecord {
-                    key: PointKey {
-                        backend: "nccl".into(),
-                        op: Op::AllReduce,
-                        algo: Algo::Ring,
-                        dtype: DType::F32,
-                        redop: ReduceOp::Sum,
-                        world,
-                        nodes: 1,
-                        bytes,
-                        count: bytes / 4,
-                        in_place: false,
-                        proto: Some(line.proto.parse().unwrap()),
-                    },
-                    iters: 5,
-                    warmup: 1,
-                    time_us_mean: t,
-                    time_us_median: t,
-                    time_us_min: t,
-                    time_us_p95: t,
-                    time_us_p99: t,
-                    time_us_max: t,
-                    time_us_stddev: 0.0,
-                    time_cv: 0.0,
-                    time_us_mad: 0.0,
-                    algbw_gbps: algbw,
-                    busbw_gbps: busbw,
-                    busbw_gbps_mean: busbw,
-                    wrong: 0,
-                    slowest_rank: 0,
-                    skew_us_median: 0.0,
-                    nccl_estimate_us: None,
-                };
+                let rec = PointRecord::example(Op::AllReduce, bytes, world)
+                    .with_backend("nccl")
+                    .with_proto(Some(line.proto.parse().unwrap()))
+                    .with_time_us(t);
                 let sample = IterSample {
                     time_us: t,
                     slowest_rank: 0,

@@ -15,25 +15,15 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use super::raw::Handles;
+use crate::backend::buffers::CallBuffers;
 use crate::check::{count_wrong, fill_input};
 use crate::collective::Op;
 use crate::error::{Error, Result};
 use crate::model::plan::Point;
 
-/// 8-byte aligned input and output, grown once to the largest point so timed loops never
-/// allocate. In place, the one buffer is `output` and `input` is empty.
+/// The rank's call buffers (see [`CallBuffers`]), with the fill, check and call of a point.
 #[derive(Default)]
-pub struct MpiBuffers {
-    input: Vec<u64>,
-    output: Vec<u64>,
-}
-
-fn grow(v: &mut Vec<u64>, bytes: usize) {
-    let words = bytes.div_ceil(8);
-    if v.len() < words {
-        v.resize(words, 0);
-    }
-}
+pub struct MpiBuffers(CallBuffers);
 
 /// The bytes of the in-place buffer that hold this rank's input block (AllGather).
 fn own_block(rank: usize, block: usize) -> std::ops::Range<usize> {
@@ -43,17 +33,7 @@ fn own_block(rank: usize, block: usize) -> std::ops::Range<usize> {
 impl MpiBuffers {
     /// Input and output bytes sized for `p`; in place, `output` is the one buffer.
     fn views(&mut self, p: &Point) -> (&mut [u8], &mut [u8]) {
-        let s = &p.call.shape;
-        let (inb, outb) = if p.in_place {
-            (0, s.in_bytes.max(s.out_bytes))
-        } else {
-            (s.in_bytes, s.out_bytes)
-        };
-        grow(&mut self.input, inb);
-        grow(&mut self.output, outb);
-        let input: &mut [u8] = bytemuck::cast_slice_mut(&mut self.input[..]);
-        let output: &mut [u8] = bytemuck::cast_slice_mut(&mut self.output[..]);
-        (&mut input[..inb], &mut output[..outb])
+        self.0.views(&p.call.shape, p.in_place)
     }
 
     /// Clears the output and puts the known input pattern where the call reads its input: the
@@ -89,11 +69,7 @@ impl MpiBuffers {
     /// Runs the point's collective once on `comm`.
     pub(super) fn call(&mut self, comm: &SimpleCommunicator, p: &Point, h: &Handles) -> Result<()> {
         let c = &p.call;
-        let n = if matches!(c.op, Op::AllGather | Op::ReduceScatter) {
-            c.shape.count_per_rank
-        } else {
-            c.shape.count
-        };
+        let n = c.shape.call_count(c.op);
         let count = c_int::try_from(n).map_err(|_| {
             Error::usage(format!(
                 "{}: {n} elements per call is more than MPI's int count takes; use a smaller -e",

@@ -1,12 +1,13 @@
-//! The five collectives as NCCL calls: which count NCCL takes for each op (nccl.h semantics,
-//! which are nccl-tests' too), and the one FFI call that enqueues a collective on a stream.
+//! The five collectives as NCCL calls: the one FFI call that enqueues a collective on a stream,
+//! and NCCL's own estimate of its time. The count each op takes is the per-op table's
+//! ([`Shape::call_count`](crate::collective::Shape::call_count)).
 
 use std::os::raw::c_void;
 
 use super::error::NcclError;
 use super::loader::{Nccl, RawComm};
 use super::{map, sys};
-use crate::collective::{DType, Op, ReduceOp, Shape};
+use crate::collective::{DType, Op, ReduceOp};
 
 /// One collective, ready to enqueue: device addresses and NCCL's count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,20 +19,11 @@ pub struct Enqueue {
     pub send: u64,
     /// Device address of the receive buffer; equal to `send` (or offset into it) in place.
     pub recv: u64,
-    /// The count argument NCCL takes for `op`, see [`nccl_count`].
+    /// The count argument NCCL takes for `op`: the per-op table's
+    /// [`Shape::call_count`](crate::collective::Shape::call_count).
     pub count: usize,
     /// Root of Broadcast and Reduce (rank 0, as the checks expect).
     pub root: i32,
-}
-
-/// NCCL's count argument for `op` on `shape`: elements of the whole buffer for AllReduce,
-/// Broadcast and Reduce; elements per rank (the send count of AllGather, the receive count of
-/// ReduceScatter) for the ops that split the buffer.
-pub fn nccl_count(op: Op, shape: &Shape) -> usize {
-    match op {
-        Op::AllReduce | Op::Broadcast | Op::Reduce => shape.count,
-        Op::AllGather | Op::ReduceScatter => shape.count_per_rank,
-    }
 }
 
 impl Nccl {
@@ -137,20 +129,5 @@ mod tests {
         assert_eq!(estimate_us(f32::NAN), None);
         assert_eq!(estimate_us(12.5), Some(12.5));
         assert_eq!(estimate_us(0.0), Some(0.0));
-    }
-
-    #[test]
-    fn counts_follow_nccl_h() {
-        // 1 MiB of f32 over 4 ranks: 262144 elements, 65536 per rank.
-        for (op, want) in [
-            (Op::AllReduce, 262_144),
-            (Op::Broadcast, 262_144),
-            (Op::Reduce, 262_144),
-            (Op::AllGather, 65_536),
-            (Op::ReduceScatter, 65_536),
-        ] {
-            let shape = Shape::new(op, DType::F32, 1 << 20, 4);
-            assert_eq!(nccl_count(op, &shape), want, "{op}");
-        }
     }
 }

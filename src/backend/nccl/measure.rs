@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use cudarc::driver::{CudaEvent, CudaSlice, CudaViewMut};
 
-use super::calls::{nccl_count, Enqueue};
+use super::calls::Enqueue;
 use super::comm::Communicator;
 use super::gpu::{driver_error, wait_events, Gpu};
 use super::graph::Graph;
@@ -242,7 +242,7 @@ fn enqueue_of(gpu: &Gpu, bufs: &DeviceBuffers, p: &Point, pl: &Placement) -> Enq
         redop: c.redop,
         send: bufs.address(gpu, pl.send),
         recv: bufs.address(gpu, pl.recv),
-        count: nccl_count(c.op, &c.shape),
+        count: c.shape.call_count(c.op),
         root: 0,
     }
 }

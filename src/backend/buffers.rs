@@ -1,0 +1,88 @@
+//! The input and output buffers of one rank's calls, as the host and MPI backends hand them to
+//! a collective: sized per call from its [`Shape`], grown on demand and never shrunk.
+
+use crate::collective::Shape;
+
+/// Input and output held as u64 words, so that both are 8-byte aligned and the reduction
+/// kernels can view them as slices of any element type (f64 at most). They grow to the largest
+/// call seen and keep that size, so a timed loop never allocates once its first call is sized.
+#[derive(Default)]
+pub struct CallBuffers {
+    input: Vec<u64>,
+    output: Vec<u64>,
+}
+
+impl CallBuffers {
+    /// Input and output bytes of a call of `shape`. In place, `output` is the one buffer, as
+    /// long as the larger of the call's input and output, and `input` is empty.
+    pub fn views(&mut self, shape: &Shape, in_place: bool) -> (&mut [u8], &mut [u8]) {
+        let (inb, outb) = if in_place {
+            (0, shape.in_bytes.max(shape.out_bytes))
+        } else {
+            (shape.in_bytes, shape.out_bytes)
+        };
+        grow(&mut self.input, inb);
+        grow(&mut self.output, outb);
+        let input: &mut [u8] = bytemuck::cast_slice_mut(&mut self.input[..]);
+        let output: &mut [u8] = bytemuck::cast_slice_mut(&mut self.output[..]);
+        (&mut input[..inb], &mut output[..outb])
+    }
+}
+
+/// Makes `v` hold at least `bytes` bytes; it never shrinks.
+fn grow(v: &mut Vec<u64>, bytes: usize) {
+    let words = bytes.div_ceil(8);
+    if v.len() < words {
+        v.resize(words, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collective::{DType, Op};
+
+    #[test]
+    fn out_of_place_views_are_the_calls_input_and_output() {
+        // AllGather of 100 bytes of f32 over 3 ranks: 8 elements in, 24 out.
+        let shape = Shape::new(Op::AllGather, DType::F32, 100, 3);
+        let mut b = CallBuffers::default();
+        let (input, output) = b.views(&shape, false);
+        assert_eq!((input.len(), output.len()), (32, 96));
+    }
+
+    #[test]
+    fn in_place_the_output_holds_the_larger_side_and_input_is_empty() {
+        // ReduceScatter of 64 bytes of f64 over 2 ranks: 64 bytes in, 32 out.
+        let shape = Shape::new(Op::ReduceScatter, DType::F64, 64, 2);
+        let mut b = CallBuffers::default();
+        let (input, output) = b.views(&shape, true);
+        assert_eq!((input.len(), output.len()), (0, 64));
+        let shape = Shape::new(Op::AllGather, DType::F32, 100, 3);
+        let (input, output) = b.views(&shape, true);
+        assert_eq!((input.len(), output.len()), (0, 96));
+    }
+
+    #[test]
+    fn a_smaller_call_keeps_the_earlier_allocation() {
+        let big = Shape::new(Op::AllReduce, DType::F32, 1 << 16, 2);
+        let small = Shape::new(Op::AllReduce, DType::F32, 12, 2);
+        let mut b = CallBuffers::default();
+        let first = b.views(&big, false).1.as_ptr();
+        let (input, output) = b.views(&small, false);
+        assert_eq!((input.len(), output.len()), (12, 12));
+        assert_eq!(output.as_ptr(), first);
+        assert_eq!((b.input.len(), b.output.len()), (8192, 8192));
+    }
+
+    #[test]
+    fn views_are_8_byte_aligned_whatever_the_size() {
+        // 3 bf16 elements: 6 bytes, not a whole word.
+        let shape = Shape::new(Op::AllReduce, DType::BF16, 6, 2);
+        let mut b = CallBuffers::default();
+        let (input, output) = b.views(&shape, false);
+        assert_eq!((input.len(), output.len()), (6, 6));
+        assert_eq!(input.as_ptr() as usize % 8, 0);
+        assert_eq!(output.as_ptr() as usize % 8, 0);
+    }
+}
