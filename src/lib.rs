@@ -9,10 +9,13 @@
 //! ```text
 //! cli          the subcommands and the one dispatch (Command::run)
 //! commands     fit  project  compare  plot  accept  import  html  (cores + command.rs + args.rs)
-//! sweep        args -> execute -> host drivers (run, distributed) / rank timing loop, watchdog
-//! engines      launch (rank processes, launchers, TCP store)   backend (host, mpi, nccl calls)
+//! sweep        args -> execute -> drivers: host (run, distributed, cluster), mpi, nccl;
+//!              rank timing loop, summarize, watchdog, console
+//! engines      launch (rank processes, launchers, TCP store)
+//!              backend (executes calls: host transports and algorithms, MPI, NCCL)
 //! results      output (atomic files, safe stdout)  meta  report (summary/samples/ranks CSV, RunDir)
-//! vocabulary   collective (ops, sizes, busbw)  model (point records)  units  physical  stats  check  error
+//! vocabulary   collective (ops, sizes, busbw)  model (call, plan, topology, limits, point
+//!              records)  units  physical  stats  check  error
 //! ```
 //!
 //! A host sweep: `sweep::execute` -> `sweep::run` (launcher) spawns N `__rank` processes
@@ -21,10 +24,13 @@
 //! launcher summarizes them and appends the point to the results folder before the ranks go on.
 //!
 //! * [`collective`]: ops, algorithms, dtypes, nccl-tests size and busbw conventions.
-//! * [`sweep`]: the flags, `execute`, the plan of points, the rank-side timing protocol, the
-//!   launcher's supervision (dead or stalled ranks, Ctrl-C), and the per-point records.
-//! * [`backend`]: the embedded host backend (shared memory or TCP between rank processes), MPI
-//!   and NCCL behind cargo features.
+//! * [`model`]: what a sweep measures (`SweepOptions` and its plan of points, the call each
+//!   point makes, world shapes, the limits on numbers) and what a point produces (records).
+//! * [`sweep`]: the flags, `execute`, the four drivers (local host launch, a rank of a
+//!   launcher's world, MPI, NCCL), the rank-side timing protocol and the launcher's supervision
+//!   (dead or stalled ranks, Ctrl-C).
+//! * [`backend`]: what executes calls: the embedded host backend (shared memory or TCP between
+//!   rank processes), MPI and NCCL behind cargo features.
 //! * [`stats`], [`check`]: pure statistics and exact correctness checks.
 //! * [`report`], [`meta`]: the versioned files of a results folder (docs/FORMATS.md).
 //! * [`output`]: stdout that never panics; output files written atomically, kept unless `--force`.
