@@ -5,6 +5,7 @@ pub mod pairs_csv;
 pub mod ranks_csv;
 pub mod run_dir;
 pub mod samples_csv;
+pub mod sink;
 pub mod summary_csv;
 pub mod table;
 pub mod telemetry_csv;

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::csvio::{self, push_row, CsvFile, Row};
+use super::sink::{FinishedPoint, PointSink};
 use crate::error::Result;
 use crate::model::record::{PointKey, RankSummary};
 
@@ -74,6 +75,16 @@ impl RanksWriter {
     /// Path of the file.
     pub fn path(&self) -> &Path {
         self.csv.path()
+    }
+}
+
+impl PointSink for RanksWriter {
+    fn file(&self) -> (&'static str, &'static str) {
+        (RANKS_FILE, RANKS_SCHEMA)
+    }
+
+    fn append(&mut self, p: &FinishedPoint<'_>) -> Result<()> {
+        RanksWriter::append(self, p.index, &p.record.key, p.ranks)
     }
 }
 

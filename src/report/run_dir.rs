@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::pairs_csv::{PairRow, PairsWriter, PAIRS_FILE, PAIRS_SCHEMA};
-use super::ranks_csv::{RanksWriter, RANKS_FILE, RANKS_SCHEMA};
-use super::samples_csv::{SamplesWriter, SAMPLES_FILE, SAMPLES_SCHEMA};
-use super::summary_csv::{SummaryWriter, SUMMARY_FILE, SUMMARY_SCHEMA};
+use super::ranks_csv::RanksWriter;
+use super::samples_csv::SamplesWriter;
+use super::sink::{FinishedPoint, PointSink};
+use super::summary_csv::{SummaryWriter, SUMMARY_FILE};
 use super::telemetry_csv::{TelemetryRow, TelemetryWriter, TELEMETRY_FILE, TELEMETRY_SCHEMA};
 use crate::collective::Op;
 use crate::error::{Error, Result};
@@ -21,32 +22,34 @@ pub struct RunDir {
     /// The folder.
     pub path: PathBuf,
     meta: Meta,
-    summary: SummaryWriter,
-    samples: SamplesWriter,
-    ranks: RanksWriter,
+    /// The per-point files, in the order each point is appended to them: summary.csv last,
+    /// so a summary row always has the other files' rows on disk.
+    sinks: Vec<Box<dyn PointSink>>,
     pairs: Option<PairsWriter>,
     telemetry: Option<TelemetryWriter>,
     points: usize,
 }
 
 impl RunDir {
-    /// Creates the folder (and its parents), writes meta.json with `files` listing the schema
-    /// of every file, and opens the three CSV files. Refuses a folder that already holds a
-    /// summary.csv, so an earlier run's results are never mixed with or overwritten by this one.
+    /// Creates the folder (and its parents), opens the per-point CSV files, and writes
+    /// meta.json with `files` listing the schema of every file. Refuses a folder that already
+    /// holds a summary.csv (created first, exclusively), so an earlier run's results are never
+    /// mixed with or overwritten by this one.
     pub fn create(path: &Path, meta: &Meta) -> Result<RunDir> {
         prepare(path)?;
-        let summary = SummaryWriter::create(path).map_err(|e| open_error(path, e))?;
+        let opened = |e| open_error(path, e);
+        let summary = SummaryWriter::create(path).map_err(opened)?;
+        let samples = SamplesWriter::create(path).map_err(opened)?;
+        let ranks = RanksWriter::create(path).map_err(opened)?;
+        let sinks: Vec<Box<dyn PointSink>> =
+            vec![Box::new(samples), Box::new(ranks), Box::new(summary)];
         let mut meta = meta.clone();
-        meta.files = file_schemas();
-        meta.write(path).map_err(|e| open_error(path, e))?;
-        let samples = SamplesWriter::create(path).map_err(|e| open_error(path, e))?;
-        let ranks = RanksWriter::create(path).map_err(|e| open_error(path, e))?;
+        meta.files = file_schemas(&sinks);
+        meta.write(path).map_err(opened)?;
         Ok(RunDir {
             path: path.to_path_buf(),
             meta,
-            summary,
-            samples,
-            ranks,
+            sinks,
             pairs: None,
             telemetry: None,
             points: 0,
@@ -102,18 +105,24 @@ impl RunDir {
         self.append_point(rec, samples, ranks)
     }
 
-    /// Appends one finished point to all three CSV files. summary.csv is written last, so a
-    /// summary row always has its samples and rank rows on disk; the point's index is the
-    /// number of points appended before it.
+    /// Appends one finished point to every per-point file, summary.csv last, so a summary row
+    /// always has its samples and rank rows on disk; the point's index is the number of points
+    /// appended before it.
     pub fn append_point(
         &mut self,
         rec: &PointRecord,
         samples: &[IterSample],
         ranks: &[RankSummary],
     ) -> Result<()> {
-        self.samples.append(self.points, &rec.key, samples)?;
-        self.ranks.append(self.points, &rec.key, ranks)?;
-        self.summary.append(rec)?;
+        let point = FinishedPoint {
+            index: self.points,
+            record: rec,
+            samples,
+            ranks,
+        };
+        for sink in &mut self.sinks {
+            sink.append(&point)?;
+        }
         self.points += 1;
         Ok(())
     }
@@ -136,17 +145,13 @@ impl RunDir {
     }
 }
 
-/// Every file of a results folder with its schema id (meta.json's `files`).
-fn file_schemas() -> std::collections::BTreeMap<String, String> {
-    [
-        (META_FILE, META_SCHEMA),
-        (SUMMARY_FILE, SUMMARY_SCHEMA),
-        (SAMPLES_FILE, SAMPLES_SCHEMA),
-        (RANKS_FILE, RANKS_SCHEMA),
-    ]
-    .into_iter()
-    .map(|(f, s)| (f.to_string(), s.to_string()))
-    .collect()
+/// meta.json and every per-point file with its schema id (meta.json's `files`).
+fn file_schemas(sinks: &[Box<dyn PointSink>]) -> std::collections::BTreeMap<String, String> {
+    let files = sinks.iter().map(|s| s.file());
+    std::iter::once((META_FILE, META_SCHEMA))
+        .chain(files)
+        .map(|(f, s)| (f.to_string(), s.to_string()))
+        .collect()
 }
 
 /// Makes sure `path` is a folder without earlier results.

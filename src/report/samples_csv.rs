@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use super::csvio::{self, push_row, CsvFile, Row};
+use super::sink::{FinishedPoint, PointSink};
 use crate::error::Result;
 use crate::model::record::{IterSample, PointKey};
 
@@ -67,6 +68,16 @@ impl SamplesWriter {
     /// Path of the file.
     pub fn path(&self) -> &Path {
         self.csv.path()
+    }
+}
+
+impl PointSink for SamplesWriter {
+    fn file(&self) -> (&'static str, &'static str) {
+        (SAMPLES_FILE, SAMPLES_SCHEMA)
+    }
+
+    fn append(&mut self, p: &FinishedPoint<'_>) -> Result<()> {
+        SamplesWriter::append(self, p.index, &p.record.key, p.samples)
     }
 }
 

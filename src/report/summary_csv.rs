@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use super::csvio::{self, push_row, CsvFile, Row};
+use super::sink::{FinishedPoint, PointSink};
 use crate::collective::Proto;
 use crate::error::Result;
 use crate::model::record::{PointKey, PointRecord};
@@ -82,6 +83,16 @@ impl SummaryWriter {
     /// Path of the file.
     pub fn path(&self) -> &Path {
         self.csv.path()
+    }
+}
+
+impl PointSink for SummaryWriter {
+    fn file(&self) -> (&'static str, &'static str) {
+        (SUMMARY_FILE, SUMMARY_SCHEMA)
+    }
+
+    fn append(&mut self, p: &FinishedPoint<'_>) -> Result<()> {
+        SummaryWriter::append(self, p.record)
     }
 }
 

@@ -2,7 +2,9 @@
 //! its start time, ops and backend.
 
 use super::*;
-use crate::report::{ranks_csv, samples_csv, summary_csv};
+use crate::report::ranks_csv::{self, RANKS_FILE};
+use crate::report::samples_csv::{self, SAMPLES_FILE};
+use crate::report::summary_csv;
 
 fn meta() -> Meta {
     Meta::new(
