@@ -66,6 +66,54 @@ impl Command {
     }
 }
 
+/// The exit code of a command's outcome, its error (or a failed stdout) printed as one line:
+/// the code it returned, 2 for an error or an unwritable stdout, 130 when interrupted.
+pub fn exit_code(outcome: Result<u8>) -> u8 {
+    match outcome {
+        Ok(code) => match crate::output::stdout::failure() {
+            Some(line) => {
+                eprintln!("collbench: {line}");
+                2
+            }
+            None => code,
+        },
+        Err(e) => {
+            eprintln!("collbench: {e}");
+            e.exit_code() as u8
+        }
+    }
+}
+
+/// Help and version go out as clap writes them; a usage error becomes one line on stderr, like
+/// every other error, with clap's tips kept and its usage block left out.
+pub fn usage_error(e: clap::Error) -> u8 {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    eprintln!("collbench: {}", one_line(&e.render().to_string()));
+    2
+}
+
+/// The message and tips of a rendered clap error on one line.
+fn one_line(text: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        parts.push(line.strip_prefix("error: ").unwrap_or(line));
+    }
+    let mut msg = parts.join("; ");
+    msg.push_str("; see --help");
+    msg
+}
+
 /// The hidden `__rank`: one rank process of a local sweep, or of a projection's replay.
 fn rank(args: RankCliArgs) -> Result<u8> {
     use crate::launch::local::OPTIONS_ENV;
@@ -90,4 +138,18 @@ fn rank(args: RankCliArgs) -> Result<u8> {
     let opts = serde_json::from_str(&json)
         .map_err(|e| Error::usage(format!("{OPTIONS_ENV} is not valid sweep options: {e}")))?;
     rank_main(rank_args, &opts).map_err(in_rank)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn clap_errors_fold_to_one_line() {
+        let text = "error: unexpected argument '--opp' found\n\n  tip: a similar argument exists: '--op'\n\nUsage: collbench sweep --op <OP>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            one_line(text),
+            "unexpected argument '--opp' found; tip: a similar argument exists: '--op'; see --help"
+        );
+    }
 }
