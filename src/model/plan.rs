@@ -62,7 +62,7 @@ impl std::str::FromStr for Bind {
             "core" => Ok(Bind::Core),
             "none" => Ok(Bind::None),
             _ => Err(Error::usage(format!(
-                "--bind '{s}' is not one of core, none"
+                "unknown binding '{s}'; valid values: core, none"
             ))),
         }
     }
@@ -96,7 +96,7 @@ impl std::str::FromStr for TransportKind {
             "shm" => Ok(TransportKind::Shm),
             "tcp" => Ok(TransportKind::Tcp),
             _ => Err(Error::usage(format!(
-                "--transport '{s}' is not one of shm, tcp"
+                "unknown transport '{s}'; valid values: shm, tcp"
             ))),
         }
     }

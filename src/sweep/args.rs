@@ -40,11 +40,11 @@ pub struct SweepArgs {
     #[arg(long, default_value = "f32")]
     pub dtype: String,
     /// Reduction for allreduce, reducescatter and reduce: sum, max, min.
-    #[arg(long, default_value = "sum")]
-    pub redop: String,
+    #[arg(long, default_value = "sum", value_parser = clap::value_parser!(ReduceOp))]
+    pub redop: ReduceOp,
     /// Backend: host (built in, shared memory), mpi or nccl (need a build with that feature).
-    #[arg(long, default_value = "host")]
-    pub backend: String,
+    #[arg(long, default_value = "host", value_parser = clap::value_parser!(BackendKind))]
+    pub backend: BackendKind,
     /// Rank processes to start on this host [default: cores, at least 2].
     #[arg(long, allow_negative_numbers = true)]
     pub ranks: Option<usize>,
@@ -85,11 +85,11 @@ pub struct SweepArgs {
     #[arg(long, default_value = "off")]
     pub in_place: String,
     /// How ranks move data: shm (shared memory) or tcp (one loopback connection per pair).
-    #[arg(long, default_value = "shm")]
-    pub transport: String,
+    #[arg(long, default_value = "shm", value_parser = clap::value_parser!(TransportKind))]
+    pub transport: TransportKind,
     /// Pin rank processes to cores: core (rank r on the r-th allowed CPU, cyclic) or none.
-    #[arg(long, default_value = "core")]
-    pub bind: String,
+    #[arg(long, default_value = "core", value_parser = clap::value_parser!(Bind))]
+    pub bind: Bind,
     /// A rank that makes no progress for this long ends the run (e.g. 60s, 2m).
     #[arg(long, default_value = "60s")]
     pub timeout: String,
@@ -246,7 +246,7 @@ impl SweepArgs {
         }
         let factor = flag("-f", parse_factor(&self.factor))?;
         let ops = parse_list::<Op>(&self.op)?;
-        let backend = self.backend.parse::<BackendKind>()?;
+        let backend = self.backend;
         let algo_text = self.algo.as_deref().unwrap_or(match backend {
             BackendKind::Mpi | BackendKind::Nccl => "auto",
             BackendKind::Host => "ring",
@@ -263,15 +263,15 @@ impl SweepArgs {
             ops,
             algos,
             dtypes: parse_list::<DType>(&self.dtype)?,
-            redop: self.redop.parse::<ReduceOp>()?,
+            redop: self.redop,
             ranks,
             world_sizes,
             sizes: size_series(begin, end, factor)?,
             in_place: parse_in_place(&self.in_place)?,
             iters: self.iters,
             warmup: self.warmup,
-            bind: self.bind.parse::<Bind>()?,
-            transport: self.transport.parse::<TransportKind>()?,
+            bind: self.bind,
+            transport: self.transport,
             shapes: Vec::new(),
             pairs: Vec::new(),
         };
