@@ -1,7 +1,8 @@
 //! Output that cannot be written: a closed stdout (EPIPE) ends quietly with the command's own
 //! exit code, a full stdout (/dev/full) is one line and exit 2, never a panic; a disk that fills
 //! during a sweep leaves a finalised meta.json, no half or temporary files, and a folder the
-//! readers take up to its last complete point.
+//! readers take up to its last complete point; a malformed telemetry.csv beside it is refused by
+//! every command that reads the folder.
 
 mod common;
 
@@ -266,4 +267,56 @@ fn a_killed_run_cut_mid_line_is_read_up_to_its_last_complete_point() {
     let fitted: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(&fit).unwrap()).unwrap();
     assert!(fitted["curves"].as_array().is_some_and(|c| !c.is_empty()));
+}
+
+#[test]
+fn a_malformed_telemetry_csv_is_refused_by_every_reader() {
+    use collbench::report::telemetry_csv::TELEMETRY_COLUMNS;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("telemetry");
+    fs::create_dir(&dir).unwrap();
+    for f in ["meta.json", "summary.csv", "samples.csv", "ranks.csv"] {
+        fs::copy(recorded().join(f), dir.join(f)).unwrap();
+    }
+    let fields: Vec<&str> = TELEMETRY_COLUMNS
+        .iter()
+        .map(|c| match *c {
+            "point" | "rank" | "samples" => "1",
+            "power_w_mean" => "lots",
+            _ => "",
+        })
+        .collect();
+    let text = format!("{}\n{}\n", TELEMETRY_COLUMNS.join(","), fields.join(","));
+    fs::write(dir.join("telemetry.csv"), text).unwrap();
+    let criteria = tmp.path().join("c.toml");
+    fs::write(
+        &criteria,
+        "name = \"t\"\n[[criterion]]\nname = \"c\"\nmax_wrong = 0\n",
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    let fit = tmp.path().join("fit.json");
+    // Every command reads the folder through one reader, so each refuses the file, not only
+    // the fit that takes the run's power from it.
+    for args in [
+        vec!["fit", d, "-o", fit.to_str().unwrap()],
+        vec!["compare", d, d],
+        vec!["plot", d, "--format", "svg"],
+        vec!["report", d],
+        vec![
+            "accept",
+            "--criteria",
+            criteria.to_str().unwrap(),
+            "--run",
+            d,
+        ],
+    ] {
+        let r = run(&args, LIMIT);
+        assert_eq!(r.code(), 2, "{args:?}: {r:?}");
+        assert!(
+            r.stderr.contains("telemetry.csv") && r.stderr.contains("line 2"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
 }

@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 
 use crate::collective::{Algo, DType, Op, Proto};
 use crate::error::Result;
-use crate::fit::input::read_run;
 use crate::fit::schema::algo_label;
 use crate::meta::RunStatus;
 use crate::model::record::{PointRecord, RankSummary};
 use crate::report::ranks_csv::{read_ranks, RANKS_FILE};
+use crate::report::run_reader::read_run;
 
 /// What identifies a point across repeats.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -104,7 +104,7 @@ impl GroupKey {
     }
 }
 
-/// Reads one results folder: the fit's reader for meta, summary and samples, plus ranks.csv
+/// Reads one results folder: meta, summary and samples through [`read_run`], plus ranks.csv
 /// when there is one (rows of points beyond the summary, left by a crash, are ignored).
 pub fn read_run_data(dir: &Path) -> Result<RunData> {
     let run = read_run(dir)?;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::diff::{compare, Comparison, PointDiff, Status};
 use crate::accept::table::{exact, layout, sig};
 use crate::error::{Error, Result};
-use crate::fit::input::{read_run, Run};
+use crate::report::run_reader::{read_run, Run};
 
 /// Unmatched points listed by name before "and N more".
 const LIST_UNMATCHED: usize = 8;

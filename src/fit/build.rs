@@ -1,11 +1,13 @@
 //! Turning curves of samples into a [`FitFile`]: per-curve lines and regimes, then
 //! cross-world models per (backend, op, algo, dtype, placement, protocol).
 
+use super::curves::{group_curves, Curve};
 use super::envelope;
-use super::input::{group_curves, Curve, Run};
+use super::power::source_power;
 use super::regress::{self, FitError, LinearFit, Obs, RobustOptions};
 use super::schema::*;
 use super::segments::{self, SegmentOptions};
+use crate::report::run_reader::Run;
 
 /// The fitting options (defaults: Huber k 1.345, 95% intervals, up to 3 regimes of 3+ sizes).
 #[derive(Clone, Copy, Debug, Default)]
@@ -79,7 +81,7 @@ fn source(run: &Run) -> Source {
         ended: m.ended.clone(),
         collbench_version: m.collbench_version.clone(),
         points: run.points.len(),
-        gpu_power: run.gpu_power.clone(),
+        gpu_power: source_power(&run.telemetry),
     }
 }
 

@@ -3,13 +3,14 @@
 use std::path::{Path, PathBuf};
 
 use super::build::{build, BuildOptions};
+use super::curves::require_points;
 use super::export::{export, ExportRequest};
-use super::input::{read_run, require_points, Run};
 use super::predict::{describe, parse_query, predict};
 use super::schema::FitFile;
 use crate::error::{Error, Result};
 use crate::fit::table as fit_table;
 use crate::output::file::{check_new, write_output};
+use crate::report::run_reader::{read_run, Run};
 
 /// What `collbench fit` was asked to do, parsed.
 #[derive(Debug)]

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::input::Curve;
+use super::curves::Curve;
 use super::schema::{CurveKey, PointFit};
 use crate::stats::median;
 

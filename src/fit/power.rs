@@ -3,11 +3,8 @@
 //! projection, which reads nothing but fit.json, can use measured power for time a GPU spends
 //! only communicating.
 
-use std::path::Path;
-
 use super::schema::SourcePower;
-use crate::error::Result;
-use crate::report::telemetry_csv::{read_telemetry, TelemetryRow, TELEMETRY_FILE};
+use crate::report::telemetry_csv::TelemetryRow;
 
 /// One GPU's power during one point; `None` where NVML gave nothing.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,15 +15,12 @@ pub struct PointPower {
     pub max_w: Option<f64>,
 }
 
-/// The run's power, or `None` when it has no telemetry.csv or no row with a measurement (a run
-/// on a machine where NVML could not start writes empty power fields).
-pub fn read_source_power(dir: &Path) -> Result<Option<SourcePower>> {
-    let path = dir.join(TELEMETRY_FILE);
-    if !path.exists() {
-        return Ok(None);
-    }
-    let rows: Vec<PointPower> = read_telemetry(&path)?.iter().map(point_power).collect();
-    Ok(summarize(&rows))
+/// The power of a run with these telemetry.csv rows, or `None` when it has no row with a
+/// measurement (a run without telemetry.csv has no rows; a run on a machine where NVML could
+/// not start writes empty power fields).
+pub fn source_power(telemetry: &[TelemetryRow]) -> Option<SourcePower> {
+    let rows: Vec<PointPower> = telemetry.iter().map(point_power).collect();
+    summarize(&rows)
 }
 
 fn point_power(row: &TelemetryRow) -> PointPower {
@@ -76,7 +70,7 @@ pub fn weighted_mean(parts: impl IntoIterator<Item = (f64, u64)>) -> Option<(f64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::telemetry_csv::{full_row, TelemetryRow, TelemetryWriter};
+    use crate::report::telemetry_csv::{full_row, read_telemetry, TelemetryWriter, TELEMETRY_FILE};
 
     fn row(gpu: &str, samples: u64, mean: Option<f64>, max: Option<f64>) -> PointPower {
         PointPower {
@@ -110,26 +104,7 @@ mod tests {
 
     #[test]
     fn a_run_without_telemetry_has_no_power() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(read_source_power(dir.path()).unwrap(), None);
-    }
-
-    #[test]
-    fn a_bad_value_names_the_file_and_line() {
-        use crate::report::telemetry_csv::TELEMETRY_COLUMNS;
-        let dir = tempfile::tempdir().unwrap();
-        let fields: Vec<&str> = TELEMETRY_COLUMNS
-            .iter()
-            .map(|c| match *c {
-                "point" | "rank" | "samples" => "1",
-                "power_w_mean" => "lots",
-                _ => "",
-            })
-            .collect();
-        let text = format!("{}\n{}\n", TELEMETRY_COLUMNS.join(","), fields.join(","));
-        std::fs::write(dir.path().join(TELEMETRY_FILE), text).unwrap();
-        let e = read_source_power(dir.path()).unwrap_err().to_string();
-        assert!(e.contains("telemetry.csv") && e.contains("line 2"), "{e}");
+        assert_eq!(source_power(&[]), None);
     }
 
     #[test]
@@ -138,7 +113,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut w = TelemetryWriter::create(dir.path()).unwrap();
         w.append(0, &[full_row(), TelemetryRow::default()]).unwrap();
-        let power = read_source_power(dir.path()).unwrap().unwrap();
+        let rows = read_telemetry(&dir.path().join(TELEMETRY_FILE)).unwrap();
+        let power = source_power(&rows).unwrap();
         assert_eq!((power.power_w_mean, power.power_w_max), (412.25, 498.5));
         assert_eq!(power.samples, 41);
         assert_eq!(power.gpus, ["NVIDIA H100 80GB HBM3"]);

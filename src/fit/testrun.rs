@@ -3,10 +3,10 @@
 
 use std::path::PathBuf;
 
-use super::input::{MeasuredPoint, Run};
 use crate::collective::{Op, Proto};
 use crate::meta::Meta;
 use crate::model::record::PointRecord;
+use crate::report::run_reader::{MeasuredPoint, Run};
 
 /// One protocol's truth: `T(S) = alpha_us + beta_ns_per_byte · S / 1000`.
 #[derive(Clone, Copy, Debug)]
@@ -56,7 +56,7 @@ pub fn run(truths: &[Truth], worlds: &[usize]) -> Run {
         dir: PathBuf::from(format!("/runs/{backend}")),
         meta: Meta::new(vec![], backend, "test", ranks, 1, serde_json::json!({})),
         points,
-        gpu_power: None,
+        telemetry: Vec::new(),
     }
 }
 

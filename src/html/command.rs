@@ -8,9 +8,9 @@ use serde_json::Value;
 use super::{render, ReportInput};
 use crate::error::{Error, Result};
 use crate::fit::build::{build, BuildOptions};
-use crate::fit::input::{read_run, Run};
 use crate::fit::schema::FitFile;
 use crate::plot::command::run_figures;
+use crate::report::run_reader::{read_run, Run};
 
 /// Schema id prefix of verdict files.
 pub const VERDICT_SCHEMA_PREFIX: &str = "collbench.verdict/";

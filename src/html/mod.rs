@@ -16,11 +16,11 @@ pub mod verdict;
 use serde_json::Value;
 
 use crate::error::Result;
-use crate::fit::input::Run;
 use crate::fit::schema::FitFile;
 use crate::plot::draw::svg_string;
 use crate::plot::figure::Figure;
 use crate::plot::measured::run_name;
+use crate::report::run_reader::Run;
 use page::{esc, nav, page, section};
 
 /// Everything the page shows.

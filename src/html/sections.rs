@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use super::page::{esc, fixed, key_values, num, pct, table, text, Cell};
 use crate::collective::Op;
-use crate::fit::input::Run;
 use crate::fit::schema::{algo_label, CurveFit, FitFile, Line, WorldModel};
 use crate::model::record::PointRecord;
+use crate::report::run_reader::Run;
 use crate::units::format_size;
 
 /// Key facts: what was measured and the best bus bandwidth of each op.

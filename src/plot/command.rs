@@ -8,8 +8,8 @@ use super::draw::{write_png, write_svg};
 use super::figure::Figure;
 use super::{fitlines, measured, projection, worlds};
 use crate::error::{Error, Result};
-use crate::fit::input::{read_run, Run};
 use crate::fit::schema::FitFile;
+use crate::report::run_reader::{read_run, Run};
 
 /// Runs the command; exit code 0 (errors are `Err`).
 pub fn run_plot(req: &PlotRequest) -> Result<u8> {

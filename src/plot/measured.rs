@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use super::figure::{Axis, Figure, Legend, Scale, Series, Style, TickFormat};
 use crate::collective::{Algo, DType, Op, Proto};
-use crate::fit::input::Run;
 use crate::fit::schema::{algo_label, CurveKey};
 use crate::model::record::PointRecord;
+use crate::report::run_reader::Run;
 
 /// Everything that tells two lines of one op apart.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -4,6 +4,7 @@ pub(crate) mod csvio;
 pub mod pairs_csv;
 pub mod ranks_csv;
 pub mod run_dir;
+pub mod run_reader;
 pub mod samples_csv;
 pub mod sink;
 pub mod summary_csv;

@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use super::super::curves::Curve;
 use super::super::envelope;
 use super::super::forms::Form;
-use super::super::input::Curve;
 use super::super::regress::{self, FitError, Obs};
 use super::super::schema::*;
 use super::{holdout_summary, param, quality, BuildOptions};
