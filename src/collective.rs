@@ -157,7 +157,10 @@ impl DType {
 impl Op {
     /// Whether the op combines values (and so takes a reduction).
     pub fn reduces(self) -> bool {
-        matches!(self, Op::AllReduce | Op::ReduceScatter | Op::Reduce)
+        match self {
+            Op::AllReduce | Op::ReduceScatter | Op::Reduce => true,
+            Op::AllGather | Op::Broadcast => false,
+        }
     }
 
     /// The nccl-tests bus-bandwidth factor for `p` ranks.
@@ -203,7 +206,10 @@ impl Op {
 
     /// Whether the op splits the buffer into one block per rank.
     fn splits_per_rank(self) -> bool {
-        matches!(self, Op::AllGather | Op::ReduceScatter)
+        match self {
+            Op::AllGather | Op::ReduceScatter => true,
+            Op::AllReduce | Op::Broadcast | Op::Reduce => false,
+        }
     }
 
     /// The algorithms the host backend implements for this op.

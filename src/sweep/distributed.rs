@@ -26,7 +26,7 @@ use crate::sweep::console::Console;
 use crate::sweep::links;
 use crate::sweep::rank::{measure, RankBuffers};
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
-use crate::sweep::summarize::summarize;
+use crate::sweep::summarize::summarize_point;
 
 /// Runs this rank's part of a multi-host sweep. Rank 0 returns the outcome; the others `None`.
 pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Outcome>> {
@@ -215,13 +215,7 @@ fn lead_points(
         let (members, rank_times, wrongs) =
             run_point(c, k, point, &mut bufs, timeout).map_err(during)?;
         let key = point.key("host");
-        let (rec, samples, mut per_rank) = summarize(key, point.warmup, &rank_times, &wrongs)
-            .ok_or_else(|| {
-                Error::Rank(format!(
-                    "invalid samples from the ranks for {}",
-                    point.describe()
-                ))
-            })?;
+        let (rec, samples, mut per_rank) = summarize_point(key, point, &rank_times, &wrongs)?;
         for (s, &global) in per_rank.iter_mut().zip(&members) {
             s.global_rank = global;
             s.node = c.topology.node_of[global];

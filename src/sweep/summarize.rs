@@ -6,8 +6,47 @@
 
 use crate::collective::algbw_gbps;
 use crate::collective::busbw_gbps;
+use crate::error::{Error, Result};
+use crate::model::plan::Point;
 use crate::model::record::{IterSample, PointKey, PointRecord, RankSummary};
+use crate::model::topology::Topology;
 use crate::stats::{self, Summary};
+
+/// A summarised point: its summary row, its iterations and each rank's view.
+pub type Summarized = (PointRecord, Vec<IterSample>, Vec<RankSummary>);
+
+/// [`summarize`] of `point`, invalid samples refused with a line naming the point.
+pub fn summarize_point(
+    key: PointKey,
+    point: &Point,
+    rank_times: &[Vec<f64>],
+    wrong: &[u64],
+) -> Result<Summarized> {
+    summarize(key, point.warmup, rank_times, wrong).ok_or_else(|| {
+        Error::Rank(format!(
+            "invalid samples from the ranks for {}",
+            point.describe()
+        ))
+    })
+}
+
+/// [`summarize_point`] for a group of the first `point.world` ranks of `topo` (the groups of
+/// the MPI and NCCL backends): the nodes the group spans, and each member's node.
+pub fn summarize_first_ranks(
+    mut key: PointKey,
+    point: &Point,
+    topo: &Topology,
+    rank_times: &[Vec<f64>],
+    wrong: &[u64],
+) -> Result<Summarized> {
+    let members = &topo.node_of[..point.world.min(topo.node_of.len())];
+    key.nodes = members.iter().max().map_or(1, |n| n + 1);
+    let (rec, samples, mut per_rank) = summarize_point(key, point, rank_times, wrong)?;
+    for r in per_rank.iter_mut() {
+        r.node = topo.node_of.get(r.global_rank).copied().unwrap_or(0);
+    }
+    Ok((rec, samples, per_rank))
+}
 
 /// Summarises one point. `rank_times[r][i]` is rank `r`'s time in microseconds of timed
 /// iteration `i` (every rank the same number of iterations, at least one); `wrong[r]` is the
@@ -19,7 +58,7 @@ pub fn summarize(
     warmup: usize,
     rank_times: &[Vec<f64>],
     wrong: &[u64],
-) -> Option<(PointRecord, Vec<IterSample>, Vec<RankSummary>)> {
+) -> Option<Summarized> {
     let iters = iteration_count(rank_times, wrong)?;
     let samples: Vec<IterSample> = (0..iters).map(|i| iteration(rank_times, i)).collect();
     let times: Vec<f64> = samples.iter().map(|s| s.time_us).collect();
@@ -277,5 +316,71 @@ mod tests {
         )
         .unwrap();
         assert_eq!(rec.wrong, u64::MAX);
+    }
+
+    /// A 2-iteration AllReduce point of `world` ranks.
+    fn point_of(world: usize) -> Point {
+        use crate::collective::Shape;
+        use crate::model::call::Call;
+        let call = Call {
+            op: Op::AllReduce,
+            algo: Algo::Ring,
+            dtype: DType::F32,
+            redop: ReduceOp::Sum,
+            shape: Shape::new(Op::AllReduce, DType::F32, 1024, world),
+        };
+        Point {
+            call,
+            world,
+            nodes: 1,
+            pair: None,
+            in_place: false,
+            requested: 1024,
+            iters: 2,
+            warmup: 1,
+        }
+    }
+
+    #[test]
+    fn a_group_of_the_first_ranks_spans_their_nodes_and_each_member_keeps_its_node() {
+        let hosts: Vec<String> = ["a", "a", "b", "b"].map(String::from).to_vec();
+        let topo = Topology::from_hosts(&hosts);
+        let times = vec![vec![1.0, 2.0]; 3];
+        let (rec, _, ranks) = summarize_first_ranks(
+            key(Op::AllReduce, 3, 1024),
+            &point_of(3),
+            &topo,
+            &times,
+            &[0; 3],
+        )
+        .unwrap();
+        assert_eq!(rec.key.nodes, 2);
+        let nodes: Vec<usize> = ranks.iter().map(|r| r.node).collect();
+        assert_eq!(nodes, [0, 0, 1]);
+        let (two, _, _) = summarize_first_ranks(
+            key(Op::AllReduce, 2, 1024),
+            &point_of(2),
+            &topo,
+            &times[..2],
+            &[0; 2],
+        )
+        .unwrap();
+        assert_eq!(two.key.nodes, 1);
+    }
+
+    #[test]
+    fn invalid_samples_are_refused_naming_the_point() {
+        let e = summarize_point(
+            key(Op::AllReduce, 2, 1024),
+            &point_of(2),
+            &vec![vec![f64::NAN]; 2],
+            &[0; 2],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("invalid samples from the ranks for") && e.contains("allreduce"),
+            "{e}"
+        );
     }
 }

@@ -48,7 +48,12 @@ pub fn coefficients(form: Form, op: Op, p: usize, nodes: usize, kb: f64) -> Opti
     let r = (p / nodes) as f64;
     let bus = op.busbw_factor(p) * kb;
     let all_reduce = op == Op::AllReduce;
-    let ring_phases = matches!(op, Op::AllReduce | Op::AllGather | Op::ReduceScatter);
+    // The ops whose ring this form models: 2(p-1) steps for AllReduce, p-1 for AllGather and
+    // ReduceScatter (the form gives no coefficients for Broadcast and Reduce).
+    let ring_phases = match op {
+        Op::AllReduce | Op::AllGather | Op::ReduceScatter => true,
+        Op::Broadcast | Op::Reduce => false,
+    };
     match form {
         Form::NcclRing if ring_phases => {
             let times = if all_reduce { 2.0 } else { 1.0 };

@@ -15,7 +15,7 @@ use crate::model::topology::Topology;
 use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::console::Console;
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
-use crate::sweep::summarize::summarize;
+use crate::sweep::summarize::summarize_first_ranks;
 
 /// Runs the sweep on this rank. Rank 0 returns the outcome; the others `None`.
 pub(super) fn run(
@@ -115,22 +115,9 @@ fn lead_points(
         let mut all = vec![0u64; payload.len() * world.size() as usize];
         root.gather_into_root(&payload[..], &mut all[..]);
         let (rank_times, wrongs) = members_samples(&all, payload.len());
-        let mut key = point.key(BackendKind::Mpi.name());
-        // Groups are the first p ranks: the nodes they span, and each member's node.
-        key.nodes = topo.node_of[..point.world]
-            .iter()
-            .max()
-            .map_or(1, |n| n + 1);
-        let (rec, samples, mut per_rank) = summarize(key, point.warmup, &rank_times, &wrongs)
-            .ok_or_else(|| {
-                Error::Rank(format!(
-                    "invalid samples from the ranks for {}",
-                    point.describe()
-                ))
-            })?;
-        for r in per_rank.iter_mut() {
-            r.node = topo.node_of[r.global_rank];
-        }
+        let key = point.key(BackendKind::Mpi.name());
+        let (rec, samples, per_rank) =
+            summarize_first_ranks(key, point, topo, &rank_times, &wrongs)?;
         {
             let mut guard = interrupt::writing();
             out.append_point(&rec, &samples, &per_rank)?;

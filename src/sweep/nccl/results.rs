@@ -4,13 +4,13 @@
 
 use crate::backend::nccl::measure::Measured;
 use crate::backend::nccl::tuning::Stage;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::call::BackendKind;
 use crate::model::plan::Point;
 use crate::model::topology::Topology;
 use crate::report::run_dir::RunDir;
 use crate::sweep::console::Console;
-use crate::sweep::summarize::summarize;
+use crate::sweep::summarize::summarize_first_ranks;
 
 /// Rank 0's side: the results folder and the console.
 pub struct Lead {
@@ -26,21 +26,8 @@ impl Lead {
         let (rank_times, wrongs, estimates) = members_samples(all);
         let mut key = p.key(BackendKind::Nccl.name());
         key.proto = Some(stage.proto);
-        key.nodes = self.topo.node_of[..p.world]
-            .iter()
-            .max()
-            .map_or(1, |n| n + 1);
-        let (rec, samples, mut per_rank) = summarize(key, p.warmup, &rank_times, &wrongs)
-            .ok_or_else(|| {
-                Error::Rank(format!(
-                    "invalid samples from the ranks for {}",
-                    p.describe()
-                ))
-            })?;
-        for r in per_rank.iter_mut() {
-            r.node = self.topo.node_of[r.global_rank];
-        }
-        let mut rec = rec;
+        let (mut rec, samples, per_rank) =
+            summarize_first_ranks(key, p, &self.topo, &rank_times, &wrongs)?;
         rec.nccl_estimate_us = estimates.into_iter().flatten().reduce(f64::max);
         self.out.append_point(&rec, &samples, &per_rank)?;
         self.console.point(&rec);

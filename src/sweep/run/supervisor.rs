@@ -12,7 +12,7 @@ use crate::model::plan::{Plan, Point};
 use crate::model::record::{IterSample, PointRecord, RankSummary};
 use crate::report::run_dir::RunDir;
 use crate::sweep::console::Console;
-use crate::sweep::summarize::summarize;
+use crate::sweep::summarize::summarize_point;
 use crate::sweep::watchdog::{blame, Watchdog};
 
 use super::INTERRUPTED;
@@ -148,12 +148,7 @@ impl Supervisor<'_> {
             .map(|r| self.shared.wrong(r).load(Ordering::Relaxed))
             .collect();
         let key = p.key("host");
-        summarize(key, p.warmup, &rank_times, &wrong).ok_or_else(|| {
-            Error::Rank(format!(
-                "invalid samples from the ranks for {}",
-                p.describe()
-            ))
-        })
+        summarize_point(key, p, &rank_times, &wrong)
     }
 
     /// The rank whose exit is the cause, given the first exit seen. A rank that dies takes its
