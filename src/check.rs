@@ -104,6 +104,11 @@ pub fn count_wrong_in(
             // max(1) only guards an inconsistent shape (elements but none per rank).
             Op::AllGather => pattern.value(i / cpr.max(1), i % cpr.max(1)),
             Op::Broadcast => pattern.value(0, i),
+            // Block j came from rank j: its block for this rank, elements rank*cpr.. of its input.
+            Op::AllToAll => {
+                let (j, k) = (i / cpr.max(1), i % cpr.max(1));
+                pattern.value(j, rank.saturating_mul(cpr).saturating_add(k))
+            }
         }
     };
     let n = expected_count(op, rank, shape)
@@ -117,7 +122,7 @@ pub fn count_wrong_in(
 /// How many output elements rank `rank` has defined for `op`.
 fn expected_count(op: Op, rank: usize, shape: &Shape) -> usize {
     match op {
-        Op::AllReduce | Op::Broadcast | Op::AllGather => shape.count,
+        Op::AllReduce | Op::Broadcast | Op::AllGather | Op::AllToAll => shape.count,
         Op::ReduceScatter => shape.count_per_rank,
         Op::Reduce if rank == 0 => shape.count,
         Op::Reduce => 0,

@@ -8,8 +8,8 @@ use crate::fit::args::FitArgs;
 use crate::sweep::args::{RankCliArgs, SweepArgs};
 use crate::sweep::execute::{execute, report};
 
-/// Benchmarks collective communication (AllReduce, AllGather, ReduceScatter) between real rank
-/// processes, with nccl-tests size and bus-bandwidth conventions.
+/// Benchmarks collective communication (AllReduce, AllGather, ReduceScatter, Broadcast, Reduce,
+/// AllToAll) between real rank processes, with nccl-tests size and bus-bandwidth conventions.
 #[derive(Parser, Debug)]
 #[command(name = "collbench", version, about, long_about = None)]
 pub struct Cli {

@@ -3,12 +3,12 @@
 //!
 //! `S` (the `bytes` column) is the total buffer size. AllReduce: in = out = S. AllGather: out = S,
 //! each rank contributes S/p. ReduceScatter: in = S, each rank receives S/p. Broadcast and Reduce:
-//! in = out = S. Counts round down to whole elements (per rank where the op splits the buffer), so
+//! in = out = S. AllToAll: in = out = S, a block of S/p for (and from) every rank. Counts round down to whole elements (per rank where the op splits the buffer), so
 //! the measured `bytes` can be smaller than the requested size.
 //!
 //! Bus bandwidth makes numbers comparable across world sizes: `busbw = algbw × factor` with factor
-//! `2(p-1)/p` for AllReduce, `(p-1)/p` for AllGather and ReduceScatter and 1 for Broadcast and
-//! Reduce (see docs/METHODOLOGY.md for the derivation).
+//! `2(p-1)/p` for AllReduce, `(p-1)/p` for AllGather, ReduceScatter and AllToAll and 1 for
+//! Broadcast and Reduce (see docs/METHODOLOGY.md for the derivation).
 
 use std::fmt;
 use std::str::FromStr;
@@ -77,6 +77,8 @@ named_enum!(
         ReduceScatter => "reducescatter",
         Broadcast => "broadcast",
         Reduce => "reduce",
+        /// Every rank sends a distinct block to every rank (nccl-tests' alltoall).
+        AllToAll => "alltoall",
     }
 );
 
@@ -100,6 +102,9 @@ named_enum!(
         /// Neighbor exchange AllGather (Chen et al. 2005): p/2 steps exchanging pairs of blocks
         /// with alternating neighbours; even p only.
         NeighborExchange => "neighbor-exchange",
+        /// Pairwise exchange AllToAll: in step k (1..p) rank r sends its block for r+k and
+        /// receives the block of r-k; p-1 steps of S/p bytes.
+        Pairwise => "pairwise",
                 /// The library's own choice (MPI and NCCL backends): whatever it picks per size and world.
         Auto => "auto",
         /// NCCL's NVLink SHARP algorithms (NVLS, NVLSTree): reductions in the NVSwitch.
@@ -159,7 +164,7 @@ impl Op {
     pub fn reduces(self) -> bool {
         match self {
             Op::AllReduce | Op::ReduceScatter | Op::Reduce => true,
-            Op::AllGather | Op::Broadcast => false,
+            Op::AllGather | Op::Broadcast | Op::AllToAll => false,
         }
     }
 
@@ -168,7 +173,7 @@ impl Op {
         let p = p as f64;
         match self {
             Op::AllReduce => 2.0 * (p - 1.0) / p,
-            Op::AllGather | Op::ReduceScatter => (p - 1.0) / p,
+            Op::AllGather | Op::ReduceScatter | Op::AllToAll => (p - 1.0) / p,
             Op::Broadcast | Op::Reduce => 1.0,
         }
     }
@@ -183,6 +188,7 @@ impl Op {
             Op::ReduceScatter => &[Auto, RecursiveDoubling, RecursiveHalving],
             Op::Broadcast => &[Auto, Tree],
             Op::Reduce => &[Auto, Tree, Rabenseifner],
+            Op::AllToAll => &[Auto, Pairwise],
         }
     }
 
@@ -201,13 +207,14 @@ impl Op {
                 &[Algo::Auto, Algo::Ring, Algo::Nvls, Algo::CollNet]
             }
             Op::Broadcast | Op::Reduce => &[Algo::Auto, Algo::Ring],
+            Op::AllToAll => &[],
         }
     }
 
     /// Whether the op splits the buffer into one block per rank.
     fn splits_per_rank(self) -> bool {
         match self {
-            Op::AllGather | Op::ReduceScatter => true,
+            Op::AllGather | Op::ReduceScatter | Op::AllToAll => true,
             Op::AllReduce | Op::Broadcast | Op::Reduce => false,
         }
     }
@@ -218,6 +225,7 @@ impl Op {
             Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling],
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast | Op::Reduce => &[Algo::Tree],
+            Op::AllToAll => &[Algo::Pairwise],
         }
     }
 }
@@ -248,6 +256,8 @@ impl Shape {
             let bytes = per_rank * p * el;
             let (in_bytes, out_bytes) = match op {
                 Op::AllGather => (per_rank * el, bytes),
+                // One block of S/p for every rank, sent and received.
+                Op::AllToAll => (bytes, bytes),
                 // ReduceScatter; the others do not split per rank and never get here.
                 Op::ReduceScatter | Op::AllReduce | Op::Broadcast | Op::Reduce => {
                     (bytes, per_rank * el)
@@ -280,7 +290,7 @@ impl Shape {
     pub fn call_count(&self, op: Op) -> usize {
         match op {
             Op::AllReduce | Op::Broadcast | Op::Reduce => self.count,
-            Op::AllGather | Op::ReduceScatter => self.count_per_rank,
+            Op::AllGather | Op::ReduceScatter | Op::AllToAll => self.count_per_rank,
         }
     }
 
@@ -306,88 +316,4 @@ pub fn busbw_gbps(op: Op, p: usize, algbw_gbps: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn busbw_factors_match_nccl_tests() {
-        assert_eq!(Op::AllReduce.busbw_factor(2), 1.0);
-        assert_eq!(Op::AllReduce.busbw_factor(4), 1.5);
-        assert_eq!(Op::AllReduce.busbw_factor(8), 1.75);
-        assert_eq!(Op::AllGather.busbw_factor(4), 0.75);
-        assert_eq!(Op::ReduceScatter.busbw_factor(2), 0.5);
-        assert_eq!(Op::Broadcast.busbw_factor(8), 1.0);
-        assert_eq!(Op::AllReduce.busbw_factor(1), 0.0);
-    }
-
-    #[test]
-    fn allreduce_shape_rounds_to_whole_elements() {
-        let s = Shape::new(Op::AllReduce, DType::F32, 10, 4);
-        assert_eq!((s.bytes, s.count, s.in_bytes, s.out_bytes), (8, 2, 8, 8));
-    }
-
-    #[test]
-    fn allgather_shape_rounds_per_rank() {
-        // 100 bytes of f32 over 3 ranks: 25 elements, 8 per rank, 24 in all = 96 bytes.
-        let s = Shape::new(Op::AllGather, DType::F32, 100, 3);
-        assert_eq!((s.bytes, s.count, s.count_per_rank), (96, 24, 8));
-        assert_eq!((s.in_bytes, s.out_bytes), (32, 96));
-    }
-
-    #[test]
-    fn reducescatter_shape_splits_output() {
-        let s = Shape::new(Op::ReduceScatter, DType::F64, 64, 2);
-        assert_eq!(
-            (s.bytes, s.in_bytes, s.out_bytes, s.count_per_rank),
-            (64, 64, 32, 4)
-        );
-    }
-
-    #[test]
-    fn too_small_for_one_element_per_rank() {
-        assert_eq!(Shape::new(Op::AllGather, DType::F32, 8, 4).bytes, 0);
-        assert_eq!(Shape::new(Op::AllReduce, DType::F64, 4, 2).bytes, 0);
-    }
-
-    #[test]
-    fn call_counts_are_whole_buffer_or_per_rank() {
-        // 1 MiB of f32 over 4 ranks: 262144 elements, 65536 per rank.
-        for (op, want) in [
-            (Op::AllReduce, 262_144),
-            (Op::Broadcast, 262_144),
-            (Op::Reduce, 262_144),
-            (Op::AllGather, 65_536),
-            (Op::ReduceScatter, 65_536),
-        ] {
-            let shape = Shape::new(op, DType::F32, 1 << 20, 4);
-            assert_eq!(shape.call_count(op), want, "{op}");
-        }
-        // 100 bytes of f32 over 3 ranks: 8 per rank after rounding, 25 in the whole buffer.
-        let split = Shape::new(Op::AllGather, DType::F32, 100, 3);
-        assert_eq!(split.call_count(Op::AllGather), 8);
-        let whole = Shape::new(Op::AllReduce, DType::F32, 100, 3);
-        assert_eq!(whole.call_count(Op::AllReduce), 25);
-    }
-
-    #[test]
-    fn bandwidths() {
-        let s = Shape::new(Op::AllReduce, DType::F32, 1 << 20, 4);
-        // 1 MiB in 100 us = 10.48576 GB/s algbw, busbw x1.5.
-        let alg = s.algbw_gbps(100.0);
-        assert!((alg - 10.48576).abs() < 1e-9);
-        assert!((busbw_gbps(Op::AllReduce, 4, alg) - 15.72864).abs() < 1e-9);
-    }
-
-    #[test]
-    fn names_parse_back_and_unknown_is_named() {
-        for op in Op::ALL {
-            assert_eq!(op.name().parse::<Op>().unwrap(), *op);
-        }
-        let err = "allgatherr".parse::<Op>().unwrap_err().to_string();
-        assert!(
-            err.contains("allgatherr") && err.contains("allreduce"),
-            "{err}"
-        );
-        assert_eq!("BF16".parse::<DType>().unwrap(), DType::BF16);
-    }
-}
+mod tests;

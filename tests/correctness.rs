@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use common::{elem_size, expected_bytes, series, summary, sweep_ok, tempdir};
 
-const OPS: &str = "allreduce,allgather,reducescatter,broadcast,reduce";
+const OPS: &str = "allreduce,allgather,reducescatter,broadcast,reduce,alltoall";
 const DTYPES: [&str; 5] = ["f32", "f64", "f16", "bf16", "i32"];
 const SIZES: (usize, usize, usize) = (5, 1 << 20, 7);
 /// Generous: each launch takes about a second on an idle 2-core machine.
@@ -25,6 +25,7 @@ fn algos(op: &str) -> &'static [&'static str] {
         "allreduce" => &["ring", "tree"],
         "allgather" | "reducescatter" => &["ring"],
         "broadcast" | "reduce" => &["tree"],
+        "alltoall" => &["pairwise"],
         other => panic!("unknown op {other}"),
     }
 }
@@ -76,7 +77,7 @@ fn check_launch_over(ops: &str, redop: &str, ranks: usize, transport: &str) {
     let dtypes = DTYPES.join(",");
     #[rustfmt::skip]
     let args = [
-        "--op", ops, "--algo", "ring,tree", "--dtype", &dtypes, "--redop", redop,
+        "--op", ops, "--algo", "ring,tree,pairwise", "--dtype", &dtypes, "--redop", redop,
         "--in-place", "both", "--ranks", &ranks_text, "-b", &b, "-e", &e, "-f", &f,
         "--iters", "2", "--warmup", "1", "--timeout", "30s", "--transport", transport,
     ];
@@ -158,6 +159,8 @@ fn expected_points_follow_nccl_tests_rounding() {
     assert_eq!(expected_bytes("allreduce", "f64", 35, 3), 32);
     assert_eq!(expected_bytes("allgather", "f32", 35, 3), 24);
     assert_eq!(expected_bytes("reducescatter", "f16", 245, 4), 240);
+    // AllToAll of i32 over 3 ranks: blocks of 2 whole elements per peer of 35 B (24 B).
+    assert_eq!(expected_bytes("alltoall", "i32", 35, 3), 24);
     assert_eq!(expected_bytes("reduce", "f64", 5, 2), 0);
     assert_eq!(series(5, 1 << 20, 7).last(), Some(&588_245));
     let pts = expected_points("allgather", 4);

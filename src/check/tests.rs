@@ -41,6 +41,7 @@ fn simulate(
             ),
             Op::AllGather => read_value(dtype, &ins[j / cpr], j % cpr),
             Op::Broadcast => read_value(dtype, &ins[0], j),
+            Op::AllToAll => read_value(dtype, &ins[j / cpr], rank * cpr + j % cpr),
         };
         write_value(dtype, &mut out, j, v);
     }
@@ -118,8 +119,8 @@ fn check_misplaced(
     let bad = match op {
         // Rank 0's block delivered in rank 1's slot and vice versa.
         Op::AllGather => swapped(dtype, out, 0, shape.count_per_rank, shape.count_per_rank),
-        // This rank received the block meant for another rank.
-        Op::ReduceScatter => simulate(op, dtype, redop, (rank + 1) % p, shape, ins),
+        // This rank received the blocks meant for another rank.
+        Op::ReduceScatter | Op::AllToAll => simulate(op, dtype, redop, (rank + 1) % p, shape, ins),
         // The two halves of the buffer exchanged.
         _ => swapped(dtype, out, 0, n / 2, n / 2),
     };

@@ -16,6 +16,7 @@
 //! | halving-doubling | AllGather, ReduceScatter | `⌈log2 p⌉`, `(p−1)/p·S` |
 //! | halving-doubling | AllReduce, Reduce | `2⌈log2 p⌉`, `2(p−1)/p·S` (Rabenseifner) |
 //! | neighbor-exchange | AllGather | `p/2`, `(p−1)/p·S` |
+//! | pairwise | AllToAll | `p−1`, `(p−1)/p·S` |
 //! | two-level | AllGather, ReduceScatter | `r−1`, `(r−1)/r·S`, `n−1`, `(n−1)/n·S/r` |
 //! | two-level | AllReduce | twice the above (ReduceScatter then AllGather) |
 //!
@@ -46,6 +47,7 @@ pub enum Form {
     RecursiveDoubling,
     HalvingDoubling,
     NeighborExchange,
+    Pairwise,
     TwoLevel,
     Chain,
     Flat,
@@ -58,12 +60,13 @@ pub enum Form {
 }
 
 /// Every form, in the order candidates are listed.
-pub const ALL: [Form; 14] = [
+pub const ALL: [Form; 15] = [
     Form::Ring,
     Form::Tree,
     Form::RecursiveDoubling,
     Form::HalvingDoubling,
     Form::NeighborExchange,
+    Form::Pairwise,
     Form::TwoLevel,
     Form::Chain,
     Form::Flat,
@@ -99,6 +102,7 @@ impl Form {
             Algo::RecursiveDoubling => Form::RecursiveDoubling,
             Algo::RecursiveHalving | Algo::Rabenseifner | Algo::Bruck => Form::HalvingDoubling,
             Algo::NeighborExchange => Form::NeighborExchange,
+            Algo::Pairwise => Form::Pairwise,
             // NVLS and CollNet reduce in the switch: within a node NCCL models them with one
             // latency whatever the rank count (tuning.cc, see `nccl`).
             Algo::Nvls | Algo::CollNet => Form::Flat,
@@ -139,6 +143,7 @@ impl Form {
             Form::RecursiveDoubling => "recursive-doubling",
             Form::HalvingDoubling => "halving-doubling",
             Form::NeighborExchange => "neighbor-exchange",
+            Form::Pairwise => "pairwise",
             Form::TwoLevel => "two-level",
             Form::Chain => "chain",
             Form::Flat => "flat",
@@ -169,6 +174,7 @@ impl Form {
             | Form::RecursiveDoubling
             | Form::HalvingDoubling
             | Form::NeighborExchange
+            | Form::Pairwise
             | Form::Chain
             | Form::Flat => &SINGLE_PARAMS,
         }
@@ -205,6 +211,7 @@ impl Form {
             }
             (Form::HalvingDoubling, _) => "ceil(log2 p)·alpha + (p-1)/p·S·beta".into(),
             (Form::NeighborExchange, _) => "p/2·alpha + (p-1)/p·S·beta".into(),
+            (Form::Pairwise, _) => ring.into(),
             (Form::TwoLevel, Op::AllReduce) => format!("2·[{two}]"),
             (Form::TwoLevel, _) => two.into(),
             (Form::LogLinear, _) => "a + b·p + c·log2 p + B(p)·S·beta".into(),
@@ -235,6 +242,8 @@ impl Form {
                 Some(vec![2.0 * ceil_log2(p), 2.0 * (pf - 1.0) / pf * kb])
             }
             (Form::NeighborExchange, Op::AllGather) => Some(vec![pf / 2.0, (pf - 1.0) / pf * kb]),
+            // p-1 exchanges of one S/p block each.
+            (Form::Pairwise, Op::AllToAll) => Some(vec![pf - 1.0, (pf - 1.0) / pf * kb]),
             (Form::TwoLevel, _) => two_level(op, p, nodes, kb),
             (Form::LogLinear, _) => Some(vec![1.0, pf, log2(p), op.busbw_factor(p) * kb]),
             (
@@ -252,7 +261,8 @@ impl Form {
                 | Form::Tree
                 | Form::RecursiveDoubling
                 | Form::HalvingDoubling
-                | Form::NeighborExchange,
+                | Form::NeighborExchange
+                | Form::Pairwise,
                 _,
             ) => None,
         }
@@ -264,7 +274,8 @@ fn two_level(op: Op, p: usize, nodes: usize, kb: f64) -> Option<Vec<f64>> {
     let times = match op {
         Op::AllGather | Op::ReduceScatter => 1.0,
         Op::AllReduce => 2.0,
-        Op::Broadcast | Op::Reduce => return None,
+        // AllToAll's hierarchical schedules are not ring phases.
+        Op::Broadcast | Op::Reduce | Op::AllToAll => return None,
     };
     if nodes == 0 || p % nodes != 0 {
         return None;

@@ -11,7 +11,7 @@ const NCCL_TESTS: &[(&str, Option<Op>)] = &[
     ("reduce_scatter_perf", Some(Op::ReduceScatter)),
     ("broadcast_perf", Some(Op::Broadcast)),
     ("reduce_perf", Some(Op::Reduce)),
-    ("alltoall_perf", None),
+    ("alltoall_perf", Some(Op::AllToAll)),
     ("alltoallv_perf", None),
     ("gather_perf", None),
     ("scatter_perf", None),
@@ -121,8 +121,9 @@ mod tests {
             Ok(Op::ReduceScatter)
         );
         assert_eq!(nccl_test_op("all_reduce_perf_mpi"), Ok(Op::AllReduce));
-        let e = nccl_test_op("alltoall_perf").unwrap_err();
-        assert!(e.contains("does not measure alltoall yet"), "{e}");
+        assert_eq!(nccl_test_op("alltoall_perf"), Ok(Op::AllToAll));
+        let e = nccl_test_op("sendrecv_perf").unwrap_err();
+        assert!(e.contains("does not measure sendrecv yet"), "{e}");
         assert!(nccl_test_op("ls")
             .unwrap_err()
             .contains("not a nccl-tests binary"));

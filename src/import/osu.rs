@@ -20,8 +20,8 @@ const TESTS: &[(&str, Option<Op>)] = &[
     ("broadcast", Some(Op::Broadcast)),
     ("bcast", Some(Op::Broadcast)),
     ("reduce", Some(Op::Reduce)),
-    ("alltoall", None),
-    ("all-to-all personalized exchange", None),
+    ("alltoall", Some(Op::AllToAll)),
+    ("all-to-all personalized exchange", Some(Op::AllToAll)),
     ("gather", None),
     ("scatter", None),
     ("barrier", None),
@@ -224,11 +224,13 @@ pub fn op_of(run: &LogRun, test: Option<&str>) -> Result<Op, String> {
     }
 }
 
-/// nccl-tests' total size `S` of an OSU size: OSU's AllGather size is what each rank sends
-/// (S = size × p); its other collectives' size is the whole buffer.
+/// nccl-tests' total size `S` of an OSU size: OSU's AllGather and AllToAll sizes are what each
+/// rank sends (to each rank), so S = size × p; its other collectives' size is the whole buffer.
 pub fn total_bytes(op: Op, per_osu: u64, world: usize) -> u64 {
     match op {
-        Op::AllGather => per_osu.saturating_mul(world as u64),
+        // AllToAll's size is what each rank sends to each rank (osu_alltoall's MPI_Alltoall
+        // count), so nccl-tests' per-rank buffer is p times it, as for AllGather.
+        Op::AllGather | Op::AllToAll => per_osu.saturating_mul(world as u64),
         Op::AllReduce | Op::ReduceScatter | Op::Broadcast | Op::Reduce => per_osu,
     }
 }

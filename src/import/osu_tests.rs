@@ -196,7 +196,7 @@ fn full_columns_give_min_max_and_iterations() {
 }
 
 #[test]
-fn alltoall_is_read_but_refused_by_name() {
+fn alltoall_is_read_with_its_size_per_peer() {
     let run = one_run(ALLTOALL_5);
     assert_eq!(
         facts(&run),
@@ -215,16 +215,10 @@ fn alltoall_is_read_but_refused_by_name() {
         row(&run, 20),
         (24, 1048576, 221031.92, None, None, None, "char")
     );
-    let e = op_of(&run, None).unwrap_err();
-    assert!(e.contains("does not measure"), "{e}");
-    assert!(e.to_ascii_lowercase().contains("all-to-all"), "{e}");
-    let e = op_of(&run, Some("osu_alltoall")).unwrap_err();
-    assert!(
-        e.contains("alltoall") && e.contains("does not measure"),
-        "{e}"
-    );
-    let e = op_of(&run, Some("alltoall")).unwrap_err();
-    assert!(e.contains("alltoall"), "{e}");
+    assert_eq!(op_of(&run, None), Ok(Op::AllToAll));
+    assert_eq!(op_of(&run, Some("osu_alltoall")), Ok(Op::AllToAll));
+    // `4  43.84` at 24 ranks: 4 B to every rank, nccl-tests' S = 96 B per rank.
+    assert_eq!(total_bytes(Op::AllToAll, 4, 24), 96);
 }
 
 #[test]

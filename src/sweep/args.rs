@@ -19,13 +19,15 @@ use crate::units::{
 /// `collbench sweep`.
 #[derive(Args, Debug)]
 pub struct SweepArgs {
-    /// Collectives, comma separated: allreduce, allgather, reducescatter, broadcast, reduce.
+    /// Collectives, comma separated: allreduce, allgather, reducescatter, broadcast, reduce,
+    /// alltoall.
     #[arg(long, default_value = "allreduce,allgather,reducescatter")]
     pub op: String,
-    /// Algorithms, comma separated: ring, tree, recursive-doubling; with --backend mpi also
-    /// auto (the library's own choice), recursive-halving, rabenseifner, bruck and
-    /// neighbor-exchange; with --backend nccl auto, ring, tree, nvls and collnet. Ops without a
-    /// listed algorithm are skipped [default: ring; auto with --backend mpi or nccl].
+    /// Algorithms, comma separated: ring, tree, recursive-doubling, pairwise (alltoall); with
+    /// --backend mpi also auto (the library's own choice), recursive-halving, rabenseifner, bruck
+    /// and neighbor-exchange; with --backend nccl auto, ring, tree, nvls and collnet. Ops without
+    /// a listed algorithm are skipped [default: each op's first host algorithm (ring; tree for
+    /// broadcast and reduce; pairwise for alltoall); auto with --backend mpi or nccl].
     #[arg(long)]
     pub algo: Option<String>,
     /// NCCL protocols, comma separated: ll, ll128, simple, auto (--backend nccl only; each is
@@ -140,6 +142,22 @@ where
     Ok(*args)
 }
 
+/// The host backend's algorithms when `--algo` is not given: each op's first (ring for the
+/// ring ops, tree for Broadcast and Reduce, pairwise for AllToAll), in op order, once each.
+fn host_default_algos(ops: &[Op]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for name in ops
+        .iter()
+        .filter_map(|op| op.host_algos().first())
+        .map(|a| a.name())
+    {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names.join(",")
+}
+
 fn parse_in_place(s: &str) -> Result<Vec<bool>> {
     match s.trim().to_ascii_lowercase().as_str() {
         "off" | "no" | "false" | "out" => Ok(vec![false]),
@@ -247,9 +265,10 @@ impl SweepArgs {
         let factor = flag("-f", parse_factor(&self.factor))?;
         let ops = parse_list::<Op>(&self.op)?;
         let backend = self.backend;
+        let host_default = host_default_algos(&ops);
         let algo_text = self.algo.as_deref().unwrap_or(match backend {
             BackendKind::Mpi | BackendKind::Nccl => "auto",
-            BackendKind::Host => "ring",
+            BackendKind::Host => &host_default,
         });
         let protos = parse_protos(backend, self.proto.as_deref())?;
         if self.cuda_graph && backend != BackendKind::Nccl {

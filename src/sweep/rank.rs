@@ -237,7 +237,12 @@ fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
     let (_, output) = bufs.io.views(&c.shape, p.in_place);
     let out: &[u8] = match c.op {
         Op::ReduceScatter if p.in_place => &output[own_block(g, c.shape.out_bytes)],
-        Op::ReduceScatter | Op::AllReduce | Op::AllGather | Op::Broadcast | Op::Reduce => output,
+        Op::ReduceScatter
+        | Op::AllReduce
+        | Op::AllGather
+        | Op::Broadcast
+        | Op::Reduce
+        | Op::AllToAll => output,
     };
     count_wrong(c.op, c.dtype, c.redop, g.size(), g.me, &c.shape, out)
 }

@@ -57,6 +57,9 @@ fn dispatch<T: Transport>(
         }
         (Op::Broadcast, Algo::Tree) => algo::tree::broadcast(t, g, bufs),
         (Op::Reduce, Algo::Tree) => algo::tree::reduce(t, g, bufs, e),
+        (Op::AllToAll, Algo::Pairwise) => {
+            algo::pairwise::alltoall(t, g, bufs, shape.count_per_rank, e, scratch)
+        }
         (op, algo) => Err(Error::usage(format!(
             "the host backend has no {algo} algorithm for {op}"
         ))),

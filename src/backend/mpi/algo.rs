@@ -20,6 +20,7 @@ pub(super) fn tuned(op: Op, algo: Algo) -> Option<(&'static str, u32)> {
         Op::ReduceScatter => "reduce_scatter_block",
         Op::Broadcast => "bcast",
         Op::Reduce => "reduce",
+        Op::AllToAll => "alltoall",
     };
     let number = match (op, algo) {
         (Op::AllReduce, Algo::RecursiveDoubling) => 3,
@@ -35,6 +36,7 @@ pub(super) fn tuned(op: Op, algo: Algo) -> Option<(&'static str, u32)> {
         (Op::Broadcast, Algo::Tree) => 5,
         (Op::Reduce, Algo::Tree) => 4,
         (Op::Reduce, Algo::Rabenseifner) => 7,
+        (Op::AllToAll, Algo::Pairwise) => 2,
         _ => return None,
     };
     Some((name, number))
@@ -122,6 +124,7 @@ mod tests {
         assert_eq!(n(Op::AllGather, Algo::NeighborExchange), Some(5));
         assert_eq!(n(Op::ReduceScatter, Algo::RecursiveHalving), Some(3));
         assert_eq!(n(Op::Reduce, Algo::Rabenseifner), Some(7));
+        assert_eq!(n(Op::AllToAll, Algo::Pairwise), Some(2));
         assert_eq!(n(Op::ReduceScatter, Algo::Ring), None);
     }
 

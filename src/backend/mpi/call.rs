@@ -59,9 +59,12 @@ impl MpiBuffers {
         let out: &[u8] = match c.op {
             // In place, ReduceScatter leaves this rank's block at the start of the buffer.
             Op::ReduceScatter if p.in_place => &output[..c.shape.out_bytes],
-            Op::ReduceScatter | Op::AllReduce | Op::AllGather | Op::Broadcast | Op::Reduce => {
-                output
-            }
+            Op::ReduceScatter
+            | Op::AllReduce
+            | Op::AllGather
+            | Op::Broadcast
+            | Op::Reduce
+            | Op::AllToAll => output,
         };
         count_wrong(c.op, c.dtype, c.redop, size, rank, &c.shape, out)
     }
@@ -151,9 +154,12 @@ impl RawCall {
         let recv = buffer.as_mut_ptr().cast::<c_void>();
         let send = match self.op {
             Op::Reduce if !self.is_root => recv.cast_const(),
-            Op::Reduce | Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::Broadcast => {
-                marker
-            }
+            Op::Reduce
+            | Op::AllReduce
+            | Op::AllGather
+            | Op::ReduceScatter
+            | Op::Broadcast
+            | Op::AllToAll => marker,
         };
         self.run(send, recv)
     }
@@ -168,6 +174,8 @@ impl RawCall {
             Op::ReduceScatter => ffi::MPI_Reduce_scatter_block(send, recv, n, dt, op, comm),
             Op::Broadcast => ffi::MPI_Bcast(recv, n, dt, 0, comm),
             Op::Reduce => ffi::MPI_Reduce(send, recv, n, dt, op, 0, comm),
+            // `n` elements to and from every rank.
+            Op::AllToAll => ffi::MPI_Alltoall(send, n, dt, recv, n, dt, comm),
         }
     }
 }

@@ -65,6 +65,12 @@ impl Nccl {
                 "ncclReduce",
                 (self.reduce)(send, recv, e.count, dt, op, e.root, c, stream),
             ),
+            // Not offered (`Op::nccl_algos` is empty): the plan never asks for it.
+            Op::AllToAll => {
+                return Err(NcclError::Argument(
+                    "the nccl backend does not run alltoall yet".into(),
+                ))
+            }
         };
         self.check(name, raw)
     }

@@ -70,13 +70,18 @@ fn names_round_trip_and_parameters_match_coefficients() {
     for f in ALL {
         assert_eq!(Form::from_name(f.name()), Some(f));
         assert!(!f.formula(Op::AllReduce).is_empty());
-        assert!(
-            f.covers(Op::AllReduce) || f == Form::NeighborExchange,
-            "{f:?}"
-        );
+        // Neighbor exchange is an AllGather and pairwise exchange an AllToAll schedule only.
+        let single_op = [Form::NeighborExchange, Form::Pairwise];
+        assert!(f.covers(Op::AllReduce) || single_op.contains(&f), "{f:?}");
         assert_eq!(f.param_names().len(), f.coefficients_len(), "{f:?}");
     }
     assert!(Form::Tree.covers(Op::Broadcast) && !Form::TwoLevel.covers(Op::Broadcast));
+    assert!(Form::Pairwise.covers(Op::AllToAll) && !Form::Ring.covers(Op::AllToAll));
+    // 8 ranks, 1 MB: 7 exchanges of 125 kB.
+    let c = Form::Pairwise
+        .coefficients(Op::AllToAll, 8, 1, 1e6)
+        .unwrap();
+    assert_eq!(c, vec![7.0, 875.0]);
     let names: std::collections::BTreeSet<&str> = ALL.iter().map(|f| f.name()).collect();
     assert_eq!(names.len(), ALL.len());
 }
@@ -84,7 +89,7 @@ fn names_round_trip_and_parameters_match_coefficients() {
 impl Form {
     /// The coefficient count on the first (op, layout) the form describes.
     fn coefficients_len(self) -> usize {
-        [Op::AllReduce, Op::AllGather]
+        [Op::AllReduce, Op::AllGather, Op::AllToAll]
             .iter()
             .flat_map(|&op| [(op, 1), (op, 2)])
             .find_map(|(op, n)| self.coefficients(op, 8, n, 1e3))

@@ -129,7 +129,7 @@ impl SweepOptions {
             let shape = Shape::new(op, dtype, requested, world);
             if shape.bytes == 0 {
                 let per = match op {
-                    Op::AllGather | Op::ReduceScatter => " per rank",
+                    Op::AllGather | Op::ReduceScatter | Op::AllToAll => " per rank",
                     Op::AllReduce | Op::Broadcast | Op::Reduce => "",
                 };
                 plan.notes.push(format!(

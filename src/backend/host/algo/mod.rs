@@ -6,6 +6,7 @@
 //! output; ReduceScatter's output is the rank's block of the input.
 
 pub mod doubling;
+pub mod pairwise;
 pub mod ring;
 pub mod tree;
 

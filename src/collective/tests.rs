@@ -1,0 +1,97 @@
+//! The per-op table against nccl-tests' sizes and bus factors, with exact values.
+
+use super::*;
+
+#[test]
+fn busbw_factors_match_nccl_tests() {
+    assert_eq!(Op::AllReduce.busbw_factor(2), 1.0);
+    assert_eq!(Op::AllReduce.busbw_factor(4), 1.5);
+    assert_eq!(Op::AllReduce.busbw_factor(8), 1.75);
+    assert_eq!(Op::AllGather.busbw_factor(4), 0.75);
+    assert_eq!(Op::ReduceScatter.busbw_factor(2), 0.5);
+    assert_eq!(Op::Broadcast.busbw_factor(8), 1.0);
+    assert_eq!(Op::AllReduce.busbw_factor(1), 0.0);
+}
+
+#[test]
+fn allreduce_shape_rounds_to_whole_elements() {
+    let s = Shape::new(Op::AllReduce, DType::F32, 10, 4);
+    assert_eq!((s.bytes, s.count, s.in_bytes, s.out_bytes), (8, 2, 8, 8));
+}
+
+#[test]
+fn allgather_shape_rounds_per_rank() {
+    // 100 bytes of f32 over 3 ranks: 25 elements, 8 per rank, 24 in all = 96 bytes.
+    let s = Shape::new(Op::AllGather, DType::F32, 100, 3);
+    assert_eq!((s.bytes, s.count, s.count_per_rank), (96, 24, 8));
+    assert_eq!((s.in_bytes, s.out_bytes), (32, 96));
+}
+
+#[test]
+fn reducescatter_shape_splits_output() {
+    let s = Shape::new(Op::ReduceScatter, DType::F64, 64, 2);
+    assert_eq!(
+        (s.bytes, s.in_bytes, s.out_bytes, s.count_per_rank),
+        (64, 64, 32, 4)
+    );
+}
+
+#[test]
+fn too_small_for_one_element_per_rank() {
+    assert_eq!(Shape::new(Op::AllGather, DType::F32, 8, 4).bytes, 0);
+    assert_eq!(Shape::new(Op::AllReduce, DType::F64, 4, 2).bytes, 0);
+}
+
+#[test]
+fn call_counts_are_whole_buffer_or_per_rank() {
+    // 1 MiB of f32 over 4 ranks: 262144 elements, 65536 per rank.
+    for (op, want) in [
+        (Op::AllReduce, 262_144),
+        (Op::Broadcast, 262_144),
+        (Op::Reduce, 262_144),
+        (Op::AllGather, 65_536),
+        (Op::ReduceScatter, 65_536),
+    ] {
+        let shape = Shape::new(op, DType::F32, 1 << 20, 4);
+        assert_eq!(shape.call_count(op), want, "{op}");
+    }
+    // 100 bytes of f32 over 3 ranks: 8 per rank after rounding, 25 in the whole buffer.
+    let split = Shape::new(Op::AllGather, DType::F32, 100, 3);
+    assert_eq!(split.call_count(Op::AllGather), 8);
+    let whole = Shape::new(Op::AllReduce, DType::F32, 100, 3);
+    assert_eq!(whole.call_count(Op::AllReduce), 25);
+}
+
+#[test]
+fn bandwidths() {
+    let s = Shape::new(Op::AllReduce, DType::F32, 1 << 20, 4);
+    // 1 MiB in 100 us = 10.48576 GB/s algbw, busbw x1.5.
+    let alg = s.algbw_gbps(100.0);
+    assert!((alg - 10.48576).abs() < 1e-9);
+    assert!((busbw_gbps(Op::AllReduce, 4, alg) - 15.72864).abs() < 1e-9);
+}
+
+#[test]
+fn names_parse_back_and_unknown_is_named() {
+    for op in Op::ALL {
+        assert_eq!(op.name().parse::<Op>().unwrap(), *op);
+    }
+    let err = "allgatherr".parse::<Op>().unwrap_err().to_string();
+    assert!(
+        err.contains("allgatherr") && err.contains("allreduce"),
+        "{err}"
+    );
+    assert_eq!("BF16".parse::<DType>().unwrap(), DType::BF16);
+}
+
+#[test]
+fn alltoall_follows_nccl_tests() {
+    // nccl-tests alltoall.cu: busbw = algbw × (p−1)/p; whole elements per peer block.
+    assert_eq!(Op::AllToAll.busbw_factor(4), 0.75);
+    let s = Shape::new(Op::AllToAll, DType::F32, 100, 3);
+    assert_eq!((s.bytes, s.count, s.count_per_rank), (96, 24, 8));
+    assert_eq!((s.in_bytes, s.out_bytes), (96, 96));
+    assert_eq!(s.call_count(Op::AllToAll), 8);
+    assert_eq!(Op::AllToAll.host_algos(), &[Algo::Pairwise]);
+    assert!(Op::AllToAll.nccl_algos().is_empty() && !Op::AllToAll.reduces());
+}
