@@ -105,6 +105,8 @@ pub fn count_wrong_in(
             Op::AllGather => pattern.value(i / cpr.max(1), i % cpr.max(1)),
             Op::Broadcast => pattern.value(0, i),
             // Block j came from rank j: its block for this rank, elements rank*cpr.. of its input.
+            // What the previous rank sent.
+            Op::SendRecv => pattern.value((rank + p.max(1) - 1) % p.max(1), i),
             Op::AllToAll => {
                 let (j, k) = (i / cpr.max(1), i % cpr.max(1));
                 pattern.value(j, rank.saturating_mul(cpr).saturating_add(k))
@@ -122,7 +124,7 @@ pub fn count_wrong_in(
 /// How many output elements rank `rank` has defined for `op`.
 fn expected_count(op: Op, rank: usize, shape: &Shape) -> usize {
     match op {
-        Op::AllReduce | Op::Broadcast | Op::AllGather | Op::AllToAll => shape.count,
+        Op::AllReduce | Op::Broadcast | Op::AllGather | Op::AllToAll | Op::SendRecv => shape.count,
         Op::ReduceScatter => shape.count_per_rank,
         Op::Reduce if rank == 0 => shape.count,
         Op::Reduce => 0,

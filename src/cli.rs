@@ -9,7 +9,7 @@ use crate::sweep::args::{RankCliArgs, SweepArgs};
 use crate::sweep::execute::{execute, report};
 
 /// Benchmarks collective communication (AllReduce, AllGather, ReduceScatter, Broadcast, Reduce,
-/// AllToAll) between real rank processes, with nccl-tests size and bus-bandwidth conventions.
+/// AllToAll, SendRecv) between real rank processes, with nccl-tests size and bus-bandwidth conventions.
 #[derive(Parser, Debug)]
 #[command(name = "collbench", version, about, long_about = None)]
 pub struct Cli {

@@ -3,12 +3,13 @@
 //!
 //! `S` (the `bytes` column) is the total buffer size. AllReduce: in = out = S. AllGather: out = S,
 //! each rank contributes S/p. ReduceScatter: in = S, each rank receives S/p. Broadcast and Reduce:
-//! in = out = S. AllToAll: in = out = S, a block of S/p for (and from) every rank. Counts round down to whole elements (per rank where the op splits the buffer), so
+//! in = out = S. AllToAll: in = out = S, a block of S/p for (and from) every rank. SendRecv:
+//! in = out = S, sent to the next rank and received from the previous one. Counts round down to whole elements (per rank where the op splits the buffer), so
 //! the measured `bytes` can be smaller than the requested size.
 //!
 //! Bus bandwidth makes numbers comparable across world sizes: `busbw = algbw × factor` with factor
 //! `2(p-1)/p` for AllReduce, `(p-1)/p` for AllGather, ReduceScatter and AllToAll and 1 for
-//! Broadcast and Reduce (see docs/METHODOLOGY.md for the derivation).
+//! Broadcast, Reduce and SendRecv (see docs/METHODOLOGY.md for the derivation).
 
 use std::fmt;
 use std::str::FromStr;
@@ -79,6 +80,9 @@ named_enum!(
         Reduce => "reduce",
         /// Every rank sends a distinct block to every rank (nccl-tests' alltoall).
         AllToAll => "alltoall",
+        /// Every rank r sends S to r+1 and receives S from r-1 (nccl-tests' sendrecv): the
+        /// point-to-point step of pipeline parallelism.
+        SendRecv => "sendrecv",
     }
 );
 
@@ -105,6 +109,8 @@ named_enum!(
         /// Pairwise exchange AllToAll: in step k (1..p) rank r sends its block for r+k and
         /// receives the block of r-k; p-1 steps of S/p bytes.
         Pairwise => "pairwise",
+        /// One message straight to the peer and one from the other (SendRecv).
+        Direct => "direct",
                 /// The library's own choice (MPI and NCCL backends): whatever it picks per size and world.
         Auto => "auto",
         /// NCCL's NVLink SHARP algorithms (NVLS, NVLSTree): reductions in the NVSwitch.
@@ -164,7 +170,7 @@ impl Op {
     pub fn reduces(self) -> bool {
         match self {
             Op::AllReduce | Op::ReduceScatter | Op::Reduce => true,
-            Op::AllGather | Op::Broadcast | Op::AllToAll => false,
+            Op::AllGather | Op::Broadcast | Op::AllToAll | Op::SendRecv => false,
         }
     }
 
@@ -174,7 +180,8 @@ impl Op {
         match self {
             Op::AllReduce => 2.0 * (p - 1.0) / p,
             Op::AllGather | Op::ReduceScatter | Op::AllToAll => (p - 1.0) / p,
-            Op::Broadcast | Op::Reduce => 1.0,
+            // SendRecv: every rank sends and receives all of S (nccl-tests' SendRecvGetBw).
+            Op::Broadcast | Op::Reduce | Op::SendRecv => 1.0,
         }
     }
 
@@ -189,6 +196,7 @@ impl Op {
             Op::Broadcast => &[Auto, Tree],
             Op::Reduce => &[Auto, Tree, Rabenseifner],
             Op::AllToAll => &[Auto, Pairwise],
+            Op::SendRecv => &[Auto],
         }
     }
 
@@ -207,7 +215,7 @@ impl Op {
                 &[Algo::Auto, Algo::Ring, Algo::Nvls, Algo::CollNet]
             }
             Op::Broadcast | Op::Reduce => &[Algo::Auto, Algo::Ring],
-            Op::AllToAll => &[],
+            Op::AllToAll | Op::SendRecv => &[],
         }
     }
 
@@ -215,7 +223,7 @@ impl Op {
     fn splits_per_rank(self) -> bool {
         match self {
             Op::AllGather | Op::ReduceScatter | Op::AllToAll => true,
-            Op::AllReduce | Op::Broadcast | Op::Reduce => false,
+            Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => false,
         }
     }
 
@@ -226,6 +234,7 @@ impl Op {
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast | Op::Reduce => &[Algo::Tree],
             Op::AllToAll => &[Algo::Pairwise],
+            Op::SendRecv => &[Algo::Direct],
         }
     }
 }
@@ -259,7 +268,7 @@ impl Shape {
                 // One block of S/p for every rank, sent and received.
                 Op::AllToAll => (bytes, bytes),
                 // ReduceScatter; the others do not split per rank and never get here.
-                Op::ReduceScatter | Op::AllReduce | Op::Broadcast | Op::Reduce => {
+                Op::ReduceScatter | Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => {
                     (bytes, per_rank * el)
                 }
             };
@@ -289,7 +298,7 @@ impl Shape {
     /// that split the buffer.
     pub fn call_count(&self, op: Op) -> usize {
         match op {
-            Op::AllReduce | Op::Broadcast | Op::Reduce => self.count,
+            Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => self.count,
             Op::AllGather | Op::ReduceScatter | Op::AllToAll => self.count_per_rank,
         }
     }

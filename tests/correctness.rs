@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use common::{elem_size, expected_bytes, series, summary, sweep_ok, tempdir};
 
-const OPS: &str = "allreduce,allgather,reducescatter,broadcast,reduce,alltoall";
+const OPS: &str = "allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv";
 const DTYPES: [&str; 5] = ["f32", "f64", "f16", "bf16", "i32"];
 const SIZES: (usize, usize, usize) = (5, 1 << 20, 7);
 /// Generous: each launch takes about a second on an idle 2-core machine.
@@ -26,6 +26,7 @@ fn algos(op: &str) -> &'static [&'static str] {
         "allgather" | "reducescatter" => &["ring"],
         "broadcast" | "reduce" => &["tree"],
         "alltoall" => &["pairwise"],
+        "sendrecv" => &["direct"],
         other => panic!("unknown op {other}"),
     }
 }
@@ -77,7 +78,7 @@ fn check_launch_over(ops: &str, redop: &str, ranks: usize, transport: &str) {
     let dtypes = DTYPES.join(",");
     #[rustfmt::skip]
     let args = [
-        "--op", ops, "--algo", "ring,tree,pairwise", "--dtype", &dtypes, "--redop", redop,
+        "--op", ops, "--algo", "ring,tree,pairwise,direct", "--dtype", &dtypes, "--redop", redop,
         "--in-place", "both", "--ranks", &ranks_text, "-b", &b, "-e", &e, "-f", &f,
         "--iters", "2", "--warmup", "1", "--timeout", "30s", "--transport", transport,
     ];

@@ -161,20 +161,23 @@ fn files_that_are_not_logs_exit_2_naming_the_file_and_line() {
         "{}",
         r.stderr
     );
-    // A test collbench does not measure yet is refused by name; the rest of the log imports.
+    // A log of two tests imports as one folder per run (alltoall, then sendrecv), each with
+    // every row of its table.
     let a2a = data("nccl-tests/alltoall_sendrecv_starting_line_no_version_header_2node.log");
     let a2a_out = tmp.path().join("a2a");
     let r = import(&["nccl-tests", &a2a, "--out", path(&a2a_out)]);
     assert_eq!(r.code(), 0, "{r:?}");
-    let rows = summary(&a2a_out);
-    assert_eq!(rows.len(), 20, "the alltoall run's rows");
-    let alltoall = |p: &&collbench::model::record::PointRecord| p.key.op.name() == "alltoall";
-    assert!(rows.iter().all(|p| alltoall(&p) && p.key.world == 2));
-    assert!(
-        r.stderr.contains("does not measure sendrecv yet"),
-        "{}",
-        r.stderr
-    );
+    let runs = sorted_dirs(&a2a_out);
+    let ops: Vec<String> = runs
+        .iter()
+        .map(|d| summary(d)[0].key.op.name().to_string())
+        .collect();
+    assert_eq!(ops, ["alltoall", "sendrecv"], "{runs:?}");
+    for d in &runs {
+        let rows = summary(d);
+        assert_eq!(rows.len(), 20, "{}", d.display());
+        assert!(rows.iter().all(|p| p.key.world == 2));
+    }
     for bad in [vec!["nccl", "x"], vec!["osu", readme, "--world", "0"]] {
         let r = import(&bad);
         assert_eq!((r.code(), r.stderr_lines().len()), (2, 1), "{}", r.stderr);
@@ -237,12 +240,7 @@ fn h100_cluster(out: &Path) -> Vec<PathBuf> {
     let mut args = vec!["nccl-tests"];
     args.extend(logs.iter().map(String::as_str));
     args.extend(["--out", path(out)]);
-    let r = ok(import(&args));
-    assert!(
-        r.stderr.contains("does not measure sendrecv yet"),
-        "{}",
-        r.stderr
-    );
+    ok(import(&args));
     sorted_dirs(out)
 }
 
@@ -250,8 +248,9 @@ fn h100_cluster(out: &Path) -> Vec<PathBuf> {
 fn fit_and_project_read_imported_folders_across_node_counts() {
     let tmp = tempfile::tempdir().unwrap();
     let dirs = h100_cluster(&tmp.path().join("h100"));
-    // The 8-GPU log's alltoall run imports too (its sendrecv run is refused by name).
-    assert_eq!(dirs.len(), 6, "{dirs:?}");
+    // AllReduce at 2, 8 and 80 ranks, the 8-GPU log's AllGather, ReduceScatter, AllToAll and
+    // SendRecv, and the 2-node log's SendRecv.
+    assert_eq!(dirs.len(), 8, "{dirs:?}");
     let fit = tmp.path().join("fit.json");
     let mut args = vec!["fit", "-o", path(&fit)];
     args.extend(dirs.iter().map(|d| path(d)));

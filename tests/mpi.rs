@@ -43,7 +43,7 @@ fn exact_sweep(n: usize, worlds: &str, expected_worlds: &[usize], redop: &str) {
     }
     let _serial = common::serial();
     let (_tmp, out) = tempdir();
-    let ops = "allreduce,allgather,reducescatter,broadcast,reduce,alltoall";
+    let ops = "allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv";
     let args = [
         "--op",
         ops,

@@ -42,6 +42,7 @@ fn simulate(
             Op::AllGather => read_value(dtype, &ins[j / cpr], j % cpr),
             Op::Broadcast => read_value(dtype, &ins[0], j),
             Op::AllToAll => read_value(dtype, &ins[j / cpr], rank * cpr + j % cpr),
+            Op::SendRecv => read_value(dtype, &ins[(rank + ins.len() - 1) % ins.len()], j),
         };
         write_value(dtype, &mut out, j, v);
     }
@@ -120,7 +121,9 @@ fn check_misplaced(
         // Rank 0's block delivered in rank 1's slot and vice versa.
         Op::AllGather => swapped(dtype, out, 0, shape.count_per_rank, shape.count_per_rank),
         // This rank received the blocks meant for another rank.
-        Op::ReduceScatter | Op::AllToAll => simulate(op, dtype, redop, (rank + 1) % p, shape, ins),
+        Op::ReduceScatter | Op::AllToAll | Op::SendRecv => {
+            simulate(op, dtype, redop, (rank + 1) % p, shape, ins)
+        }
         // The two halves of the buffer exchanged.
         _ => swapped(dtype, out, 0, n / 2, n / 2),
     };

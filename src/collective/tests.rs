@@ -95,3 +95,17 @@ fn alltoall_follows_nccl_tests() {
     assert_eq!(Op::AllToAll.host_algos(), &[Algo::Pairwise]);
     assert!(Op::AllToAll.nccl_algos().is_empty() && !Op::AllToAll.reduces());
 }
+
+#[test]
+fn sendrecv_follows_nccl_tests() {
+    // nccl-tests sendrecv.cu: S to the next rank and from the previous one, busbw = algbw.
+    assert_eq!(Op::SendRecv.busbw_factor(8), 1.0);
+    let s = Shape::new(Op::SendRecv, DType::BF16, 101, 3);
+    assert_eq!(
+        (s.bytes, s.count, s.in_bytes, s.out_bytes),
+        (100, 50, 100, 100)
+    );
+    assert_eq!(s.call_count(Op::SendRecv), 50);
+    assert_eq!(Op::SendRecv.host_algos(), &[Algo::Direct]);
+    assert_eq!(Op::SendRecv.mpi_algos(), &[Algo::Auto]);
+}

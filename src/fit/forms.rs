@@ -17,6 +17,7 @@
 //! | halving-doubling | AllReduce, Reduce | `2⌈log2 p⌉`, `2(p−1)/p·S` (Rabenseifner) |
 //! | neighbor-exchange | AllGather | `p/2`, `(p−1)/p·S` |
 //! | pairwise | AllToAll | `p−1`, `(p−1)/p·S` |
+//! | direct | SendRecv | `1`, `S` |
 //! | two-level | AllGather, ReduceScatter | `r−1`, `(r−1)/r·S`, `n−1`, `(n−1)/n·S/r` |
 //! | two-level | AllReduce | twice the above (ReduceScatter then AllGather) |
 //!
@@ -48,6 +49,7 @@ pub enum Form {
     HalvingDoubling,
     NeighborExchange,
     Pairwise,
+    Direct,
     TwoLevel,
     Chain,
     Flat,
@@ -60,13 +62,14 @@ pub enum Form {
 }
 
 /// Every form, in the order candidates are listed.
-pub const ALL: [Form; 15] = [
+pub const ALL: [Form; 16] = [
     Form::Ring,
     Form::Tree,
     Form::RecursiveDoubling,
     Form::HalvingDoubling,
     Form::NeighborExchange,
     Form::Pairwise,
+    Form::Direct,
     Form::TwoLevel,
     Form::Chain,
     Form::Flat,
@@ -103,6 +106,7 @@ impl Form {
             Algo::RecursiveHalving | Algo::Rabenseifner | Algo::Bruck => Form::HalvingDoubling,
             Algo::NeighborExchange => Form::NeighborExchange,
             Algo::Pairwise => Form::Pairwise,
+            Algo::Direct => Form::Direct,
             // NVLS and CollNet reduce in the switch: within a node NCCL models them with one
             // latency whatever the rank count (tuning.cc, see `nccl`).
             Algo::Nvls | Algo::CollNet => Form::Flat,
@@ -144,6 +148,7 @@ impl Form {
             Form::HalvingDoubling => "halving-doubling",
             Form::NeighborExchange => "neighbor-exchange",
             Form::Pairwise => "pairwise",
+            Form::Direct => "direct",
             Form::TwoLevel => "two-level",
             Form::Chain => "chain",
             Form::Flat => "flat",
@@ -175,6 +180,7 @@ impl Form {
             | Form::HalvingDoubling
             | Form::NeighborExchange
             | Form::Pairwise
+            | Form::Direct
             | Form::Chain
             | Form::Flat => &SINGLE_PARAMS,
         }
@@ -212,6 +218,7 @@ impl Form {
             (Form::HalvingDoubling, _) => "ceil(log2 p)·alpha + (p-1)/p·S·beta".into(),
             (Form::NeighborExchange, _) => "p/2·alpha + (p-1)/p·S·beta".into(),
             (Form::Pairwise, _) => ring.into(),
+            (Form::Direct, _) => "alpha + S·beta".into(),
             (Form::TwoLevel, Op::AllReduce) => format!("2·[{two}]"),
             (Form::TwoLevel, _) => two.into(),
             (Form::LogLinear, _) => "a + b·p + c·log2 p + B(p)·S·beta".into(),
@@ -244,6 +251,8 @@ impl Form {
             (Form::NeighborExchange, Op::AllGather) => Some(vec![pf / 2.0, (pf - 1.0) / pf * kb]),
             // p-1 exchanges of one S/p block each.
             (Form::Pairwise, Op::AllToAll) => Some(vec![pf - 1.0, (pf - 1.0) / pf * kb]),
+            // One message of S each way, whatever p.
+            (Form::Direct, Op::SendRecv) => Some(vec![1.0, kb]),
             (Form::TwoLevel, _) => two_level(op, p, nodes, kb),
             (Form::LogLinear, _) => Some(vec![1.0, pf, log2(p), op.busbw_factor(p) * kb]),
             (
@@ -262,7 +271,8 @@ impl Form {
                 | Form::RecursiveDoubling
                 | Form::HalvingDoubling
                 | Form::NeighborExchange
-                | Form::Pairwise,
+                | Form::Pairwise
+                | Form::Direct,
                 _,
             ) => None,
         }
@@ -275,7 +285,7 @@ fn two_level(op: Op, p: usize, nodes: usize, kb: f64) -> Option<Vec<f64>> {
         Op::AllGather | Op::ReduceScatter => 1.0,
         Op::AllReduce => 2.0,
         // AllToAll's hierarchical schedules are not ring phases.
-        Op::Broadcast | Op::Reduce | Op::AllToAll => return None,
+        Op::Broadcast | Op::Reduce | Op::AllToAll | Op::SendRecv => return None,
     };
     if nodes == 0 || p % nodes != 0 {
         return None;

@@ -15,7 +15,7 @@ const NCCL_TESTS: &[(&str, Option<Op>)] = &[
     ("alltoallv_perf", None),
     ("gather_perf", None),
     ("scatter_perf", None),
-    ("sendrecv_perf", None),
+    ("sendrecv_perf", Some(Op::SendRecv)),
     ("hypercube_perf", None),
 ];
 
@@ -122,8 +122,9 @@ mod tests {
         );
         assert_eq!(nccl_test_op("all_reduce_perf_mpi"), Ok(Op::AllReduce));
         assert_eq!(nccl_test_op("alltoall_perf"), Ok(Op::AllToAll));
-        let e = nccl_test_op("sendrecv_perf").unwrap_err();
-        assert!(e.contains("does not measure sendrecv yet"), "{e}");
+        assert_eq!(nccl_test_op("sendrecv_perf"), Ok(Op::SendRecv));
+        let e = nccl_test_op("gather_perf").unwrap_err();
+        assert!(e.contains("does not measure gather yet"), "{e}");
         assert!(nccl_test_op("ls")
             .unwrap_err()
             .contains("not a nccl-tests binary"));

@@ -231,7 +231,7 @@ pub fn total_bytes(op: Op, per_osu: u64, world: usize) -> u64 {
         // AllToAll's size is what each rank sends to each rank (osu_alltoall's MPI_Alltoall
         // count), so nccl-tests' per-rank buffer is p times it, as for AllGather.
         Op::AllGather | Op::AllToAll => per_osu.saturating_mul(world as u64),
-        Op::AllReduce | Op::ReduceScatter | Op::Broadcast | Op::Reduce => per_osu,
+        Op::AllReduce | Op::ReduceScatter | Op::Broadcast | Op::Reduce | Op::SendRecv => per_osu,
     }
 }
 

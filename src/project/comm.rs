@@ -283,6 +283,7 @@ fn algos_of(op: Op) -> &'static [Algo] {
         Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling, Algo::Auto],
         Op::AllGather | Op::ReduceScatter | Op::Broadcast | Op::Reduce => &[Algo::Ring, Algo::Auto],
         Op::AllToAll => &[Algo::Pairwise, Algo::Auto],
+        Op::SendRecv => &[Algo::Direct, Algo::Auto],
     }
 }
 

@@ -20,14 +20,16 @@ use crate::units::{
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// Collectives, comma separated: allreduce, allgather, reducescatter, broadcast, reduce,
-    /// alltoall.
+    /// alltoall, sendrecv.
     #[arg(long, default_value = "allreduce,allgather,reducescatter")]
     pub op: String,
-    /// Algorithms, comma separated: ring, tree, recursive-doubling, pairwise (alltoall); with
+    /// Algorithms, comma separated: ring, tree, recursive-doubling, pairwise (alltoall), direct
+    /// (sendrecv); with
     /// --backend mpi also auto (the library's own choice), recursive-halving, rabenseifner, bruck
     /// and neighbor-exchange; with --backend nccl auto, ring, tree, nvls and collnet. Ops without
     /// a listed algorithm are skipped [default: each op's first host algorithm (ring; tree for
-    /// broadcast and reduce; pairwise for alltoall); auto with --backend mpi or nccl].
+    /// broadcast and reduce; pairwise for alltoall; direct for sendrecv); auto with --backend mpi
+    /// or nccl].
     #[arg(long)]
     pub algo: Option<String>,
     /// NCCL protocols, comma separated: ll, ll128, simple, auto (--backend nccl only; each is
@@ -143,7 +145,8 @@ where
 }
 
 /// The host backend's algorithms when `--algo` is not given: each op's first (ring for the
-/// ring ops, tree for Broadcast and Reduce, pairwise for AllToAll), in op order, once each.
+/// ring ops, tree for Broadcast and Reduce, pairwise for AllToAll, direct for SendRecv), in op
+/// order, once each.
 fn host_default_algos(ops: &[Op]) -> String {
     let mut names: Vec<&str> = Vec::new();
     for name in ops

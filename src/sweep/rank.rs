@@ -242,7 +242,8 @@ fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
         | Op::AllGather
         | Op::Broadcast
         | Op::Reduce
-        | Op::AllToAll => output,
+        | Op::AllToAll
+        | Op::SendRecv => output,
     };
     count_wrong(c.op, c.dtype, c.redop, g.size(), g.me, &c.shape, out)
 }

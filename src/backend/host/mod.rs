@@ -57,6 +57,7 @@ fn dispatch<T: Transport>(
         }
         (Op::Broadcast, Algo::Tree) => algo::tree::broadcast(t, g, bufs),
         (Op::Reduce, Algo::Tree) => algo::tree::reduce(t, g, bufs, e),
+        (Op::SendRecv, Algo::Direct) => algo::pairwise::sendrecv(t, g, bufs, scratch),
         (Op::AllToAll, Algo::Pairwise) => {
             algo::pairwise::alltoall(t, g, bufs, shape.count_per_rank, e, scratch)
         }

@@ -21,6 +21,8 @@ pub(super) fn tuned(op: Op, algo: Algo) -> Option<(&'static str, u32)> {
         Op::Broadcast => "bcast",
         Op::Reduce => "reduce",
         Op::AllToAll => "alltoall",
+        // A point-to-point exchange: no collective algorithm to choose.
+        Op::SendRecv => return None,
     };
     let number = match (op, algo) {
         (Op::AllReduce, Algo::RecursiveDoubling) => 3,

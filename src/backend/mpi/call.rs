@@ -64,7 +64,8 @@ impl MpiBuffers {
             | Op::AllGather
             | Op::Broadcast
             | Op::Reduce
-            | Op::AllToAll => output,
+            | Op::AllToAll
+            | Op::SendRecv => output,
         };
         count_wrong(c.op, c.dtype, c.redop, size, rank, &c.shape, out)
     }
@@ -86,6 +87,7 @@ impl MpiBuffers {
             reduction: h.reduction(c.dtype, c.redop),
             comm: comm.as_raw(),
             is_root: comm.rank() == 0,
+            ring: ring_neighbours(comm.rank(), comm.size()),
         };
         let in_place = if p.in_place {
             Some(h.in_place()?)
@@ -129,6 +131,14 @@ struct RawCall {
     reduction: ffi::MPI_Op,
     comm: ffi::MPI_Comm,
     is_root: bool,
+    /// SendRecv's peers: (the next rank, sent to; the previous rank, received from).
+    ring: (c_int, c_int),
+}
+
+/// The next and the previous rank of `rank` in a ring of `size`.
+fn ring_neighbours(rank: c_int, size: c_int) -> (c_int, c_int) {
+    let size = size.max(1);
+    ((rank + 1) % size, (rank + size - 1) % size)
 }
 
 impl RawCall {
@@ -152,6 +162,12 @@ impl RawCall {
     /// library's `MPI_IN_PLACE`.
     unsafe fn in_place(&self, marker: *const c_void, buffer: &mut [u8]) -> c_int {
         let recv = buffer.as_mut_ptr().cast::<c_void>();
+        if self.op == Op::SendRecv {
+            // MPI has no MPI_IN_PLACE for it; its in-place form is MPI_Sendrecv_replace.
+            let ((to, from), status) = (self.ring, ffi::RSMPI_STATUS_IGNORE);
+            let (n, dt, comm) = (self.count, self.datatype, self.comm);
+            return ffi::MPI_Sendrecv_replace(recv, n, dt, to, 0, from, 0, comm, status);
+        }
         let send = match self.op {
             Op::Reduce if !self.is_root => recv.cast_const(),
             Op::Reduce
@@ -159,7 +175,8 @@ impl RawCall {
             | Op::AllGather
             | Op::ReduceScatter
             | Op::Broadcast
-            | Op::AllToAll => marker,
+            | Op::AllToAll
+            | Op::SendRecv => marker,
         };
         self.run(send, recv)
     }
@@ -176,6 +193,10 @@ impl RawCall {
             Op::Reduce => ffi::MPI_Reduce(send, recv, n, dt, op, 0, comm),
             // `n` elements to and from every rank.
             Op::AllToAll => ffi::MPI_Alltoall(send, n, dt, recv, n, dt, comm),
+            Op::SendRecv => {
+                let ((to, from), status) = (self.ring, ffi::RSMPI_STATUS_IGNORE);
+                ffi::MPI_Sendrecv(send, n, dt, to, 0, recv, n, dt, from, 0, comm, status)
+            }
         }
     }
 }

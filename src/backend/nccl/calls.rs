@@ -66,10 +66,11 @@ impl Nccl {
                 (self.reduce)(send, recv, e.count, dt, op, e.root, c, stream),
             ),
             // Not offered (`Op::nccl_algos` is empty): the plan never asks for it.
-            Op::AllToAll => {
-                return Err(NcclError::Argument(
-                    "the nccl backend does not run alltoall yet".into(),
-                ))
+            Op::AllToAll | Op::SendRecv => {
+                return Err(NcclError::Argument(format!(
+                    "the nccl backend does not run {} yet",
+                    e.op
+                )))
             }
         };
         self.check(name, raw)

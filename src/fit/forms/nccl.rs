@@ -49,10 +49,10 @@ pub fn coefficients(form: Form, op: Op, p: usize, nodes: usize, kb: f64) -> Opti
     let bus = op.busbw_factor(p) * kb;
     let all_reduce = op == Op::AllReduce;
     // The ops whose ring this form models: 2(p-1) steps for AllReduce, p-1 for AllGather and
-    // ReduceScatter (the form gives no coefficients for Broadcast, Reduce and AllToAll).
+    // ReduceScatter (the form gives no coefficients for the other ops).
     let ring_phases = match op {
         Op::AllReduce | Op::AllGather | Op::ReduceScatter => true,
-        Op::Broadcast | Op::Reduce | Op::AllToAll => false,
+        Op::Broadcast | Op::Reduce | Op::AllToAll | Op::SendRecv => false,
     };
     match form {
         Form::NcclRing if ring_phases => {

@@ -71,7 +71,7 @@ fn names_round_trip_and_parameters_match_coefficients() {
         assert_eq!(Form::from_name(f.name()), Some(f));
         assert!(!f.formula(Op::AllReduce).is_empty());
         // Neighbor exchange is an AllGather and pairwise exchange an AllToAll schedule only.
-        let single_op = [Form::NeighborExchange, Form::Pairwise];
+        let single_op = [Form::NeighborExchange, Form::Pairwise, Form::Direct];
         assert!(f.covers(Op::AllReduce) || single_op.contains(&f), "{f:?}");
         assert_eq!(f.param_names().len(), f.coefficients_len(), "{f:?}");
     }
@@ -82,6 +82,9 @@ fn names_round_trip_and_parameters_match_coefficients() {
         .coefficients(Op::AllToAll, 8, 1, 1e6)
         .unwrap();
     assert_eq!(c, vec![7.0, 875.0]);
+    // SendRecv: one message of S whatever p.
+    let c = Form::Direct.coefficients(Op::SendRecv, 8, 1, 1e6).unwrap();
+    assert_eq!(c, vec![1.0, 1000.0]);
     let names: std::collections::BTreeSet<&str> = ALL.iter().map(|f| f.name()).collect();
     assert_eq!(names.len(), ALL.len());
 }
@@ -89,7 +92,7 @@ fn names_round_trip_and_parameters_match_coefficients() {
 impl Form {
     /// The coefficient count on the first (op, layout) the form describes.
     fn coefficients_len(self) -> usize {
-        [Op::AllReduce, Op::AllGather, Op::AllToAll]
+        [Op::AllReduce, Op::AllGather, Op::AllToAll, Op::SendRecv]
             .iter()
             .flat_map(|&op| [(op, 1), (op, 2)])
             .find_map(|(op, n)| self.coefficients(op, 8, n, 1e3))

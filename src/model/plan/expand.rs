@@ -130,7 +130,7 @@ impl SweepOptions {
             if shape.bytes == 0 {
                 let per = match op {
                     Op::AllGather | Op::ReduceScatter | Op::AllToAll => " per rank",
-                    Op::AllReduce | Op::Broadcast | Op::Reduce => "",
+                    Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => "",
                 };
                 plan.notes.push(format!(
                     "{op} {dtype} at world {world}: {} holds less than one element{per}; skipped",

@@ -2,7 +2,7 @@
 //! its output. In step k (1..p) rank r sends its block for r+k and receives the block of r-k,
 //! so every step is a permutation of the ranks and no rank waits on two senders at once: p-1
 //! steps of S/p bytes, the bandwidth-optimal schedule for large blocks (Thakur, Rabenseifner &
-//! Gropp 2005, section 4.4).
+//! Gropp 2005, section 4.4). SendRecv is the one-step case every rank of a ring takes at once.
 
 use super::{Buffers, Elements, Group};
 use crate::backend::host::transport::{Combine, Transport};
@@ -39,4 +39,29 @@ pub fn alltoall<T: Transport>(
         )?;
     }
     Ok(())
+}
+
+/// SendRecv as nccl-tests measures it: rank r sends its whole buffer to r+1 and receives the
+/// buffer of r-1, at the same time. In place, the buffer is first copied to `scratch`, since the
+/// incoming message may overwrite bytes not yet sent.
+pub fn sendrecv<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    bufs: Buffers<'_>,
+    scratch: &mut Vec<u8>,
+) -> Result<()> {
+    let (input, output): (&[u8], &mut [u8]) = match bufs {
+        Buffers::OutOfPlace { input, output } => (input, output),
+        Buffers::InPlace(buf) => {
+            scratch.clear();
+            scratch.extend_from_slice(buf);
+            (&scratch[..], buf)
+        }
+    };
+    if g.size() == 1 {
+        output.copy_from_slice(input);
+        return Ok(());
+    }
+    let (next, prev) = (g.peer(g.me as isize + 1), g.peer(g.me as isize - 1));
+    t.send_recv_copy(Some((next, input)), Some((prev, output, Combine::Copy)))
 }
