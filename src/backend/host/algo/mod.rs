@@ -57,6 +57,25 @@ pub enum Buffers<'a> {
     InPlace(&'a mut [u8]),
 }
 
+impl<'a> Buffers<'a> {
+    /// Separate input and output; in place, the input is first copied to `scratch`, for the
+    /// algorithms that overwrite bytes of the one buffer before sending them (AllToAll,
+    /// SendRecv). `scratch` keeps its allocation between calls.
+    pub fn separate<'s>(self, scratch: &'s mut Vec<u8>) -> (&'s [u8], &'s mut [u8])
+    where
+        'a: 's,
+    {
+        match self {
+            Buffers::OutOfPlace { input, output } => (input, output),
+            Buffers::InPlace(buf) => {
+                scratch.clear();
+                scratch.extend_from_slice(buf);
+                (&scratch[..], buf)
+            }
+        }
+    }
+}
+
 /// The element type and reduction of a call.
 #[derive(Clone, Copy, Debug)]
 pub struct Elements {

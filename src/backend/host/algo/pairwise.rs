@@ -9,7 +9,8 @@ use crate::backend::host::transport::{Combine, Transport};
 use crate::error::Result;
 
 /// Pairwise AllToAll of `count_per_rank` elements per block. In place, the input is first
-/// copied to `scratch`, since a block may be overwritten before it is sent.
+/// copied to `scratch` ([`Buffers::separate`]), since a block may be overwritten before it is
+/// sent.
 pub fn alltoall<T: Transport>(
     t: &mut T,
     g: &Group,
@@ -18,14 +19,7 @@ pub fn alltoall<T: Transport>(
     e: Elements,
     scratch: &mut Vec<u8>,
 ) -> Result<()> {
-    let (input, output): (&[u8], &mut [u8]) = match bufs {
-        Buffers::OutOfPlace { input, output } => (input, output),
-        Buffers::InPlace(buf) => {
-            scratch.clear();
-            scratch.extend_from_slice(buf);
-            (&scratch[..], buf)
-        }
-    };
+    let (input, output) = bufs.separate(scratch);
     let (n, me) = (g.size(), g.me);
     let b = count_per_rank * e.dtype.size();
     let blk = |j: usize| j * b..(j + 1) * b;
@@ -42,22 +36,15 @@ pub fn alltoall<T: Transport>(
 }
 
 /// SendRecv as nccl-tests measures it: rank r sends its whole buffer to r+1 and receives the
-/// buffer of r-1, at the same time. In place, the buffer is first copied to `scratch`, since the
-/// incoming message may overwrite bytes not yet sent.
+/// buffer of r-1, at the same time. In place, the buffer is first copied to `scratch`
+/// ([`Buffers::separate`]), since the incoming message may overwrite bytes not yet sent.
 pub fn sendrecv<T: Transport>(
     t: &mut T,
     g: &Group,
     bufs: Buffers<'_>,
     scratch: &mut Vec<u8>,
 ) -> Result<()> {
-    let (input, output): (&[u8], &mut [u8]) = match bufs {
-        Buffers::OutOfPlace { input, output } => (input, output),
-        Buffers::InPlace(buf) => {
-            scratch.clear();
-            scratch.extend_from_slice(buf);
-            (&scratch[..], buf)
-        }
-    };
+    let (input, output) = bufs.separate(scratch);
     if g.size() == 1 {
         output.copy_from_slice(input);
         return Ok(());
