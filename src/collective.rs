@@ -11,14 +11,11 @@
 //! `2(p-1)/p` for AllReduce, `(p-1)/p` for AllGather, ReduceScatter and AllToAll and 1 for
 //! Broadcast, Reduce and SendRecv (see docs/METHODOLOGY.md for the derivation).
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
-
-/// Defines a small enum with stable lower-case names used on the command line and in files.
+/// Defines a small enum with stable lower-case names used on the command line and in files:
+/// `name`, `ALL`, Display, FromStr (an unknown name is a usage error listing the valid ones)
+/// and serde through the name. Used for every such enum of the crate.
 macro_rules! named_enum {
     ($(#[$m:meta])* $name:ident, $what:literal, { $($(#[$vm:meta])* $var:ident => $text:literal),+ $(,)? }) => {
         $(#[$m])*
@@ -35,33 +32,33 @@ macro_rules! named_enum {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.pad(self.name())
             }
         }
 
         // Files use the same names as the command line.
-        impl Serialize for $name {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        impl ::serde::Serialize for $name {
+            fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
                 s.serialize_str(self.name())
             }
         }
 
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let text = String::deserialize(d)?;
-                text.parse().map_err(serde::de::Error::custom)
+        impl<'de> ::serde::Deserialize<'de> for $name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
+                let text = <String as ::serde::Deserialize>::deserialize(d)?;
+                text.parse().map_err(::serde::de::Error::custom)
             }
         }
 
-        impl FromStr for $name {
-            type Err = Error;
-            fn from_str(s: &str) -> Result<Self, Error> {
+        impl ::std::str::FromStr for $name {
+            type Err = $crate::error::Error;
+            fn from_str(s: &str) -> ::std::result::Result<Self, $crate::error::Error> {
                 let want = s.trim().to_ascii_lowercase();
                 Self::ALL.iter().copied().find(|v| v.name() == want).ok_or_else(|| {
                     let valid: Vec<_> = Self::ALL.iter().map(|v| v.name()).collect();
-                    Error::usage(format!(
+                    $crate::error::Error::usage(format!(
                         "unknown {} '{}'; valid values: {}", $what, s, valid.join(", ")
                     ))
                 })
@@ -69,6 +66,7 @@ macro_rules! named_enum {
         }
     };
 }
+pub(crate) use named_enum;
 
 named_enum!(
     /// A collective operation.

@@ -4,8 +4,7 @@
 use crate::model::record::PointKey;
 use serde::{Deserialize, Serialize};
 
-use crate::collective::{Algo, DType, Op, ReduceOp};
-use crate::error::{Error, Result};
+use crate::collective::{named_enum, Algo, DType, Op, ReduceOp};
 use crate::model::call::Call;
 use crate::model::topology::WorldShape;
 use crate::units::format_size;
@@ -44,63 +43,30 @@ pub struct SweepOptions {
     pub pairs: Vec<(usize, usize)>,
 }
 
-/// Whether rank processes are pinned to cores.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Bind {
-    /// Rank r runs only on the (r mod n)-th CPU the launcher was allowed to use.
-    #[default]
-    Core,
-    /// Leave placement to the scheduler.
-    None,
-}
-
-impl std::str::FromStr for Bind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Bind> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "core" => Ok(Bind::Core),
-            "none" => Ok(Bind::None),
-            _ => Err(Error::usage(format!(
-                "unknown binding '{s}'; valid values: core, none"
-            ))),
-        }
+named_enum!(
+    /// Whether rank processes are pinned to cores.
+    #[derive(Default)]
+    Bind, "binding", {
+        /// Rank r runs only on the (r mod n)-th CPU the launcher was allowed to use.
+        #[default]
+        Core => "core",
+        /// Leave placement to the scheduler.
+        None => "none",
     }
-}
+);
 
-/// The data transport between the ranks of a local launch.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TransportKind {
-    /// Slot rings in the shared segment.
-    #[default]
-    Shm,
-    /// One TCP connection per pair of ranks, over loopback.
-    Tcp,
-}
-
-impl TransportKind {
-    /// The name recorded in meta.json.
-    pub fn name(self) -> &'static str {
-        match self {
-            TransportKind::Shm => "shm",
-            TransportKind::Tcp => "tcp",
-        }
+named_enum!(
+    /// The data transport between the ranks of a local launch (its name is recorded in
+    /// meta.json).
+    #[derive(Default)]
+    TransportKind, "transport", {
+        /// Slot rings in the shared segment.
+        #[default]
+        Shm => "shm",
+        /// One TCP connection per pair of ranks, over loopback.
+        Tcp => "tcp",
     }
-}
-
-impl std::str::FromStr for TransportKind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<TransportKind> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "shm" => Ok(TransportKind::Shm),
-            "tcp" => Ok(TransportKind::Tcp),
-            _ => Err(Error::usage(format!(
-                "unknown transport '{s}'; valid values: shm, tcp"
-            ))),
-        }
-    }
-}
+);
 
 /// One measured point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
