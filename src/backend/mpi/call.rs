@@ -70,8 +70,9 @@ impl MpiBuffers {
         count_wrong(c.op, c.dtype, c.redop, size, rank, &c.shape, out)
     }
 
-    /// Runs the point's collective once on `comm`.
-    pub(super) fn call(&mut self, comm: &SimpleCommunicator, p: &Point, h: &Handles) -> Result<()> {
+    /// The point's call on `comm`, resolved once per point (count, datatype, reduction, peers,
+    /// the in-place marker) so that the timed loop only makes the call.
+    pub(super) fn prepare(comm: &SimpleCommunicator, p: &Point, h: &Handles) -> Result<RawCall> {
         let c = &p.call;
         let n = c.shape.call_count(c.op);
         let count = c_int::try_from(n).map_err(|_| {
@@ -80,7 +81,12 @@ impl MpiBuffers {
                 p.describe()
             ))
         })?;
-        let args = RawCall {
+        let in_place = if p.in_place {
+            Some(h.in_place()?)
+        } else {
+            None
+        };
+        Ok(RawCall {
             op: c.op,
             count,
             datatype: h.datatype(c.dtype),
@@ -88,18 +94,18 @@ impl MpiBuffers {
             comm: comm.as_raw(),
             is_root: comm.rank() == 0,
             ring: ring_neighbours(comm.rank(), comm.size()),
-        };
-        let in_place = if p.in_place {
-            Some(h.in_place()?)
-        } else {
-            None
-        };
+            in_place,
+        })
+    }
+
+    /// Runs `args`, prepared for `p`, once.
+    pub(super) fn call(&mut self, args: &RawCall, p: &Point) -> Result<()> {
         let (input, output) = self.views(p);
-        let rc = match in_place {
+        let rc = match args.in_place {
             // SAFETY: `output` holds the whole in-place buffer of the point's shape.
             Some(marker) => unsafe { args.in_place(marker, output) },
             None => {
-                if c.op == Op::Broadcast && args.is_root {
+                if args.op == Op::Broadcast && args.is_root {
                     // Out of place: the root's input becomes its output, then the root sends it.
                     output.copy_from_slice(input);
                 }
@@ -122,7 +128,7 @@ fn check_rc(rc: c_int, p: &Point) -> Result<()> {
 }
 
 /// Everything of one call but its buffers, as the C API takes it.
-struct RawCall {
+pub(super) struct RawCall {
     op: Op,
     /// Elements sent or received per rank, as each call's count argument means it.
     count: c_int,
@@ -133,6 +139,8 @@ struct RawCall {
     is_root: bool,
     /// SendRecv's peers: (the next rank, sent to; the previous rank, received from).
     ring: (c_int, c_int),
+    /// The library's `MPI_IN_PLACE` for an in-place point.
+    in_place: Option<*const c_void>,
 }
 
 /// The next and the previous rank of `rank` in a ring of `size`.
