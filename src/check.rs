@@ -24,7 +24,8 @@
 
 use half::{bf16, f16};
 
-use crate::collective::{DType, Op, ReduceOp, Shape};
+use crate::collective::{DType, Op, ReduceOp};
+use crate::model::call::Call;
 
 /// The pattern repeats every `PERIOD` elements (a prime).
 pub const PERIOD: usize = 4093;
@@ -60,74 +61,89 @@ pub struct Piece<'a> {
     pub bytes: &'a [u8],
 }
 
-/// Counts the elements of `out` (this rank's output buffer of the collective, `shape` as built
-/// by [`Shape::new`] for `p` ranks) that differ from the exact expected result. Expected
-/// elements missing from a short `out` count as wrong. Broadcast and Reduce use root 0; for
-/// Reduce only rank 0's output is defined, so other ranks report 0.
-pub fn count_wrong(
-    op: Op,
-    dtype: DType,
-    redop: ReduceOp,
-    p: usize,
-    rank: usize,
-    shape: &Shape,
-    out: &[u8],
-) -> u64 {
-    let n = expected_count(op, rank, shape);
-    let present = n.min(out.len() / dtype.size());
+/// Counts the elements of `out` (this rank's output buffer of `call`, its shape as built by
+/// [`crate::collective::Shape::new`] for `p` ranks; `rank` is the rank's index in the group) that differ from the
+/// exact expected result. Expected elements missing from a short `out` count as wrong. Reduce
+/// and Gather define only the root's output, so other ranks report 0.
+pub fn count_wrong(call: &Call, p: usize, rank: usize, out: &[u8]) -> u64 {
+    let n = expected_count(call, rank);
+    let present = n.min(out.len() / call.dtype.size());
     let piece = Piece {
         first: 0,
         bytes: out,
     };
-    count_wrong_in(op, dtype, redop, p, rank, shape, piece) + (n - present) as u64
+    count_wrong_in(call, p, rank, piece) + (n - present) as u64
 }
 
 /// As [`count_wrong`] for one piece of the output (an output too large to copy back at once,
 /// checked piece by piece). Elements of the piece past the expected count are not looked at;
 /// expected elements outside the piece are the other pieces' to count.
-pub fn count_wrong_in(
-    op: Op,
-    dtype: DType,
-    redop: ReduceOp,
-    p: usize,
-    rank: usize,
-    shape: &Shape,
-    piece: Piece,
-) -> u64 {
-    let pattern = Pattern::new(dtype, p);
-    let cpr = shape.count_per_rank;
-    let mut reduced = ReducedTable::new(pattern, redop, p.max(1));
-    let mut expected = |i: usize| -> f64 {
-        match op {
-            Op::AllReduce | Op::Reduce => reduced.get(i),
-            Op::ReduceScatter => reduced.get(rank.saturating_mul(cpr).saturating_add(i)),
-            // max(1) only guards an inconsistent shape (elements but none per rank).
-            Op::AllGather => pattern.value(i / cpr.max(1), i % cpr.max(1)),
-            Op::Broadcast => pattern.value(0, i),
-            // Block j came from rank j: its block for this rank, elements rank*cpr.. of its input.
-            // What the previous rank sent.
-            Op::SendRecv => pattern.value((rank + p.max(1) - 1) % p.max(1), i),
-            Op::AllToAll => {
-                let (j, k) = (i / cpr.max(1), i % cpr.max(1));
-                pattern.value(j, rank.saturating_mul(cpr).saturating_add(k))
-            }
-        }
-    };
-    let n = expected_count(op, rank, shape)
+pub fn count_wrong_in(call: &Call, p: usize, rank: usize, piece: Piece) -> u64 {
+    let dtype = call.dtype;
+    let mut expected = Expected::new(call, p, rank);
+    let n = expected_count(call, rank)
         .saturating_sub(piece.first)
         .min(piece.bytes.len() / dtype.size());
     (0..n)
-        .filter(|&i| read_value(dtype, piece.bytes, i) != expected(piece.first + i))
+        .filter(|&i| read_value(dtype, piece.bytes, i) != expected.at(piece.first + i))
         .count() as u64
 }
 
-/// How many output elements rank `rank` has defined for `op`.
-fn expected_count(op: Op, rank: usize, shape: &Shape) -> usize {
-    match op {
+/// The exact expected output of one rank.
+struct Expected {
+    op: Op,
+    pattern: Pattern,
+    reduced: ReducedTable,
+    /// Elements per rank; max(1) only guards an inconsistent shape (elements but none per rank).
+    cpr: usize,
+    p: usize,
+    rank: usize,
+    root: usize,
+}
+
+impl Expected {
+    fn new(call: &Call, p: usize, rank: usize) -> Expected {
+        let pattern = Pattern::new(call.dtype, p);
+        Expected {
+            op: call.op,
+            pattern,
+            reduced: ReducedTable::new(pattern, call.redop, p.max(1)),
+            cpr: call.shape.count_per_rank.max(1),
+            p: p.max(1),
+            rank,
+            root: call.root,
+        }
+    }
+
+    /// Element `i` of the rank's output.
+    fn at(&mut self, i: usize) -> f64 {
+        let (cpr, pattern) = (self.cpr, self.pattern);
+        // Element k of this rank's block of a buffer split per rank.
+        let mine = |k: usize| self.rank.saturating_mul(cpr).saturating_add(k);
+        match self.op {
+            Op::AllReduce | Op::Reduce => self.reduced.get(i),
+            Op::ReduceScatter => self.reduced.get(mine(i)),
+            // Block j came from rank j.
+            Op::AllGather | Op::Gather => pattern.value(i / cpr, i % cpr),
+            Op::Broadcast => pattern.value(self.root, i),
+            // The root's block for this rank.
+            Op::Scatter => pattern.value(self.root, mine(i)),
+            // What the previous rank sent.
+            Op::SendRecv => pattern.value((self.rank + self.p - 1) % self.p, i),
+            // Block j came from rank j: its block for this rank, elements rank*cpr.. of its input.
+            Op::AllToAll => pattern.value(i / cpr, mine(i % cpr)),
+        }
+    }
+}
+
+/// How many output elements rank `rank` has defined for `call`.
+fn expected_count(call: &Call, rank: usize) -> usize {
+    let shape = &call.shape;
+    match call.op {
         Op::AllReduce | Op::Broadcast | Op::AllGather | Op::AllToAll | Op::SendRecv => shape.count,
-        Op::ReduceScatter => shape.count_per_rank,
-        Op::Reduce if rank == 0 => shape.count,
-        Op::Reduce => 0,
+        Op::ReduceScatter | Op::Scatter => shape.count_per_rank,
+        Op::Reduce | Op::Gather if rank == call.root => shape.count,
+        Op::Reduce | Op::Gather => 0,
     }
 }
 

@@ -4,11 +4,13 @@
 //! `S` (the `bytes` column) is the total buffer size. AllReduce: in = out = S. AllGather: out = S,
 //! each rank contributes S/p. ReduceScatter: in = S, each rank receives S/p. Broadcast and Reduce:
 //! in = out = S. AllToAll: in = out = S, a block of S/p for (and from) every rank. SendRecv:
-//! in = out = S, sent to the next rank and received from the previous one. Counts round down to whole elements (per rank where the op splits the buffer), so
+//! in = out = S, sent to the next rank and received from the previous one. Gather: out = S at
+//! the root, each rank contributes S/p. Scatter: in = S at the root, each rank receives S/p. Counts round down to whole elements (per rank where the op splits the buffer), so
 //! the measured `bytes` can be smaller than the requested size.
 //!
 //! Bus bandwidth makes numbers comparable across world sizes: `busbw = algbw × factor` with factor
-//! `2(p-1)/p` for AllReduce, `(p-1)/p` for AllGather, ReduceScatter and AllToAll and 1 for
+//! `2(p-1)/p` for AllReduce, `(p-1)/p` for AllGather, ReduceScatter, AllToAll, Gather and
+//! Scatter and 1 for
 //! Broadcast, Reduce and SendRecv (see docs/METHODOLOGY.md for the derivation).
 
 use serde::{Deserialize, Serialize};
@@ -81,6 +83,11 @@ named_enum!(
         /// Every rank r sends S to r+1 and receives S from r-1 (nccl-tests' sendrecv): the
         /// point-to-point step of pipeline parallelism.
         SendRecv => "sendrecv",
+        /// Every rank sends its block of S/p to the root, which holds all p blocks in rank order
+        /// (nccl-tests' gather).
+        Gather => "gather",
+        /// The root sends block j of its S to rank j (nccl-tests' scatter).
+        Scatter => "scatter",
     }
 );
 
@@ -109,7 +116,13 @@ named_enum!(
         Pairwise => "pairwise",
         /// One message straight to the peer and one from the other (SendRecv).
         Direct => "direct",
-                /// The library's own choice (MPI and NCCL backends): whatever it picks per size and world.
+        /// Linear Gather/Scatter: the root exchanges one block with every other rank in turn;
+        /// p-1 messages at the root, each block crossing one link once.
+        Linear => "linear",
+        /// Binomial-tree Gather/Scatter: ceil(log2 p) rounds, a subtree's blocks travel as one
+        /// message; the root's traffic is the linear one's, its latency log2(p) steps.
+        Binomial => "binomial",
+        /// The library's own choice (MPI and NCCL backends): whatever it picks per size and world.
         Auto => "auto",
         /// NCCL's NVLink SHARP algorithms (NVLS, NVLSTree): reductions in the NVSwitch.
         Nvls => "nvls",
@@ -168,7 +181,23 @@ impl Op {
     pub fn reduces(self) -> bool {
         match self {
             Op::AllReduce | Op::ReduceScatter | Op::Reduce => true,
-            Op::AllGather | Op::Broadcast | Op::AllToAll | Op::SendRecv => false,
+            Op::AllGather
+            | Op::Broadcast
+            | Op::AllToAll
+            | Op::SendRecv
+            | Op::Gather
+            | Op::Scatter => false,
+        }
+    }
+
+    /// Whether the op has a root rank (nccl-tests' `-r`): the source of Broadcast and Scatter,
+    /// the destination of Reduce and Gather.
+    pub fn rooted(self) -> bool {
+        match self {
+            Op::Broadcast | Op::Reduce | Op::Gather | Op::Scatter => true,
+            Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::SendRecv => {
+                false
+            }
         }
     }
 
@@ -177,7 +206,11 @@ impl Op {
         let p = p as f64;
         match self {
             Op::AllReduce => 2.0 * (p - 1.0) / p,
-            Op::AllGather | Op::ReduceScatter | Op::AllToAll => (p - 1.0) / p,
+            // Gather/Scatter: the root receives (sends) the (p-1)/p of S that is not its own
+            // (nccl-tests' GatherGetBw, ScatterGetBw).
+            Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::Gather | Op::Scatter => {
+                (p - 1.0) / p
+            }
             // SendRecv: every rank sends and receives all of S (nccl-tests' SendRecvGetBw).
             Op::Broadcast | Op::Reduce | Op::SendRecv => 1.0,
         }
@@ -195,6 +228,7 @@ impl Op {
             Op::Reduce => &[Auto, Tree, Rabenseifner],
             Op::AllToAll => &[Auto, Pairwise],
             Op::SendRecv => &[Auto],
+            Op::Gather | Op::Scatter => &[Auto, Linear, Binomial],
         }
     }
 
@@ -213,14 +247,14 @@ impl Op {
                 &[Algo::Auto, Algo::Ring, Algo::Nvls, Algo::CollNet]
             }
             Op::Broadcast | Op::Reduce => &[Algo::Auto, Algo::Ring],
-            Op::AllToAll | Op::SendRecv => &[],
+            Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => &[],
         }
     }
 
     /// Whether the op splits the buffer into one block per rank.
     fn splits_per_rank(self) -> bool {
         match self {
-            Op::AllGather | Op::ReduceScatter | Op::AllToAll => true,
+            Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::Gather | Op::Scatter => true,
             Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => false,
         }
     }
@@ -233,6 +267,7 @@ impl Op {
             Op::Broadcast | Op::Reduce => &[Algo::Tree],
             Op::AllToAll => &[Algo::Pairwise],
             Op::SendRecv => &[Algo::Direct],
+            Op::Gather | Op::Scatter => &[Algo::Binomial, Algo::Linear],
         }
     }
 }
@@ -262,13 +297,18 @@ impl Shape {
             let per_rank = requested / el / p;
             let bytes = per_rank * p * el;
             let (in_bytes, out_bytes) = match op {
-                Op::AllGather => (per_rank * el, bytes),
+                // Gather: the root's output holds every block; other ranks' outputs are
+                // allocated as nccl-tests does (S everywhere), only the root's is defined.
+                Op::AllGather | Op::Gather => (per_rank * el, bytes),
                 // One block of S/p for every rank, sent and received.
                 Op::AllToAll => (bytes, bytes),
-                // ReduceScatter; the others do not split per rank and never get here.
-                Op::ReduceScatter | Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => {
-                    (bytes, per_rank * el)
-                }
+                // ReduceScatter and Scatter; the others do not split per rank and never get here.
+                Op::ReduceScatter
+                | Op::Scatter
+                | Op::AllReduce
+                | Op::Broadcast
+                | Op::Reduce
+                | Op::SendRecv => (bytes, per_rank * el),
             };
             Shape {
                 bytes,
@@ -297,7 +337,9 @@ impl Shape {
     pub fn call_count(&self, op: Op) -> usize {
         match op {
             Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => self.count,
-            Op::AllGather | Op::ReduceScatter | Op::AllToAll => self.count_per_rank,
+            Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::Gather | Op::Scatter => {
+                self.count_per_rank
+            }
         }
     }
 

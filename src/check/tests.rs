@@ -1,4 +1,5 @@
 use super::*;
+use crate::collective::Shape;
 
 const WORLDS: [usize; 5] = [1, 2, 3, 4, 64];
 
@@ -21,26 +22,35 @@ fn inputs(op: Op, dtype: DType, p: usize, shape: &Shape) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// Rank `rank`'s output by the nccl-tests definition of `op`, computed directly from the inputs.
-fn simulate(
-    op: Op,
-    dtype: DType,
-    redop: ReduceOp,
-    rank: usize,
-    shape: &Shape,
-    ins: &[Vec<u8>],
-) -> Vec<u8> {
+/// A call of `op` on `shape` from `root`.
+fn call(op: Op, dtype: DType, redop: ReduceOp, shape: Shape, root: usize) -> Call {
+    Call {
+        op,
+        algo: op.host_algos()[0],
+        dtype,
+        redop,
+        shape,
+        root,
+    }
+}
+
+/// Rank `rank`'s output by the nccl-tests definition of the call, computed directly from the
+/// inputs (a non-root's Reduce and Gather output: zeros, as nccl-tests leaves it).
+fn simulate(c: &Call, rank: usize, ins: &[Vec<u8>]) -> Vec<u8> {
+    let (op, dtype, redop, shape) = (c.op, c.dtype, c.redop, &c.shape);
     let cpr = shape.count_per_rank;
     let mut out = vec![0u8; shape.out_bytes];
-    for j in 0..shape.out_bytes / dtype.size() {
+    let defined = !matches!(op, Op::Reduce | Op::Gather) || rank == c.root;
+    for j in (0..shape.out_bytes / dtype.size()).filter(|_| defined) {
         let v = match op {
             Op::AllReduce | Op::Reduce => fold(redop, ins.iter().map(|b| read_value(dtype, b, j))),
             Op::ReduceScatter => fold(
                 redop,
                 ins.iter().map(|b| read_value(dtype, b, rank * cpr + j)),
             ),
-            Op::AllGather => read_value(dtype, &ins[j / cpr], j % cpr),
-            Op::Broadcast => read_value(dtype, &ins[0], j),
+            Op::AllGather | Op::Gather => read_value(dtype, &ins[j / cpr], j % cpr),
+            Op::Broadcast => read_value(dtype, &ins[c.root], j),
+            Op::Scatter => read_value(dtype, &ins[c.root], rank * cpr + j),
             Op::AllToAll => read_value(dtype, &ins[j / cpr], rank * cpr + j % cpr),
             Op::SendRecv => read_value(dtype, &ins[(rank + ins.len() - 1) % ins.len()], j),
         };
@@ -66,74 +76,83 @@ fn swapped(dtype: DType, buf: &[u8], x: usize, y: usize, len: usize) -> Vec<u8> 
     out
 }
 
-/// Checks one (op, dtype, redop, p): exact outputs pass; a corrupted element, a missing
-/// element and misplaced blocks are counted exactly.
+/// Checks one (op, dtype, redop, p), rooted ops from the first and the last rank: exact
+/// outputs pass; a corrupted element, a missing element and misplaced blocks are counted
+/// exactly.
 fn check_case(op: Op, dtype: DType, redop: ReduceOp, p: usize) {
     let shape = Shape::new(op, dtype, 37 * p * dtype.size(), p);
     let ins = inputs(op, dtype, p, &shape);
-    let mut ranks = vec![0, 1.min(p - 1), p - 1];
-    ranks.dedup();
-    let case = format!("{op} {dtype} {redop} p={p}");
-    for rank in ranks {
-        let out = simulate(op, dtype, redop, rank, &shape, &ins);
-        let wrong = |buf: &[u8]| count_wrong(op, dtype, redop, p, rank, &shape, buf);
-        if op == Op::Reduce && rank != 0 {
-            assert_eq!(
-                wrong(&vec![0xA5; out.len()]),
-                0,
-                "{case}: non-root output is not checked"
-            );
-            continue;
+    let mut roots = if op.rooted() { vec![0, p - 1] } else { vec![0] };
+    roots.dedup();
+    for root in roots {
+        let c = call(op, dtype, redop, shape, root);
+        let mut ranks = vec![0, 1.min(p - 1), p - 1];
+        ranks.dedup();
+        for rank in ranks {
+            check_rank(&c, p, rank, &ins);
         }
-        assert_eq!(wrong(&out), 0, "{case} rank {rank}");
-        let mut bad = out.clone();
-        let last = out.len() / dtype.size() - 1;
-        let v = read_value(dtype, &out, last);
-        write_value(dtype, &mut bad, last, if v == 0.0 { 1.0 } else { 0.0 });
-        assert_eq!(wrong(&bad), 1, "{case}: one corrupted element");
-        assert_eq!(
-            wrong(&out[..out.len() - dtype.size()]),
-            1,
-            "{case}: one missing element"
-        );
-        check_misplaced(op, dtype, redop, p, rank, &shape, &ins, &out);
     }
+}
+
+fn check_rank(c: &Call, p: usize, rank: usize, ins: &[Vec<u8>]) {
+    let (op, dtype) = (c.op, c.dtype);
+    let case = format!("{op} {dtype} {} p={p} root {}", c.redop, c.root);
+    let out = simulate(c, rank, ins);
+    let wrong = |buf: &[u8]| count_wrong(c, p, rank, buf);
+    if matches!(op, Op::Reduce | Op::Gather) && rank != c.root {
+        assert_eq!(
+            wrong(&vec![0xA5; out.len()]),
+            0,
+            "{case}: non-root output is not checked"
+        );
+        return;
+    }
+    assert_eq!(wrong(&out), 0, "{case} rank {rank}");
+    let mut bad = out.clone();
+    let last = out.len() / dtype.size() - 1;
+    let v = read_value(dtype, &out, last);
+    write_value(dtype, &mut bad, last, if v == 0.0 { 1.0 } else { 0.0 });
+    assert_eq!(wrong(&bad), 1, "{case}: one corrupted element");
+    assert_eq!(
+        wrong(&out[..out.len() - dtype.size()]),
+        1,
+        "{case}: one missing element"
+    );
+    check_misplaced(c, p, rank, ins, &out);
 }
 
 /// Moves whole blocks to the wrong place and checks the exact count; sums and plain copies
 /// must notice, saturated max/min may not.
-#[allow(clippy::too_many_arguments)]
-fn check_misplaced(
-    op: Op,
-    dtype: DType,
-    redop: ReduceOp,
-    p: usize,
-    rank: usize,
-    shape: &Shape,
-    ins: &[Vec<u8>],
-    out: &[u8],
-) {
+fn check_misplaced(c: &Call, p: usize, rank: usize, ins: &[Vec<u8>], out: &[u8]) {
+    let (op, dtype, redop, shape) = (c.op, c.dtype, c.redop, &c.shape);
     if p < 2 {
         return;
     }
     let n = out.len() / dtype.size();
     let bad = match op {
         // Rank 0's block delivered in rank 1's slot and vice versa.
-        Op::AllGather => swapped(dtype, out, 0, shape.count_per_rank, shape.count_per_rank),
-        // This rank received the blocks meant for another rank.
-        Op::ReduceScatter | Op::AllToAll | Op::SendRecv => {
-            simulate(op, dtype, redop, (rank + 1) % p, shape, ins)
+        Op::AllGather | Op::Gather => {
+            swapped(dtype, out, 0, shape.count_per_rank, shape.count_per_rank)
         }
+        // This rank received the blocks meant for another rank.
+        Op::ReduceScatter | Op::AllToAll | Op::SendRecv | Op::Scatter => {
+            simulate(c, (rank + 1) % p, ins)
+        }
+        // The data of another root.
+        Op::Broadcast => simulate(
+            &Call {
+                root: (c.root + 1) % p,
+                ..*c
+            },
+            rank,
+            ins,
+        ),
         // The two halves of the buffer exchanged.
         _ => swapped(dtype, out, 0, n / 2, n / 2),
     };
     let want = differing(dtype, out, &bad);
-    let case = format!("{op} {dtype} {redop} p={p} rank {rank}");
-    assert_eq!(
-        count_wrong(op, dtype, redop, p, rank, shape, &bad),
-        want,
-        "{case}"
-    );
+    let case = format!("{op} {dtype} {redop} p={p} rank {rank} root {}", c.root);
+    assert_eq!(count_wrong(c, p, rank, &bad), want, "{case}");
     if redop == ReduceOp::Sum || !op.reduces() || p <= 4 {
         assert!(want > 0, "{case}: misplaced blocks went unnoticed");
     }
@@ -247,10 +266,8 @@ fn read_write_round_trip_and_bounds() {
 #[test]
 fn empty_shape_has_nothing_wrong() {
     let shape = Shape::new(Op::AllGather, DType::F32, 8, 4);
-    assert_eq!(
-        count_wrong(Op::AllGather, DType::F32, ReduceOp::Sum, 4, 1, &shape, &[]),
-        0
-    );
+    let c = call(Op::AllGather, DType::F32, ReduceOp::Sum, shape, 0);
+    assert_eq!(count_wrong(&c, 4, 1, &[]), 0);
 }
 
 #[test]
@@ -267,11 +284,12 @@ fn pieces_fill_and_count_as_the_whole_buffer_does() {
             joined.extend_from_slice(&piece);
         }
         assert_eq!(joined, ins[1], "{op}: fill by pieces");
-        let mut out = simulate(op, dtype, ReduceOp::Sum, 0, &shape, &ins);
+        let c = call(op, dtype, ReduceOp::Sum, shape, 0);
+        let mut out = simulate(&c, 0, &ins);
         // Two wrong elements in different pieces.
         write_value(dtype, &mut out, 5, 1000.0);
         write_value(dtype, &mut out, 9000, 1000.0);
-        let whole = count_wrong(op, dtype, ReduceOp::Sum, p, 0, &shape, &out);
+        let whole = count_wrong(&c, p, 0, &out);
         let by_pieces: u64 = out
             .chunks(piece_len * 2)
             .enumerate()
@@ -280,7 +298,7 @@ fn pieces_fill_and_count_as_the_whole_buffer_does() {
                     first: k * piece_len,
                     bytes,
                 };
-                count_wrong_in(op, dtype, ReduceOp::Sum, p, 0, &shape, piece)
+                count_wrong_in(&c, p, 0, piece)
             })
             .sum();
         assert_eq!((whole, by_pieces), (2, 2), "{op}");

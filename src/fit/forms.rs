@@ -18,6 +18,8 @@
 //! | neighbor-exchange | AllGather | `p/2`, `(p−1)/p·S` |
 //! | pairwise | AllToAll | `p−1`, `(p−1)/p·S` |
 //! | direct | SendRecv | `1`, `S` |
+//! | linear | Gather, Scatter | `p−1`, `(p−1)/p·S` (the root's p−1 messages) |
+//! | binomial | Gather, Scatter | `⌈log2 p⌉`, `(p−1)/p·S` |
 //! | two-level | AllGather, ReduceScatter | `r−1`, `(r−1)/r·S`, `n−1`, `(n−1)/n·S/r` |
 //! | two-level | AllReduce | twice the above (ReduceScatter then AllGather) |
 //!
@@ -50,6 +52,8 @@ pub enum Form {
     NeighborExchange,
     Pairwise,
     Direct,
+    Linear,
+    Binomial,
     TwoLevel,
     Chain,
     Flat,
@@ -62,7 +66,7 @@ pub enum Form {
 }
 
 /// Every form, in the order candidates are listed.
-pub const ALL: [Form; 16] = [
+pub const ALL: [Form; 18] = [
     Form::Ring,
     Form::Tree,
     Form::RecursiveDoubling,
@@ -70,6 +74,8 @@ pub const ALL: [Form; 16] = [
     Form::NeighborExchange,
     Form::Pairwise,
     Form::Direct,
+    Form::Linear,
+    Form::Binomial,
     Form::TwoLevel,
     Form::Chain,
     Form::Flat,
@@ -107,6 +113,8 @@ impl Form {
             Algo::NeighborExchange => Form::NeighborExchange,
             Algo::Pairwise => Form::Pairwise,
             Algo::Direct => Form::Direct,
+            Algo::Linear => Form::Linear,
+            Algo::Binomial => Form::Binomial,
             // NVLS and CollNet reduce in the switch: within a node NCCL models them with one
             // latency whatever the rank count (tuning.cc, see `nccl`).
             Algo::Nvls | Algo::CollNet => Form::Flat,
@@ -149,6 +157,8 @@ impl Form {
             Form::NeighborExchange => "neighbor-exchange",
             Form::Pairwise => "pairwise",
             Form::Direct => "direct",
+            Form::Linear => "linear",
+            Form::Binomial => "binomial",
             Form::TwoLevel => "two-level",
             Form::Chain => "chain",
             Form::Flat => "flat",
@@ -181,6 +191,8 @@ impl Form {
             | Form::NeighborExchange
             | Form::Pairwise
             | Form::Direct
+            | Form::Linear
+            | Form::Binomial
             | Form::Chain
             | Form::Flat => &SINGLE_PARAMS,
         }
@@ -219,6 +231,8 @@ impl Form {
             (Form::NeighborExchange, _) => "p/2·alpha + (p-1)/p·S·beta".into(),
             (Form::Pairwise, _) => ring.into(),
             (Form::Direct, _) => "alpha + S·beta".into(),
+            (Form::Linear, _) => ring.into(),
+            (Form::Binomial, _) => "ceil(log2 p)·alpha + (p-1)/p·S·beta".into(),
             (Form::TwoLevel, Op::AllReduce) => format!("2·[{two}]"),
             (Form::TwoLevel, _) => two.into(),
             (Form::LogLinear, _) => "a + b·p + c·log2 p + B(p)·S·beta".into(),
@@ -253,6 +267,12 @@ impl Form {
             (Form::Pairwise, Op::AllToAll) => Some(vec![pf - 1.0, (pf - 1.0) / pf * kb]),
             // One message of S each way, whatever p.
             (Form::Direct, Op::SendRecv) => Some(vec![1.0, kb]),
+            // The root sends (receives) every block but its own: p-1 messages, or ceil(log2 p)
+            // subtrees of the binomial tree (Thakur, Rabenseifner & Gropp 2005, section 4.3).
+            (Form::Linear, Op::Gather | Op::Scatter) => Some(vec![pf - 1.0, (pf - 1.0) / pf * kb]),
+            (Form::Binomial, Op::Gather | Op::Scatter) => {
+                Some(vec![ceil_log2(p), (pf - 1.0) / pf * kb])
+            }
             (Form::TwoLevel, _) => two_level(op, p, nodes, kb),
             (Form::LogLinear, _) => Some(vec![1.0, pf, log2(p), op.busbw_factor(p) * kb]),
             (
@@ -272,7 +292,9 @@ impl Form {
                 | Form::HalvingDoubling
                 | Form::NeighborExchange
                 | Form::Pairwise
-                | Form::Direct,
+                | Form::Direct
+                | Form::Linear
+                | Form::Binomial,
                 _,
             ) => None,
         }
@@ -285,7 +307,9 @@ fn two_level(op: Op, p: usize, nodes: usize, kb: f64) -> Option<Vec<f64>> {
         Op::AllGather | Op::ReduceScatter => 1.0,
         Op::AllReduce => 2.0,
         // AllToAll's hierarchical schedules are not ring phases.
-        Op::Broadcast | Op::Reduce | Op::AllToAll | Op::SendRecv => return None,
+        Op::Broadcast | Op::Reduce | Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => {
+            return None
+        }
     };
     if nodes == 0 || p % nodes != 0 {
         return None;

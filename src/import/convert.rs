@@ -263,6 +263,13 @@ fn note_checks(row: &Row, half: &Half, keys: &RunKeys, out: &mut Converted, info
     }
 }
 
+/// The root of a point of `op` from the row's `root` column: none for an op without a root
+/// (nccl-tests prints -1 there); 0, both tools' default, where a rooted op's log has no column.
+fn root_of(op: Op, column: Option<i64>) -> Option<usize> {
+    op.rooted()
+        .then(|| column.and_then(|r| usize::try_from(r).ok()).unwrap_or(0))
+}
+
 /// One half of a row as a point. Its only time is the log's average: the quantile and spread
 /// columns stay undefined (empty in summary.csv), and busbw comes from the mean.
 fn point(
@@ -304,6 +311,7 @@ fn point(
             count,
             in_place,
             proto: keys.proto,
+            root: root_of(keys.op, row.root),
         },
         iters: half.iters.unwrap_or(keys.iters),
         warmup: keys.warmup,

@@ -13,8 +13,8 @@ const NCCL_TESTS: &[(&str, Option<Op>)] = &[
     ("reduce_perf", Some(Op::Reduce)),
     ("alltoall_perf", Some(Op::AllToAll)),
     ("alltoallv_perf", None),
-    ("gather_perf", None),
-    ("scatter_perf", None),
+    ("gather_perf", Some(Op::Gather)),
+    ("scatter_perf", Some(Op::Scatter)),
     ("sendrecv_perf", Some(Op::SendRecv)),
     ("hypercube_perf", None),
 ];
@@ -123,8 +123,10 @@ mod tests {
         assert_eq!(nccl_test_op("all_reduce_perf_mpi"), Ok(Op::AllReduce));
         assert_eq!(nccl_test_op("alltoall_perf"), Ok(Op::AllToAll));
         assert_eq!(nccl_test_op("sendrecv_perf"), Ok(Op::SendRecv));
-        let e = nccl_test_op("gather_perf").unwrap_err();
-        assert!(e.contains("does not measure gather yet"), "{e}");
+        assert_eq!(nccl_test_op("gather_perf"), Ok(Op::Gather));
+        assert_eq!(nccl_test_op("scatter_perf_mpi"), Ok(Op::Scatter));
+        let e = nccl_test_op("hypercube_perf").unwrap_err();
+        assert!(e.contains("does not measure hypercube yet"), "{e}");
         assert!(nccl_test_op("ls")
             .unwrap_err()
             .contains("not a nccl-tests binary"));

@@ -22,8 +22,8 @@ const TESTS: &[(&str, Option<Op>)] = &[
     ("reduce", Some(Op::Reduce)),
     ("alltoall", Some(Op::AllToAll)),
     ("all-to-all personalized exchange", Some(Op::AllToAll)),
-    ("gather", None),
-    ("scatter", None),
+    ("gather", Some(Op::Gather)),
+    ("scatter", Some(Op::Scatter)),
     ("barrier", None),
 ];
 
@@ -224,13 +224,17 @@ pub fn op_of(run: &LogRun, test: Option<&str>) -> Result<Op, String> {
     }
 }
 
-/// nccl-tests' total size `S` of an OSU size: OSU's AllGather and AllToAll sizes are what each
-/// rank sends (to each rank), so S = size × p; its other collectives' size is the whole buffer.
+/// nccl-tests' total size `S` of an OSU size: OSU's AllGather, AllToAll, Gather and Scatter sizes
+/// are what each rank sends (to each rank) or receives, so S = size × p; its other collectives'
+/// size is the whole buffer.
 pub fn total_bytes(op: Op, per_osu: u64, world: usize) -> u64 {
     match op {
         // AllToAll's size is what each rank sends to each rank (osu_alltoall's MPI_Alltoall
         // count), so nccl-tests' per-rank buffer is p times it, as for AllGather.
-        Op::AllGather | Op::AllToAll => per_osu.saturating_mul(world as u64),
+        // osu_gather and osu_scatter pass the size as MPI_Gather's (MPI_Scatter's) per-rank count.
+        Op::AllGather | Op::AllToAll | Op::Gather | Op::Scatter => {
+            per_osu.saturating_mul(world as u64)
+        }
         Op::AllReduce | Op::ReduceScatter | Op::Broadcast | Op::Reduce | Op::SendRecv => per_osu,
     }
 }

@@ -229,7 +229,9 @@ fn op_of_takes_the_given_test_first() {
     assert_eq!(op_of(&run, Some("osu_bcast")), Ok(Op::Broadcast));
     assert_eq!(op_of(&run, Some("Reduce_Scatter")), Ok(Op::ReduceScatter));
     assert_eq!(op_of(&run, Some("osu_reduce")), Ok(Op::Reduce));
-    for refused in ["gather", "scatter", "barrier", "osu_barrier"] {
+    assert_eq!(op_of(&run, Some("osu_gather")), Ok(Op::Gather));
+    assert_eq!(op_of(&run, Some("scatter")), Ok(Op::Scatter));
+    for refused in ["barrier", "osu_barrier"] {
         let e = op_of(&run, Some(refused)).unwrap_err();
         assert!(e.contains("does not measure"), "{refused}: {e}");
     }

@@ -14,6 +14,9 @@ pub struct Call {
     pub dtype: DType,
     pub redop: ReduceOp,
     pub shape: Shape,
+    /// The root's index in the group for the rooted ops ([`Op::rooted`]); 0 for the others.
+    #[serde(default)]
+    pub root: usize,
 }
 
 named_enum!(

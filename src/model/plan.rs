@@ -41,7 +41,13 @@ pub struct SweepOptions {
     /// Node pairs of a `--pairs` run (one rank on each node); when set, only they are measured.
     #[serde(default)]
     pub pairs: Vec<(usize, usize)>,
+    /// The roots of the rooted ops (`--root`); other ops ignore it.
+    #[serde(default)]
+    pub root: Roots,
 }
+
+mod roots;
+pub use roots::Roots;
 
 named_enum!(
     /// Whether rank processes are pinned to cores.
@@ -122,6 +128,7 @@ impl Point {
             count: c.shape.count,
             in_place: p.in_place,
             proto: None,
+            root: c.op.rooted().then_some(c.root),
         }
     }
 
@@ -140,7 +147,10 @@ impl Point {
                 None => String::new(),
             },
             if self.in_place { " in place" } else { "" }
-        )
+        ) + &match c.op.rooted() && c.root != 0 {
+            true => format!(" root {}", c.root),
+            false => String::new(),
+        }
     }
 
     /// Bytes one rank allocates for this point: input and output (or the one in-place buffer),
@@ -151,6 +161,9 @@ impl Point {
         let scratch = match (self.call.op, self.call.algo) {
             (Op::ReduceScatter, Algo::Ring) => 2 * s.out_bytes.min(256 << 10),
             (_, Algo::RecursiveDoubling) => s.out_bytes,
+            // A binomial inner rank stages its subtree (at most half the blocks); the root of
+            // a Scatter from a rank other than 0 stages the whole buffer in rotated order.
+            (Op::Gather | Op::Scatter, Algo::Binomial | Algo::Linear) => s.bytes,
             _ => 0,
         };
         if self.in_place {

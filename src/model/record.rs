@@ -24,6 +24,10 @@ pub struct PointKey {
     /// The NCCL protocol asked for (`NCCL_PROTO`); `None` for backends without protocols.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proto: Option<Proto>,
+    /// The root rank of a rooted op (Broadcast, Reduce, Gather, Scatter; nccl-tests' `root`
+    /// column); `None` for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<usize>,
 }
 
 /// A measured point: key, timing summary of the per-iteration samples (each sample is the slowest
@@ -87,7 +91,8 @@ pub const EXAMPLE_TIME_US: f64 = 100.0;
 /// tests vary; production code builds records from measurements or files instead.
 impl PointRecord {
     /// `op` on `bytes` bytes over `world` ranks of one node, as the host backend would record
-    /// it: its first algorithm for `op` (ring; tree for Broadcast and Reduce), f32 summed,
+    /// it: its first algorithm for `op` (ring; tree for Broadcast and Reduce), root 0 for the
+    /// rooted ops, f32 summed,
     /// out of place, no protocol; 5 timed iterations after 1 warm-up, every one taking
     /// [`EXAMPLE_TIME_US`] (so every time statistic is that and the spread is 0), bandwidths
     /// from that time by the nccl-tests rules, no wrong element, no skew, no NCCL estimate.
@@ -104,6 +109,7 @@ impl PointRecord {
             count: bytes / DType::F32.size(),
             in_place: false,
             proto: None,
+            root: op.rooted().then_some(0),
         };
         let unset = PointRecord {
             key,

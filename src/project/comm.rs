@@ -284,6 +284,7 @@ fn algos_of(op: Op) -> &'static [Algo] {
         Op::AllGather | Op::ReduceScatter | Op::Broadcast | Op::Reduce => &[Algo::Ring, Algo::Auto],
         Op::AllToAll => &[Algo::Pairwise, Algo::Auto],
         Op::SendRecv => &[Algo::Direct, Algo::Auto],
+        Op::Gather | Op::Scatter => &[Algo::Binomial, Algo::Linear, Algo::Auto],
     }
 }
 

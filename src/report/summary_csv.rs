@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::csvio::{self, push_row, CsvFile, Row};
 use super::sink::{FinishedPoint, PointSink};
-use crate::collective::Proto;
+use crate::collective::{Op, Proto};
 use crate::error::Result;
 use crate::model::record::{PointKey, PointRecord};
 
@@ -20,7 +20,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// The columns of summary.csv, in order. The last ones were added after the schema first
 /// appeared (see [`REQUIRED_COLUMNS`]).
-pub const SUMMARY_COLUMNS: [&str; 29] = [
+pub const SUMMARY_COLUMNS: [&str; 30] = [
     "backend",
     "op",
     "algo",
@@ -50,10 +50,11 @@ pub const SUMMARY_COLUMNS: [&str; 29] = [
     "skew_us_median",
     "proto",
     "nccl_estimate_us",
+    "root",
 ];
 
-/// The columns every summary.csv has; `proto` and `nccl_estimate_us` may be absent from files
-/// written before them.
+/// The columns every summary.csv has; `proto`, `nccl_estimate_us` and `root` may be absent from
+/// files written before them.
 const REQUIRED_COLUMNS: usize = 27;
 
 /// What errors call a file that should be a summary.
@@ -130,6 +131,7 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         f(rec.skew_us_median),
         rec.key.proto.map_or(String::new(), |p| p.to_string()),
         rec.nccl_estimate_us.map_or(String::new(), f),
+        rec.key.root.map_or(String::new(), |r| r.to_string()),
     ])
 }
 
@@ -198,7 +200,23 @@ fn parse_key(row: &Row) -> Result<PointKey> {
         count: row.parse("count")?,
         in_place: row.boolean("in_place")?,
         proto: parse_proto(row)?,
+        root: parse_root(row)?,
     })
+}
+
+/// The `root` column: empty (or absent, in older files) for the ops without a root; a rooted
+/// op's point from a file written before the column had root 0, the only root then.
+fn parse_root(row: &Row) -> Result<Option<usize>> {
+    let op: Op = row.parse("op")?;
+    let text: String = row.parse_or("root", String::new())?;
+    match (text.is_empty(), op.rooted()) {
+        (true, rooted) => Ok(rooted.then_some(0)),
+        // The column held text: the default is never used.
+        (false, true) => row.parse_or("root", 0).map(Some),
+        (false, false) => Err(row.error(format!(
+            "column root: {op} has no root, but the row gives '{text}'; leave it empty"
+        ))),
+    }
 }
 
 /// The `proto` column: empty (or absent, in older files) where the backend has no protocols.
@@ -233,6 +251,7 @@ pub(crate) mod tests {
                 count: 3,
                 in_place: true,
                 proto: None,
+                root: None,
             },
             iters: 1000,
             warmup: 5,
@@ -300,7 +319,7 @@ pub(crate) mod tests {
         w.append(&a).unwrap();
         let text = std::fs::read_to_string(w.path()).unwrap();
         assert!(
-            text.lines().nth(1).unwrap().ends_with(",ll128,12.125"),
+            text.lines().nth(1).unwrap().ends_with(",ll128,12.125,"),
             "{text}"
         );
         let back = read_summary(w.path()).unwrap();
@@ -310,7 +329,7 @@ pub(crate) mod tests {
         let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
         let old: String = text
             .lines()
-            .map(|l| format!("{}\n", cut(&cut(l))))
+            .map(|l| format!("{}\n", cut(&cut(&cut(l)))))
             .collect();
         let path = dir.path().join("old.csv");
         std::fs::write(&path, old).unwrap();
@@ -322,12 +341,54 @@ pub(crate) mod tests {
         std::fs::write(&path, bad).unwrap();
         let msg = read_summary(&path).unwrap_err().to_string();
         assert!(msg.contains("column proto: cannot read 'll64'"), "{msg}");
-        std::fs::write(&path, text.replace(",12.125", ",inf")).unwrap();
+        std::fs::write(&path, text.replace(",12.125,", ",inf,")).unwrap();
         let msg = read_summary(&path).unwrap_err().to_string();
         assert!(msg.contains("column nccl_estimate_us: 'inf'"), "{msg}");
         // An empty estimate (the library gave none) reads as None.
-        std::fs::write(&path, text.replace(",12.125", ",")).unwrap();
+        std::fs::write(&path, text.replace(",12.125,", ",,")).unwrap();
         assert_eq!(read_summary(&path).unwrap()[0].nccl_estimate_us, None);
+    }
+
+    #[test]
+    fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SummaryWriter::create(dir.path()).unwrap();
+        let mut a = awkward_record();
+        a.key.op = Op::Scatter;
+        a.key.root = Some(2);
+        let b = PointRecord::example(Op::Broadcast, 64, 4);
+        w.append(&a).unwrap();
+        w.append(&b).unwrap();
+        let text = std::fs::read_to_string(w.path()).unwrap();
+        assert!(
+            text.lines().nth(1).unwrap().ends_with(",12.125,2"),
+            "{text}"
+        );
+        let back = read_summary(w.path()).unwrap();
+        assert_eq!((back[0].key.root, back[1].key.root), (Some(2), Some(0)));
+        // Before the column: a rooted op had root 0, the others none.
+        let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
+        let old: String = text.lines().map(|l| format!("{}\n", cut(l))).collect();
+        let path = dir.path().join("old.csv");
+        std::fs::write(&path, old).unwrap();
+        let back = read_summary(&path).unwrap();
+        assert_eq!((back[0].key.root, back[1].key.root), (Some(0), Some(0)));
+        // A root for an op without one, or one that is not a number, is refused.
+        let mut c = awkward_record();
+        c.key.root = Some(1);
+        let mut text = format!("{}\n", SUMMARY_COLUMNS.join(","));
+        push_row(&mut text, &fields(&c).unwrap());
+        let msg = read_err(&text);
+        assert!(
+            msg.contains("column root: reducescatter has no root"),
+            "{msg}"
+        );
+        let msg = read_err(
+            &good_text()
+                .replace(",12.125,", ",12.125,x")
+                .replace(",reducescatter,", ",reduce,"),
+        );
+        assert!(msg.contains("column root"), "{msg}");
     }
 
     #[test]
@@ -372,8 +433,8 @@ pub(crate) mod tests {
         assert!(read_err(&short).contains("line 2: 26 fields"));
         let nan = good.replace(",0.30000000000000004,", ",NaN,");
         assert!(read_err(&nan).contains("line 2: column time_us_mean: 'NaN'"));
-        let bad_op = good.replace(",reducescatter,", ",gather,");
-        assert!(read_err(&bad_op).contains("line 2: column op: cannot read 'gather'"));
+        let bad_op = good.replace(",reducescatter,", ",hypercube,");
+        assert!(read_err(&bad_op).contains("line 2: column op: cannot read 'hypercube'"));
     }
 
     #[test]

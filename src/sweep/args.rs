@@ -9,7 +9,7 @@ use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 use crate::error::{Error, Result};
 use crate::model::call::BackendKind;
 use crate::model::plan::Bind;
-use crate::model::plan::{SweepOptions, TransportKind};
+use crate::model::plan::{Roots, SweepOptions, TransportKind};
 use crate::model::topology::WorldSpec;
 use crate::sweep::run::SweepRequest;
 use crate::units::{
@@ -20,16 +20,16 @@ use crate::units::{
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// Collectives, comma separated: allreduce, allgather, reducescatter, broadcast, reduce,
-    /// alltoall, sendrecv.
+    /// alltoall, sendrecv, gather, scatter.
     #[arg(long, default_value = "allreduce,allgather,reducescatter")]
     pub op: String,
     /// Algorithms, comma separated: ring, tree, recursive-doubling, pairwise (alltoall), direct
-    /// (sendrecv); with
+    /// (sendrecv), binomial and linear (gather, scatter); with
     /// --backend mpi also auto (the library's own choice), recursive-halving, rabenseifner, bruck
     /// and neighbor-exchange; with --backend nccl auto, ring, tree, nvls and collnet. Ops without
     /// a listed algorithm are skipped [default: each op's first host algorithm (ring; tree for
-    /// broadcast and reduce; pairwise for alltoall; direct for sendrecv); auto with --backend mpi
-    /// or nccl].
+    /// broadcast and reduce; pairwise for alltoall; direct for sendrecv; binomial for gather and
+    /// scatter); auto with --backend mpi or nccl].
     #[arg(long)]
     pub algo: Option<String>,
     /// NCCL protocols, comma separated: ll, ll128, simple, auto (--backend nccl only; each is
@@ -85,6 +85,10 @@ pub struct SweepArgs {
     /// Warm-up iterations per point [default: iters / 10, between 5 and 100].
     #[arg(long, allow_negative_numbers = true)]
     pub warmup: Option<usize>,
+    /// Root of broadcast, reduce, gather and scatter: a rank of each group (0 is the first), or
+    /// all (every rank in turn, a curve each; as nccl-tests -r -1).
+    #[arg(long, default_value = "0", allow_negative_numbers = true, value_parser = clap::value_parser!(Roots))]
+    pub root: Roots,
     /// Placement of the output: off (out of place), on (in place), both.
     #[arg(long, default_value = "off")]
     pub in_place: String,
@@ -296,6 +300,7 @@ impl SweepArgs {
             transport: self.transport,
             shapes: Vec::new(),
             pairs: Vec::new(),
+            root: self.root,
         };
         Ok(SweepRequest {
             opts,

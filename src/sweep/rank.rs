@@ -225,7 +225,7 @@ fn fill(p: &Point, g: &Group, bufs: &mut RankBuffers) {
     let (input, output) = bufs.io.views(&c.shape, p.in_place);
     let target = match (p.in_place, c.op) {
         (false, _) => input,
-        (true, Op::AllGather) => &mut output[own_block(g, c.shape.in_bytes)],
+        (true, Op::AllGather | Op::Gather) => &mut output[own_block(g, c.shape.in_bytes)],
         (true, _) => output,
     };
     fill_input(c.op, c.dtype, n, g.me, target);
@@ -236,8 +236,10 @@ fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
     let c = &p.call;
     let (_, output) = bufs.io.views(&c.shape, p.in_place);
     let out: &[u8] = match c.op {
-        Op::ReduceScatter if p.in_place => &output[own_block(g, c.shape.out_bytes)],
+        Op::ReduceScatter | Op::Scatter if p.in_place => &output[own_block(g, c.shape.out_bytes)],
         Op::ReduceScatter
+        | Op::Scatter
+        | Op::Gather
         | Op::AllReduce
         | Op::AllGather
         | Op::Broadcast
@@ -245,5 +247,5 @@ fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
         | Op::AllToAll
         | Op::SendRecv => output,
     };
-    count_wrong(c.op, c.dtype, c.redop, g.size(), g.me, &c.shape, out)
+    count_wrong(c, g.size(), g.me, out)
 }

@@ -169,6 +169,7 @@ mod tests {
             count: bytes / 4,
             in_place: false,
             proto: None,
+            root: None,
         }
     }
 
@@ -328,6 +329,7 @@ mod tests {
             dtype: DType::F32,
             redop: ReduceOp::Sum,
             shape: Shape::new(Op::AllReduce, DType::F32, 1024, world),
+            root: 0,
         };
         Point {
             call,

@@ -36,6 +36,19 @@ pub fn run<T: Transport>(
     dispatch(t, g, call, bufs, scratch, e)
 }
 
+/// How a Gather or Scatter call runs: its root, block and schedule.
+fn rooted(call: &Call) -> algo::rooted::Rooted {
+    let schedule = match call.algo {
+        Algo::Linear => algo::rooted::Schedule::Linear,
+        _ => algo::rooted::Schedule::Binomial,
+    };
+    algo::rooted::Rooted {
+        root: call.root,
+        block_bytes: call.shape.count_per_rank * call.dtype.size(),
+        schedule,
+    }
+}
+
 fn dispatch<T: Transport>(
     t: &mut T,
     g: &Group,
@@ -45,6 +58,9 @@ fn dispatch<T: Transport>(
     e: Elements,
 ) -> Result<()> {
     let shape = &call.shape;
+    // Broadcast and Reduce run trees rooted at group index 0: another root rotates the group.
+    let rotated = (call.op.rooted() && call.root != 0).then(|| g.rooted(call.root));
+    let tree_group = rotated.as_ref().unwrap_or(g);
     match (call.op, call.algo) {
         (Op::AllReduce, Algo::Ring) => algo::ring::allreduce(t, g, bufs, shape.count, e),
         (Op::AllReduce, Algo::Tree) => algo::tree::allreduce(t, g, bufs, e),
@@ -55,8 +71,14 @@ fn dispatch<T: Transport>(
         (Op::ReduceScatter, Algo::Ring) => {
             algo::ring::reducescatter(t, g, bufs, shape.count_per_rank, e, scratch)
         }
-        (Op::Broadcast, Algo::Tree) => algo::tree::broadcast(t, g, bufs),
-        (Op::Reduce, Algo::Tree) => algo::tree::reduce(t, g, bufs, e),
+        (Op::Broadcast, Algo::Tree) => algo::tree::broadcast(t, tree_group, bufs),
+        (Op::Reduce, Algo::Tree) => algo::tree::reduce(t, tree_group, bufs, e),
+        (Op::Gather, Algo::Linear | Algo::Binomial) => {
+            algo::rooted::gather(t, g, bufs, rooted(call), scratch)
+        }
+        (Op::Scatter, Algo::Linear | Algo::Binomial) => {
+            algo::rooted::scatter(t, g, bufs, rooted(call), scratch)
+        }
         (Op::SendRecv, Algo::Direct) => algo::pairwise::sendrecv(t, g, bufs, scratch),
         (Op::AllToAll, Algo::Pairwise) => {
             algo::pairwise::alltoall(t, g, bufs, shape.count_per_rank, e, scratch)

@@ -21,6 +21,8 @@ pub(super) fn tuned(op: Op, algo: Algo) -> Option<(&'static str, u32)> {
         Op::Broadcast => "bcast",
         Op::Reduce => "reduce",
         Op::AllToAll => "alltoall",
+        Op::Gather => "gather",
+        Op::Scatter => "scatter",
         // A point-to-point exchange: no collective algorithm to choose.
         Op::SendRecv => return None,
     };
@@ -34,11 +36,14 @@ pub(super) fn tuned(op: Op, algo: Algo) -> Option<(&'static str, u32)> {
         (Op::AllGather, Algo::NeighborExchange) => 5,
         (Op::ReduceScatter, Algo::RecursiveDoubling) => 2,
         (Op::ReduceScatter, Algo::RecursiveHalving) => 3,
-        // Binary trees rooted at rank 0.
+        // Binary trees from the root.
         (Op::Broadcast, Algo::Tree) => 5,
         (Op::Reduce, Algo::Tree) => 4,
         (Op::Reduce, Algo::Rabenseifner) => 7,
         (Op::AllToAll, Algo::Pairwise) => 2,
+        // basic_linear and binomial, rooted anywhere.
+        (Op::Gather | Op::Scatter, Algo::Linear) => 1,
+        (Op::Gather | Op::Scatter, Algo::Binomial) => 2,
         _ => return None,
     };
     Some((name, number))

@@ -44,7 +44,7 @@ impl MpiBuffers {
         output.fill(0);
         let target = match (p.in_place, c.op) {
             (false, _) => input,
-            (true, Op::AllGather) => &mut output[own_block(rank, c.shape.in_bytes)],
+            (true, Op::AllGather | Op::Gather) => &mut output[own_block(rank, c.shape.in_bytes)],
             (true, _) => output,
         };
         fill_input(c.op, c.dtype, size, rank, target);
@@ -59,7 +59,12 @@ impl MpiBuffers {
         let out: &[u8] = match c.op {
             // In place, ReduceScatter leaves this rank's block at the start of the buffer.
             Op::ReduceScatter if p.in_place => &output[..c.shape.out_bytes],
+            // In place, Scatter's non-roots receive into their block of the buffer (as NCCL
+            // lays it out; see `RawCall::in_place`), and the root's block is already there.
+            Op::Scatter if p.in_place => &output[own_block(rank, c.shape.out_bytes)],
             Op::ReduceScatter
+            | Op::Scatter
+            | Op::Gather
             | Op::AllReduce
             | Op::AllGather
             | Op::Broadcast
@@ -67,7 +72,7 @@ impl MpiBuffers {
             | Op::AllToAll
             | Op::SendRecv => output,
         };
-        count_wrong(c.op, c.dtype, c.redop, size, rank, &c.shape, out)
+        count_wrong(c, size, rank, out)
     }
 
     /// The point's call on `comm`, resolved once per point (count, datatype, reduction, peers,
@@ -86,13 +91,18 @@ impl MpiBuffers {
         } else {
             None
         };
+        // The calls' root argument; the group has at most c_int ranks, so a root of it fits.
+        let root = c_int::try_from(c.root).unwrap_or(c_int::MAX);
+        let own_block_bytes = c.shape.count_per_rank * c.dtype.size();
         Ok(RawCall {
             op: c.op,
             count,
             datatype: h.datatype(c.dtype),
             reduction: h.reduction(c.dtype, c.redop),
             comm: comm.as_raw(),
-            is_root: comm.rank() == 0,
+            root,
+            is_root: comm.rank() == root,
+            own_offset: usize::try_from(comm.rank()).unwrap_or(0) * own_block_bytes,
             ring: ring_neighbours(comm.rank(), comm.size()),
             in_place,
         })
@@ -136,7 +146,11 @@ pub(super) struct RawCall {
     /// Used by the reducing ops only.
     reduction: ffi::MPI_Op,
     comm: ffi::MPI_Comm,
+    /// The root of the rooted ops (0 for the others).
+    root: c_int,
     is_root: bool,
+    /// Where this rank's block starts in an in-place Gather or Scatter buffer.
+    own_offset: usize,
     /// SendRecv's peers: (the next rank, sent to; the previous rank, received from).
     ring: (c_int, c_int),
     /// The library's `MPI_IN_PLACE` for an in-place point.
@@ -163,7 +177,9 @@ impl RawCall {
 
     /// The call in place on `buffer`, with `marker` (`MPI_IN_PLACE`) as the send buffer where
     /// MPI takes it: every rank for AllReduce, AllGather and ReduceScatter, the root only for
-    /// Reduce (the others send `buffer`); Broadcast has one buffer anyway.
+    /// Reduce and Gather (the others send `buffer`, or their block of it); Broadcast has one
+    /// buffer anyway. Scatter's root takes the marker as its receive buffer; the other ranks
+    /// receive into their block of `buffer`.
     ///
     /// # Safety
     /// `buffer` must be as long as the op's larger buffer for `count`; `marker` must be the
@@ -176,9 +192,16 @@ impl RawCall {
             let (n, dt, comm) = (self.count, self.datatype, self.comm);
             return ffi::MPI_Sendrecv_replace(recv, n, dt, to, 0, from, 0, comm, status);
         }
+        // Inside the buffer for Gather and Scatter, the only ops that use it (wrapping: for the
+        // others the offset may point past the buffer, and is never read).
+        let own = recv.wrapping_add(self.own_offset);
         let send = match self.op {
             Op::Reduce if !self.is_root => recv.cast_const(),
+            Op::Gather if !self.is_root => own.cast_const(),
+            Op::Scatter if self.is_root => return self.run(recv, marker.cast_mut()),
+            Op::Scatter => return self.run(recv, own),
             Op::Reduce
+            | Op::Gather
             | Op::AllReduce
             | Op::AllGather
             | Op::ReduceScatter
@@ -197,8 +220,11 @@ impl RawCall {
             Op::AllReduce => ffi::MPI_Allreduce(send, recv, n, dt, op, comm),
             Op::AllGather => ffi::MPI_Allgather(send, n, dt, recv, n, dt, comm),
             Op::ReduceScatter => ffi::MPI_Reduce_scatter_block(send, recv, n, dt, op, comm),
-            Op::Broadcast => ffi::MPI_Bcast(recv, n, dt, 0, comm),
-            Op::Reduce => ffi::MPI_Reduce(send, recv, n, dt, op, 0, comm),
+            Op::Broadcast => ffi::MPI_Bcast(recv, n, dt, self.root, comm),
+            Op::Reduce => ffi::MPI_Reduce(send, recv, n, dt, op, self.root, comm),
+            // `n` elements from (to) every rank.
+            Op::Gather => ffi::MPI_Gather(send, n, dt, recv, n, dt, self.root, comm),
+            Op::Scatter => ffi::MPI_Scatter(send, n, dt, recv, n, dt, self.root, comm),
             // `n` elements to and from every rank.
             Op::AllToAll => ffi::MPI_Alltoall(send, n, dt, recv, n, dt, comm),
             Op::SendRecv => {

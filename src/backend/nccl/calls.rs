@@ -66,7 +66,7 @@ impl Nccl {
                 (self.reduce)(send, recv, e.count, dt, op, e.root, c, stream),
             ),
             // Not offered (`Op::nccl_algos` is empty): the plan never asks for it.
-            Op::AllToAll | Op::SendRecv => {
+            Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => {
                 return Err(NcclError::Argument(format!(
                     "the nccl backend does not run {} yet",
                     e.op

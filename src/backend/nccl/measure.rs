@@ -8,6 +8,7 @@
 //! NCCL connect its peers outside the capture), and every warm-up, timed and checked iteration
 //! is one launch of that graph.
 
+use std::os::raw::c_int;
 use std::time::Duration;
 
 use cudarc::driver::{CudaEvent, CudaSlice, CudaViewMut};
@@ -196,7 +197,7 @@ fn check(
             .synchronize()
             .map_err(|e| driver_error("cuStreamSynchronize", e))?;
         let piece = Piece { first, bytes: &out };
-        wrong += count_wrong_in(c.op, c.dtype, c.redop, m.size, m.me, &c.shape, piece);
+        wrong += count_wrong_in(c, m.size, m.me, piece);
     }
     Ok(wrong)
 }
@@ -243,7 +244,7 @@ fn enqueue_of(gpu: &Gpu, bufs: &DeviceBuffers, p: &Point, pl: &Placement) -> Enq
         send: bufs.address(gpu, pl.send),
         recv: bufs.address(gpu, pl.recv),
         count: c.shape.call_count(c.op),
-        root: 0,
+        root: c_int::try_from(c.root).unwrap_or(c_int::MAX),
     }
 }
 

@@ -44,11 +44,11 @@ pub fn placement(p: &Point, me: usize) -> Placement {
             region(Buf::Input, 0, s.in_bytes),
             region(Buf::Output, 0, s.out_bytes),
         ),
-        (true, Op::AllGather) => (
+        (true, Op::AllGather | Op::Gather) => (
             region(Buf::Output, me * s.in_bytes, s.in_bytes),
             region(Buf::Output, 0, s.out_bytes),
         ),
-        (true, Op::ReduceScatter) => (
+        (true, Op::ReduceScatter | Op::Scatter) => (
             region(Buf::Output, 0, s.in_bytes),
             region(Buf::Output, me * s.out_bytes, s.out_bytes),
         ),
@@ -111,6 +111,7 @@ mod tests {
             dtype: DType::F32,
             redop: ReduceOp::Sum,
             shape,
+            root: 0,
         };
         Point {
             call,

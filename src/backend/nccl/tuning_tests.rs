@@ -20,6 +20,7 @@ fn opts(algos: &[Algo], world_sizes: &[usize]) -> SweepOptions {
         transport: TransportKind::Shm,
         shapes: Vec::new(),
         pairs: Vec::new(),
+        root: Default::default(),
     }
 }
 

@@ -52,7 +52,9 @@ pub fn coefficients(form: Form, op: Op, p: usize, nodes: usize, kb: f64) -> Opti
     // ReduceScatter (the form gives no coefficients for the other ops).
     let ring_phases = match op {
         Op::AllReduce | Op::AllGather | Op::ReduceScatter => true,
-        Op::Broadcast | Op::Reduce | Op::AllToAll | Op::SendRecv => false,
+        Op::Broadcast | Op::Reduce | Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => {
+            false
+        }
     };
     match form {
         Form::NcclRing if ring_phases => {

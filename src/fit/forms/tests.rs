@@ -71,12 +71,25 @@ fn names_round_trip_and_parameters_match_coefficients() {
         assert_eq!(Form::from_name(f.name()), Some(f));
         assert!(!f.formula(Op::AllReduce).is_empty());
         // Neighbor exchange is an AllGather and pairwise exchange an AllToAll schedule only.
-        let single_op = [Form::NeighborExchange, Form::Pairwise, Form::Direct];
+        let single_op = [
+            Form::NeighborExchange,
+            Form::Pairwise,
+            Form::Direct,
+            Form::Linear,
+            Form::Binomial,
+        ];
         assert!(f.covers(Op::AllReduce) || single_op.contains(&f), "{f:?}");
         assert_eq!(f.param_names().len(), f.coefficients_len(), "{f:?}");
     }
     assert!(Form::Tree.covers(Op::Broadcast) && !Form::TwoLevel.covers(Op::Broadcast));
     assert!(Form::Pairwise.covers(Op::AllToAll) && !Form::Ring.covers(Op::AllToAll));
+    assert!(Form::Linear.covers(Op::Gather) && Form::Binomial.covers(Op::Scatter));
+    assert!(!Form::Binomial.covers(Op::AllReduce) && !Form::Tree.covers(Op::Gather));
+    // 5 ranks, 1 MB: the root's 4 messages (3 binomial rounds) and its 4/5 of S.
+    let lin = Form::Linear.coefficients(Op::Gather, 5, 1, 1e6).unwrap();
+    assert_eq!(lin, vec![4.0, 800.0]);
+    let bin = Form::Binomial.coefficients(Op::Scatter, 5, 1, 1e6).unwrap();
+    assert_eq!(bin, vec![3.0, 800.0]);
     // 8 ranks, 1 MB: 7 exchanges of 125 kB.
     let c = Form::Pairwise
         .coefficients(Op::AllToAll, 8, 1, 1e6)
@@ -92,7 +105,7 @@ fn names_round_trip_and_parameters_match_coefficients() {
 impl Form {
     /// The coefficient count on the first (op, layout) the form describes.
     fn coefficients_len(self) -> usize {
-        [Op::AllReduce, Op::AllGather, Op::AllToAll, Op::SendRecv]
+        Op::ALL
             .iter()
             .flat_map(|&op| [(op, 1), (op, 2)])
             .find_map(|(op, n)| self.coefficients(op, 8, n, 1e3))

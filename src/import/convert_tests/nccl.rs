@@ -52,6 +52,7 @@ fn all_reduce_2_18_as_points() {
                     count: bytes / 4,
                     in_place,
                     proto: Some(Proto::Auto),
+                    root: None,
                 }
             );
             assert_eq!(rec.time_us_mean, time);

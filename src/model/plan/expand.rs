@@ -7,7 +7,7 @@ use crate::model::call::{BackendKind, Call};
 use crate::model::topology::WorldShape;
 use crate::units::format_size;
 
-use super::{default_iters, default_warmup, Plan, Point, SweepOptions};
+use super::{default_iters, default_warmup, Plan, Point, Roots, SweepOptions};
 
 impl SweepOptions {
     /// Checks what the parser cannot: world sizes against ranks, op/algo combinations.
@@ -30,6 +30,7 @@ impl SweepOptions {
             return Err(Error::usage("--iters must be at least 1"));
         }
         crate::model::limits::check_counts(self.iters, self.warmup)?;
+        self.validate_root()?;
         let any = self
             .ops
             .iter()
@@ -41,6 +42,24 @@ impl SweepOptions {
             )));
         }
         Ok(())
+    }
+
+    /// A fixed `--root` must be a rank of every group a rooted op is measured in.
+    fn validate_root(&self) -> Result<()> {
+        let Roots::Rank(root) = self.root else {
+            return Ok(());
+        };
+        let Some(op) = self.ops.iter().find(|op| op.rooted()) else {
+            return Ok(());
+        };
+        let smallest = self.groups().iter().map(|(g, _)| g.world()).min();
+        match smallest {
+            Some(world) if root >= world => Err(Error::usage(format!(
+                "--root {root} is not a rank of the {world}-rank group {op} is measured in; \
+                 give a root below {world}, or --root all for every rank of each group"
+            ))),
+            _ => Ok(()),
+        }
     }
 
     fn combinations_hint(&self, backend: BackendKind) -> String {
@@ -98,7 +117,16 @@ impl SweepOptions {
                 for &algo in self.algos.iter().filter(|a| backend.algos(op).contains(a)) {
                     for &dtype in &self.dtypes {
                         for &in_place in &self.in_place {
-                            self.plan_curve(&mut plan, (shape, pair), op, algo, dtype, in_place);
+                            for root in self.roots_of(op, shape.world()) {
+                                let curve = Curve {
+                                    op,
+                                    algo,
+                                    dtype,
+                                    in_place,
+                                    root,
+                                };
+                                self.plan_curve(&mut plan, (shape, pair), curve);
+                            }
                         }
                     }
                 }
@@ -114,22 +142,37 @@ impl SweepOptions {
         plan
     }
 
+    /// The roots a curve of `op` is measured with in a group of `world` ranks (0 alone for
+    /// the ops without a root).
+    fn roots_of(&self, op: Op, world: usize) -> Vec<usize> {
+        match op.rooted() {
+            true => self.root.in_group(world),
+            false => vec![0],
+        }
+    }
+
     fn plan_curve(
         &self,
         plan: &mut Plan,
         (group, pair): (WorldShape, Option<(usize, usize)>),
-        op: Op,
-        algo: Algo,
-        dtype: DType,
-        in_place: bool,
+        curve: Curve,
     ) {
+        let Curve {
+            op,
+            algo,
+            dtype,
+            in_place,
+            root,
+        } = curve;
         let world = group.world();
         let mut last = None;
         for &requested in &self.sizes {
             let shape = Shape::new(op, dtype, requested, world);
             if shape.bytes == 0 {
                 let per = match op {
-                    Op::AllGather | Op::ReduceScatter | Op::AllToAll => " per rank",
+                    Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::Gather | Op::Scatter => {
+                        " per rank"
+                    }
                     Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => "",
                 };
                 plan.notes.push(format!(
@@ -156,6 +199,7 @@ impl SweepOptions {
                 dtype,
                 redop: self.redop,
                 shape,
+                root,
             };
             plan.points.push(Point {
                 call,
@@ -169,6 +213,16 @@ impl SweepOptions {
             });
         }
     }
+}
+
+/// What one curve of the plan fixes besides its group: every size is measured with it.
+#[derive(Clone, Copy)]
+struct Curve {
+    op: Op,
+    algo: Algo,
+    dtype: DType,
+    in_place: bool,
+    root: usize,
 }
 
 /// Two sizes written so that they read differently: binary units, or exact bytes when the

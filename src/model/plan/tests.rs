@@ -21,6 +21,7 @@ fn opts() -> SweepOptions {
         transport: TransportKind::Shm,
         shapes: Vec::new(),
         pairs: Vec::new(),
+        root: Roots::default(),
     }
 }
 
@@ -91,6 +92,7 @@ fn memory_estimate_counts_only_the_scratch_an_algorithm_uses() {
             dtype: DType::F32,
             redop: ReduceOp::Sum,
             shape,
+            root: 0,
         };
         Point {
             call,

@@ -192,6 +192,7 @@ fn call(op: Op, bytes: usize, world: usize) -> Call {
         dtype: DType::BF16,
         redop: ReduceOp::Sum,
         shape: Shape::new(op, DType::BF16, bytes, world),
+        root: 0,
     }
 }
 

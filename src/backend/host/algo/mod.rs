@@ -8,6 +8,7 @@
 pub mod doubling;
 pub mod pairwise;
 pub mod ring;
+pub mod rooted;
 pub mod tree;
 
 use std::ops::Range;

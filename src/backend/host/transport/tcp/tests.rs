@@ -68,16 +68,16 @@ fn run_checked(
     if in_place {
         let mut buf = vec![0u8; sh.in_bytes.max(sh.out_bytes)];
         let target = match op {
-            Op::AllGather => &mut buf[own(sh.in_bytes)],
+            Op::AllGather | Op::Gather => &mut buf[own(sh.in_bytes)],
             _ => &mut buf[..],
         };
         fill_input(op, dtype, n, g.me, target);
         run(t, &g, call, Buffers::InPlace(&mut buf), scratch)?;
         let out = match op {
-            Op::ReduceScatter => &buf[own(sh.out_bytes)],
+            Op::ReduceScatter | Op::Scatter => &buf[own(sh.out_bytes)],
             _ => &buf[..],
         };
-        Ok(count_wrong(op, dtype, call.redop, n, g.me, sh, out))
+        Ok(count_wrong(call, n, g.me, out))
     } else {
         let mut input = vec![0u8; sh.in_bytes];
         let mut output = vec![0u8; sh.out_bytes];
@@ -87,28 +87,36 @@ fn run_checked(
             output: &mut output,
         };
         run(t, &g, call, bufs, scratch)?;
-        Ok(count_wrong(op, dtype, call.redop, n, g.me, sh, &output))
+        Ok(count_wrong(call, n, g.me, &output))
     }
 }
 
 /// Every (op, algorithm) of the host backend for `n` ranks, in and out of place: f32 and i32 with
 /// 0, 1, 7 and 1001 elements, f32 also with 1 MiB + 3 elements (four staging buffers, more than
-/// one ring slice); per rank where the op splits the buffer. The exact check's pattern costs
-/// more than the transfer, so the large size runs once per shape.
+/// one ring slice); per rank where the op splits the buffer; the rooted ops from the first and
+/// the last rank. The exact check's pattern costs more than the transfer, so the large size
+/// runs once per shape.
 fn cases(n: usize) -> Vec<(Call, bool)> {
     let mut v = Vec::new();
     for &op in Op::ALL {
         for &algo in op.host_algos() {
             for dtype in [DType::F32, DType::I32] {
                 let el = dtype.size();
-                let per = if matches!(op, Op::AllGather | Op::ReduceScatter) {
+                let per = if matches!(
+                    op,
+                    Op::AllGather | Op::ReduceScatter | Op::Gather | Op::Scatter
+                ) {
                     n
                 } else {
                     1
                 };
                 let large = (dtype == DType::F32).then_some((1 << 20) / el + 3);
+                let roots = if op.rooted() { vec![0, n - 1] } else { vec![0] };
                 for elems in [0, 1, 7, 1001].into_iter().chain(large) {
-                    for in_place in [false, true] {
+                    for (in_place, &root) in [false, true]
+                        .into_iter()
+                        .flat_map(|i| roots.iter().map(move |r| (i, r)))
+                    {
                         let shape = Shape::new(op, dtype, elems * el * per, n);
                         let redop = ReduceOp::Sum;
                         let call = Call {
@@ -117,6 +125,7 @@ fn cases(n: usize) -> Vec<(Call, bool)> {
                             dtype,
                             redop,
                             shape,
+                            root,
                         };
                         v.push((call, in_place));
                     }

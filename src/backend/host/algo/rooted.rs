@@ -1,0 +1,236 @@
+//! Gather and Scatter, linear and binomial, from any root.
+//!
+//! The algorithms work on the group rotated so that the root is index 0 ([`Group::rooted`]):
+//! index `v` of the rotated group is index `(v + root) % p` of the group, and block `j` of the
+//! root's buffer (in group order, as nccl-tests lays it out) is the block of rotated index
+//! `(j + p - root) % p`.
+//!
+//! - Linear: the root exchanges one block with every other rank in turn (Open MPI's
+//!   `basic_linear`): p−1 messages at the root, every block crossing one link once.
+//! - Binomial: rotated index `v` owns the blocks of `v .. v + min(lowbit(v), p − v)` (its
+//!   subtree). Gather: in round k (mask 2^k) a rank whose bit k is set sends its subtree's
+//!   blocks to `v − 2^k` and leaves; the others receive the subtree of `v + 2^k`. Scatter runs
+//!   the rounds backwards. ceil(log2 p) rounds at the root instead of p−1, the same bytes at the
+//!   root (its (p−1)/p of S), and each message of a subtree carries its blocks contiguously, in
+//!   rotated order (Thakur, Rabenseifner & Gropp 2005, section 4.3; MPICH's binomial gather and
+//!   scatter). Inner ranks stage their subtree in `scratch`; the root stages nothing when it is
+//!   group index 0, and otherwise rotates its buffer in place once (a pass over S).
+
+use super::{Buffers, Group};
+use crate::backend::host::transport::{Combine, Transport};
+use crate::error::Result;
+
+/// How a rooted call is carried out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    Linear,
+    Binomial,
+}
+
+/// One rooted call: the root's index in the group, the block size and the schedule.
+#[derive(Clone, Copy, Debug)]
+pub struct Rooted {
+    pub root: usize,
+    pub block_bytes: usize,
+    pub schedule: Schedule,
+}
+
+impl Group {
+    /// The group with its members rotated so that index `root` comes first (`root` is taken
+    /// modulo the size).
+    pub fn rooted(&self, root: usize) -> Group {
+        let n = self.size();
+        let root = root % n.max(1);
+        Group {
+            members: (0..n).map(|v| self.members[(v + root) % n]).collect(),
+            me: (self.me + n - root) % n.max(1),
+        }
+    }
+}
+
+/// The number of blocks in the subtree of rotated index `v` among `n`: all of them for the
+/// root, else `min(lowbit(v), n − v)`.
+pub fn subtree_blocks(v: usize, n: usize) -> usize {
+    if v == 0 {
+        n
+    } else {
+        (1 << v.trailing_zeros()).min(n - v)
+    }
+}
+
+/// Gather: every rank's block lands in block (group index) of the root's output. In place,
+/// a rank's block already sits at its own place of its buffer (AllGather's layout).
+pub fn gather<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    bufs: Buffers<'_>,
+    how: Rooted,
+    scratch: &mut Vec<u8>,
+) -> Result<()> {
+    let (b, n) = (how.block_bytes, g.size());
+    let mine = g.me * b..(g.me + 1) * b;
+    let rg = g.rooted(how.root);
+    if rg.me != 0 {
+        let own = match &bufs {
+            Buffers::OutOfPlace { input, .. } => &input[..b],
+            Buffers::InPlace(buf) => &buf[mine],
+        };
+        return match how.schedule {
+            Schedule::Linear => t.send_recv_copy(Some((rg.members[0], own)), None),
+            Schedule::Binomial => gather_inner(t, &rg, own, b, scratch),
+        };
+    }
+    // The root: its output in rotated order first (own block at 0), then rotated into place.
+    let out = match bufs {
+        Buffers::OutOfPlace { input, output } => {
+            output[..b].copy_from_slice(&input[..b]);
+            output
+        }
+        Buffers::InPlace(buf) => {
+            buf.copy_within(mine, 0);
+            buf
+        }
+    };
+    let out = &mut out[..n * b];
+    match how.schedule {
+        Schedule::Linear => {
+            (1..n).try_for_each(|v| recv(t, &rg, v, &mut out[v * b..(v + 1) * b]))?
+        }
+        Schedule::Binomial => gather_children(t, &rg, out, b)?,
+    }
+    if how.root != 0 {
+        out.rotate_right(how.root * b);
+    }
+    Ok(())
+}
+
+/// A non-root rank of the binomial gather: stages its subtree (its own block, then its
+/// children's) and sends it to its parent; a leaf sends its block as it is.
+fn gather_inner<T: Transport>(
+    t: &mut T,
+    rg: &Group,
+    own: &[u8],
+    b: usize,
+    scratch: &mut Vec<u8>,
+) -> Result<()> {
+    let v = rg.me;
+    let parent = rg.members[v - (1 << v.trailing_zeros())];
+    let blocks = subtree_blocks(v, rg.size());
+    if blocks == 1 {
+        return t.send_recv_copy(Some((parent, own)), None);
+    }
+    scratch.clear();
+    scratch.resize(blocks * b, 0);
+    scratch[..b].copy_from_slice(own);
+    gather_children(t, rg, &mut scratch[..], b)?;
+    t.send_recv_copy(Some((parent, &scratch[..])), None)
+}
+
+/// Receives the subtrees of this rank's children into `staged` (its own subtree in rotated
+/// order, its own block first), smallest child first, as the children send once theirs are in.
+fn gather_children<T: Transport>(t: &mut T, rg: &Group, staged: &mut [u8], b: usize) -> Result<()> {
+    let (v, n) = (rg.me, rg.size());
+    let mut mask = 1;
+    while mask < subtree_blocks(v, n) {
+        let child = v + mask;
+        let blocks = subtree_blocks(child, n);
+        recv(t, rg, child, &mut staged[mask * b..(mask + blocks) * b])?;
+        mask <<= 1;
+    }
+    Ok(())
+}
+
+/// Scatter: block j of the root's input lands in group index j's output. In place, a rank's
+/// output is its own block of its buffer (ReduceScatter's layout).
+pub fn scatter<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    bufs: Buffers<'_>,
+    how: Rooted,
+    scratch: &mut Vec<u8>,
+) -> Result<()> {
+    let (b, n) = (how.block_bytes, g.size());
+    let mine = g.me * b..(g.me + 1) * b;
+    let rg = g.rooted(how.root);
+    if rg.me == 0 {
+        return scatter_root(t, &rg, bufs, how, scratch);
+    }
+    let out = match bufs {
+        Buffers::OutOfPlace { output, .. } => &mut output[..b],
+        Buffers::InPlace(buf) => &mut buf[mine],
+    };
+    let parent = rg.members[rg.me - (1 << rg.me.trailing_zeros())];
+    let blocks = subtree_blocks(rg.me, n);
+    if how.schedule == Schedule::Linear {
+        return t.send_recv_copy(None, Some((rg.members[0], out, Combine::Copy)));
+    }
+    if blocks == 1 {
+        return t.send_recv_copy(None, Some((parent, out, Combine::Copy)));
+    }
+    scratch.clear();
+    scratch.resize(blocks * b, 0);
+    t.send_recv_copy(None, Some((parent, &mut scratch[..], Combine::Copy)))?;
+    scatter_children(t, &rg, &scratch[..], b)?;
+    out.copy_from_slice(&scratch[..b]);
+    Ok(())
+}
+
+/// The root of a scatter: sends every other rank its block (linear) or its children their
+/// subtrees (binomial), from its input in rotated order, and keeps its own block.
+fn scatter_root<T: Transport>(
+    t: &mut T,
+    rg: &Group,
+    bufs: Buffers<'_>,
+    how: Rooted,
+    scratch: &mut Vec<u8>,
+) -> Result<()> {
+    let (b, n, root) = (how.block_bytes, rg.size(), how.root);
+    let (input, own_out): (&[u8], Option<&mut [u8]>) = match bufs {
+        Buffers::OutOfPlace { input, output } => (&input[..n * b], Some(&mut output[..b])),
+        // In place the root's own block is already where its output goes.
+        Buffers::InPlace(buf) => (&buf[..n * b], None),
+    };
+    if let Some(out) = own_out {
+        out.copy_from_slice(&input[root * b..(root + 1) * b]);
+    }
+    // Rotated order: block v of `ordered` is the block of rotated index v.
+    let ordered: &[u8] = if root == 0 {
+        input
+    } else {
+        scratch.clear();
+        scratch.extend_from_slice(&input[root * b..]);
+        scratch.extend_from_slice(&input[..root * b]);
+        &scratch[..]
+    };
+    match how.schedule {
+        Schedule::Linear => (1..n).try_for_each(|v| {
+            t.send_recv_copy(Some((rg.members[v], &ordered[v * b..(v + 1) * b])), None)
+        }),
+        Schedule::Binomial => scatter_children(t, rg, ordered, b),
+    }
+}
+
+/// Sends this rank's children their subtrees from `staged` (its own subtree in rotated order),
+/// largest child first, so the deepest subtree starts first.
+fn scatter_children<T: Transport>(t: &mut T, rg: &Group, staged: &[u8], b: usize) -> Result<()> {
+    let (v, n) = (rg.me, rg.size());
+    let own = subtree_blocks(v, n);
+    // The largest power of two below `own`.
+    let mut mask = own.next_power_of_two() >> 1;
+    while mask > 0 {
+        let blocks = subtree_blocks(v + mask, n);
+        let part = &staged[mask * b..(mask + blocks) * b];
+        t.send_recv_copy(Some((rg.members[v + mask], part)), None)?;
+        mask >>= 1;
+    }
+    Ok(())
+}
+
+/// Receives one message from rotated index `v` into `out`.
+fn recv<T: Transport>(t: &mut T, rg: &Group, v: usize, out: &mut [u8]) -> Result<()> {
+    t.send_recv_copy(None, Some((rg.members[v], out, Combine::Copy)))
+}
+
+#[cfg(test)]
+#[path = "rooted_tests.rs"]
+mod tests;
