@@ -13,7 +13,10 @@ use std::time::Duration;
 
 use common::{elem_size, expected_bytes, series, summary, sweep_ok, tempdir};
 
-const OPS: &str = "allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv";
+const OPS: &str =
+    "allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv,gather,scatter";
+/// The ops with a root.
+const ROOTED: &str = "broadcast,reduce,gather,scatter";
 const DTYPES: [&str; 5] = ["f32", "f64", "f16", "bf16", "i32"];
 const SIZES: (usize, usize, usize) = (5, 1 << 20, 7);
 /// Generous: each launch takes about a second on an idle 2-core machine.
@@ -27,21 +30,34 @@ fn algos(op: &str) -> &'static [&'static str] {
         "broadcast" | "reduce" => &["tree"],
         "alltoall" => &["pairwise"],
         "sendrecv" => &["direct"],
+        "gather" | "scatter" => &["binomial", "linear"],
         other => panic!("unknown op {other}"),
     }
 }
 
-/// (op, algo, dtype, in_place, world, bytes) of one point.
-type Key = (String, String, String, bool, usize, usize);
+/// (op, algo, dtype, in_place, world, bytes, root) of one point.
+type Key = (String, String, String, bool, usize, usize, Option<usize>);
+
+/// The roots of `op`'s points at `world` ranks with `--root root` (`all`: every rank).
+fn roots(op: &str, root: &str, world: usize) -> Vec<Option<usize>> {
+    match (ROOTED.split(',').any(|r| r == op), root) {
+        (false, _) => vec![None],
+        (true, "all") => (0..world).map(Some).collect(),
+        (true, r) => vec![Some(r.parse().unwrap())],
+    }
+}
 
 /// The points a sweep over `ops`, all dtypes, both placements and [`SIZES`] must measure.
-fn expected_points(ops: &str, world: usize) -> Vec<Key> {
+fn expected_points(ops: &str, world: usize, root: &str) -> Vec<Key> {
     let (b, e, f) = SIZES;
     let mut keys = Vec::new();
     for op in ops.split(',') {
         for algo in algos(op) {
             for dtype in DTYPES {
-                for in_place in [false, true] {
+                for (in_place, r) in [false, true]
+                    .into_iter()
+                    .flat_map(|i| roots(op, root, world).into_iter().map(move |r| (i, r)))
+                {
                     let mut last = None;
                     for requested in series(b, e, f) {
                         let bytes = expected_bytes(op, dtype, requested, world);
@@ -50,7 +66,7 @@ fn expected_points(ops: &str, world: usize) -> Vec<Key> {
                         }
                         last = Some(bytes);
                         let k = (op, *algo, dtype, in_place, world, bytes);
-                        keys.push((k.0.into(), k.1.into(), k.2.into(), k.3, k.4, k.5));
+                        keys.push((k.0.into(), k.1.into(), k.2.into(), k.3, k.4, k.5, r));
                     }
                 }
             }
@@ -62,11 +78,12 @@ fn expected_points(ops: &str, world: usize) -> Vec<Key> {
 
 /// Runs one launch of `ops` with reduction `redop` at `ranks` ranks and checks every point.
 fn check_launch(ops: &str, redop: &str, ranks: usize) {
-    check_launch_over(ops, redop, ranks, "shm");
+    check_launch_over(ops, redop, ranks, "shm", "0");
 }
 
-/// [`check_launch`] with the ranks moving data over `transport` (shm or tcp).
-fn check_launch_over(ops: &str, redop: &str, ranks: usize, transport: &str) {
+/// [`check_launch`] with the ranks moving data over `transport` (shm or tcp), the rooted ops
+/// from `root` (a rank or `all`).
+fn check_launch_over(ops: &str, redop: &str, ranks: usize, transport: &str, root: &str) {
     let _serial = common::serial();
     let (_tmp, out) = tempdir();
     let (b, e, f) = (
@@ -78,7 +95,8 @@ fn check_launch_over(ops: &str, redop: &str, ranks: usize, transport: &str) {
     let dtypes = DTYPES.join(",");
     #[rustfmt::skip]
     let args = [
-        "--op", ops, "--algo", "ring,tree,pairwise,direct", "--dtype", &dtypes, "--redop", redop,
+        "--op", ops, "--algo", "ring,tree,pairwise,direct,binomial,linear", "--dtype", &dtypes,
+        "--redop", redop, "--root", root,
         "--in-place", "both", "--ranks", &ranks_text, "-b", &b, "-e", &e, "-f", &f,
         "--iters", "2", "--warmup", "1", "--timeout", "30s", "--transport", transport,
     ];
@@ -104,13 +122,13 @@ fn check_launch_over(ops: &str, redop: &str, ranks: usize, transport: &str) {
         .map(|r| {
             let k = &r.key;
             let (op, algo, dtype) = (k.op.to_string(), k.algo.to_string(), k.dtype.to_string());
-            (op, algo, dtype, k.in_place, k.world, k.bytes)
+            (op, algo, dtype, k.in_place, k.world, k.bytes, k.root)
         })
         .collect();
     got.sort();
     assert_eq!(
         got,
-        expected_points(ops, ranks),
+        expected_points(ops, ranks, root),
         "points of {ops} at {ranks} ranks"
     );
 
@@ -164,7 +182,7 @@ fn expected_points_follow_nccl_tests_rounding() {
     assert_eq!(expected_bytes("alltoall", "i32", 35, 3), 24);
     assert_eq!(expected_bytes("reduce", "f64", 5, 2), 0);
     assert_eq!(series(5, 1 << 20, 7).last(), Some(&588_245));
-    let pts = expected_points("allgather", 4);
+    let pts = expected_points("allgather", 4, "0");
     let f16_sizes: Vec<usize> = pts
         .iter()
         .filter(|k| k.2 == "f16" && !k.3)
@@ -180,10 +198,20 @@ fn expected_points_follow_nccl_tests_rounding() {
 
 #[test]
 fn every_op_algo_dtype_placement_over_tcp_at_2_ranks() {
-    check_launch_over(OPS, "sum", 2, "tcp");
+    check_launch_over(OPS, "sum", 2, "tcp", "0");
 }
 
 #[test]
 fn every_op_algo_dtype_placement_over_tcp_at_3_ranks() {
-    check_launch_over(OPS, "sum", 3, "tcp");
+    check_launch_over(OPS, "sum", 3, "tcp", "0");
+}
+
+#[test]
+fn rooted_ops_from_every_root_at_3_ranks() {
+    check_launch_over(ROOTED, "sum", 3, "shm", "all");
+}
+
+#[test]
+fn rooted_ops_from_every_root_over_tcp_at_4_ranks() {
+    check_launch_over(ROOTED, "max", 4, "tcp", "all");
 }

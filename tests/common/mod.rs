@@ -222,7 +222,9 @@ pub fn expected_bytes(op: &str, dtype: &str, requested: usize, world: usize) -> 
     let el = elem_size(dtype);
     match op {
         // nccl-tests rounds these to whole elements per rank (AllToAll: per peer block).
-        "allgather" | "reducescatter" | "alltoall" => requested / el / world * world * el,
+        "allgather" | "reducescatter" | "alltoall" | "gather" | "scatter" => {
+            requested / el / world * world * el
+        }
         _ => requested / el * el,
     }
 }
@@ -242,8 +244,8 @@ pub fn busbw_factor(op: &str, world: usize) -> f64 {
     let p = world as f64;
     match op {
         "allreduce" => 2.0 * (p - 1.0) / p,
-        "allgather" | "reducescatter" => (p - 1.0) / p,
-        "broadcast" | "reduce" => 1.0,
+        "allgather" | "reducescatter" | "alltoall" | "gather" | "scatter" => (p - 1.0) / p,
+        "broadcast" | "reduce" | "sendrecv" => 1.0,
         other => panic!("unknown op {other}"),
     }
 }
