@@ -245,15 +245,16 @@ fn the_table_has_one_row_per_point() {
             k.count.to_string(),
             k.dtype.to_string(),
             redop.to_string(),
+            k.root.map_or("-1".into(), |r| r.to_string()),
             k.op.to_string(),
             k.algo.to_string(),
             k.world.to_string(),
             k.nodes.to_string(),
             place.to_string(),
         ];
-        assert_eq!(cells.len(), 14, "{line}");
-        assert_eq!(cells[..9], want, "{line}");
-        assert_eq!(cells[13], "0", "{line}");
+        assert_eq!(cells.len(), 15, "{line}");
+        assert_eq!(cells[..10], want, "{line}");
+        assert_eq!(cells[14], "0", "{line}");
     }
     let notes: Vec<&str> = run
         .stdout

@@ -1,6 +1,6 @@
 //! Matching two runs' points and judging each pair. Pure.
 //!
-//! Points match on (op, algo, proto, dtype, world, bytes, in_place): an NCCL point measured with
+//! Points match on (op, algo, proto, dtype, world, bytes, in_place, root): an NCCL point measured with
 //! LL is compared with LL only. A point without a protocol (host, MPI) matches one whose protocol
 //! was left to the library (`auto`): neither forced one.
 //! The ratio of a pair is taken on
@@ -31,6 +31,8 @@ pub struct MatchKey {
     pub world: usize,
     pub bytes: usize,
     pub in_place: bool,
+    /// The root of a rooted op; None for the others.
+    pub root: Option<usize>,
 }
 
 impl MatchKey {
@@ -44,6 +46,7 @@ impl MatchKey {
             world: k.world,
             bytes: k.bytes,
             in_place: k.in_place,
+            root: k.root,
         }
     }
 
@@ -55,16 +58,21 @@ impl MatchKey {
         }
     }
 
-    /// E.g. `allreduce ring f32 w2 1 KiB`, `allreduce ring/ll128 bf16 w8 1 MiB`.
+    /// E.g. `allreduce ring f32 w2 1 KiB`, `allreduce ring/ll128 bf16 w8 1 MiB`, `gather
+    /// binomial f32 w4 1 KiB root 2` (root 0, the default, unnamed).
     pub fn label(&self) -> String {
         format!(
-            "{} {} {} w{} {}{}",
+            "{} {} {} w{} {}{}{}",
             self.op,
             algo_label(self.algo, self.proto),
             self.dtype,
             self.world,
             crate::units::format_size(self.bytes),
-            if self.in_place { " in-place" } else { "" }
+            if self.in_place { " in-place" } else { "" },
+            match self.root {
+                Some(r) if r != 0 => format!(" root {r}"),
+                _ => String::new(),
+            }
         )
     }
 }
@@ -105,6 +113,9 @@ pub struct PointDiff {
     pub world: usize,
     pub bytes: usize,
     pub in_place: bool,
+    /// The root of a rooted op; absent for the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root: Option<usize>,
     pub time_us_a: f64,
     pub time_us_b: f64,
     /// time_us_b / time_us_a (null when not defined).
@@ -230,6 +241,7 @@ fn pair(k: &MatchKey, a: &PointRecord, b: &PointRecord, threshold: f64) -> Point
         world: k.world,
         bytes: k.bytes,
         in_place: k.in_place,
+        root: k.root,
         time_us_a: time_a,
         time_us_b: time_b,
         time_ratio,

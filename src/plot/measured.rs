@@ -20,6 +20,8 @@ pub struct LineKey {
     pub nodes: usize,
     pub dtype: DType,
     pub in_place: bool,
+    /// The root of a rooted op; None for the others.
+    pub root: Option<usize>,
     pub backend: String,
     /// Index of the run among the inputs.
     pub run: usize,
@@ -71,6 +73,7 @@ pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLin
                 nodes: k.nodes,
                 dtype: k.dtype,
                 in_place: k.in_place,
+                root: k.root,
                 backend: k.backend.clone(),
                 run: i,
             };
@@ -86,12 +89,13 @@ pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLin
 }
 
 /// Names lines by what differs between them: always the algorithm and world size, the protocol
-/// where one was forced or several occur, then dtype, placement, nodes, backend and run where
-/// more than one occurs.
+/// where one was forced or several occur, then dtype, placement, root, nodes, backend and run
+/// where more than one occurs.
 pub struct Labeler {
     proto: bool,
     dtype: bool,
     in_place: bool,
+    root: bool,
     nodes: bool,
     backend: bool,
     runs: Option<Vec<String>>,
@@ -111,6 +115,7 @@ impl Labeler {
             proto: forced || varies(&|k| format!("{:?}", k.proto)),
             dtype: varies(&|k| k.dtype.to_string()),
             in_place: varies(&|k| k.in_place.to_string()),
+            root: varies(&|k| format!("{:?}", k.root)),
             nodes: varies(&|k| k.nodes.to_string()),
             backend: varies(&|k| k.backend.clone()),
             runs: (runs.len() > 1).then(|| runs.iter().map(run_name).collect()),
@@ -151,6 +156,9 @@ impl Labeler {
                 }
                 .into(),
             );
+        }
+        if let (true, Some(root)) = (self.root, k.root) {
+            parts.push(format!("root {root}"));
         }
         if self.backend {
             parts.push(k.backend.clone());

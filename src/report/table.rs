@@ -4,11 +4,12 @@
 use crate::model::record::PointRecord;
 
 /// Title, unit and width of each column, in order.
-const COLUMNS: [(&str, &str, usize); 14] = [
+const COLUMNS: [(&str, &str, usize); 15] = [
     ("size", "(B)", 12),
     ("count", "(elements)", 12),
     ("type", "", 6),
     ("redop", "", 6),
+    ("root", "", 4),
     ("op", "", 14),
     ("algo", "", 18),
     ("world", "", 6),
@@ -41,7 +42,8 @@ pub fn header() -> String {
 }
 
 /// One point as a table row: the median time and the bandwidths derived from it, like the
-/// summary; `redop` is `none` for ops that do not reduce, as in nccl-tests.
+/// summary; `redop` is `none` for ops that do not reduce and `root` -1 for ops without a root,
+/// as in nccl-tests.
 pub fn row(rec: &PointRecord) -> String {
     let k = &rec.key;
     let redop = if k.op.reduces() {
@@ -54,6 +56,7 @@ pub fn row(rec: &PointRecord) -> String {
         k.count.to_string(),
         k.dtype.to_string(),
         redop.to_string(),
+        k.root.map_or("-1".into(), |r| r.to_string()),
         k.op.to_string(),
         k.algo.to_string(),
         k.world.to_string(),
@@ -107,6 +110,7 @@ mod tests {
             "3",
             "bf16",
             "max",
+            "-1",
             "reducescatter",
             "ring",
             "3",
@@ -114,12 +118,16 @@ mod tests {
             "in",
             "0.29",
         ];
-        assert_eq!(&cells[..10], want);
-        assert_eq!(cells[10], "0.33");
+        assert_eq!(&cells[..11], want);
+        assert_eq!(cells[11], "0.33");
         rec.key.op = Op::AllGather;
         rec.key.in_place = false;
         let r = row(&rec);
         assert!(r.contains(" none ") && r.contains(" out "), "{r}");
+        rec.key.op = Op::Gather;
+        rec.key.root = Some(3);
+        let cells: Vec<String> = row(&rec).split_whitespace().map(String::from).collect();
+        assert_eq!((cells[3].as_str(), cells[4].as_str()), ("none", "3"));
     }
 
     #[test]
