@@ -3,33 +3,48 @@
 
 Builds collbench with `--features mpi`, then repeats whole launches (this machine's noise is per
 launch), alternating the two backends over the same points: every op, f32, the smallest size
-(8 B, or one element per rank where the op splits the buffer) and 64 MiB, at 2 and 4 ranks.
-The host backend runs each op's algorithms (`ring,tree,recursive-doubling`; the best median
-over launches is compared), the MPI backend the library's own choice (`--algo auto`).
+(8 B, or one element per rank where the op splits the buffer), 1 MiB and 64 MiB, at 2 and 4
+ranks. The host backend runs each op's algorithms (the best median over launches is compared),
+the MPI backend the library's own choice (`--algo auto`). With `--osu DIR` (a build of the OSU
+micro-benchmarks' c/mpi/collective/blocking), OSU's test of each op it has runs on the same
+Open MPI at the same sizes, and its average latency is put beside the MPI backend's median
+(busbw from it by the nccl-tests rules, OSU's size being S/p for AllGather, AllToAll, Gather
+and Scatter).
 
 Prints per op and world the median over launches of each backend's median time (small) and
 busbw (large), and the ratio taken launch pair by launch pair, with its range; a ratio of 1 or
 more means the host backend at least matches MPI.
 
-Usage: python3 scripts/host_vs_mpi.py [--launches 5] [--ranks 2,4] [--large 64M]
+Usage: python3 scripts/host_vs_mpi.py [--launches 5] [--ranks 2,4] [--mid 1M] [--large 64M]
+                                     [--ops allgather,alltoall] [--osu DIR]
 """
 import argparse, csv, os, platform, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "collbench")
-OPS = "allreduce,allgather,reducescatter,broadcast,reduce"
-HOST_ALGOS = "ring,tree,recursive-doubling"
+OPS = "allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv,gather,scatter"
+HOST_ALGOS = "ring,tree,recursive-doubling,pairwise,bruck,direct,binomial,linear"
+# OSU's test of each op, and whether its size is per rank (S = size x p).
+OSU = {"allreduce": ("osu_allreduce", False), "allgather": ("osu_allgather", True),
+       "reducescatter": ("osu_reduce_scatter", False), "broadcast": ("osu_bcast", False),
+       "reduce": ("osu_reduce", False), "alltoall": ("osu_alltoall", True),
+       "gather": ("osu_gather", True), "scatter": ("osu_scatter", True)}
+BUS = {"allreduce": lambda p: 2 * (p - 1) / p, "broadcast": lambda p: 1.0,
+       "reduce": lambda p: 1.0, "sendrecv": lambda p: 1.0}
 
 
-def sweep(backend, ranks, sizes, out):
+def mpirun(ranks):
+    root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
+    return ["mpirun", "-np", str(ranks), "--oversubscribe"] + root
+
+
+def sweep(backend, ranks, sizes, out, ops):
     """One whole launch; the rows of its summary.csv."""
-    args = ["sweep", "--no-progress", "--out", out, "--op", OPS, "--dtype", "f32"] + sizes
+    args = ["sweep", "--no-progress", "--out", out, "--op", ops, "--dtype", "f32"] + sizes
     if backend == "host":
         cmd = [BIN] + args + ["--ranks", str(ranks), "--algo", HOST_ALGOS]
     else:
-        root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
-        cmd = (["mpirun", "-np", str(ranks), "--oversubscribe"] + root + [BIN] + args
-               + ["--backend", "mpi", "--algo", "auto"])
+        cmd = mpirun(ranks) + [BIN] + args + ["--backend", "mpi", "--algo", "auto"]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
         sys.exit(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}")
@@ -53,24 +68,45 @@ def spread(xs):
     return f"{statistics.median(xs):8.2f} [{min(xs):.2f}..{max(xs):.2f}]"
 
 
+def osu(args, op, ranks, size, metric):
+    """OSU's average latency (us) for `op` at collbench size `size`, or busbw from it."""
+    test, per_rank = OSU[op]
+    osu_size = size // ranks if per_rank else size
+    exe = os.path.join(args.osu, test)
+    done = subprocess.run(mpirun(ranks) + [exe, "-m", f"{osu_size}:{osu_size}", "-f"],
+                          capture_output=True, text=True, cwd=ROOT)
+    rows = [l.split() for l in done.stdout.splitlines() if l.strip() and l.split()[0].isdigit()]
+    if done.returncode != 0 or not rows:
+        sys.exit(f"{test} failed ({done.returncode}): {done.stderr.strip()}")
+    avg_us = float(rows[-1][1])
+    if metric == "time_us_median":
+        return avg_us
+    factor = BUS.get(op, lambda p: (p - 1) / p)(ranks)
+    return size / (avg_us * 1e3) * factor
+
+
 CLASSES = (("small", ["-b", "8", "-e", "16", "-f", "2"], "time_us_median"),
-           ("large", None, "busbw_gbps"))
+           ("mid", "mid", "busbw_gbps"), ("large", "large", "busbw_gbps"))
 
 
 def one_repetition(i, args, tmp, res):
-    """Every (world, size class) once per backend, host and MPI alternating which goes first."""
+    """Every (world, size class) once per backend, host and MPI alternating which goes first,
+    then OSU where asked."""
     for ranks in args.ranks:
         for name, sizes, metric in CLASSES:
-            sizes = sizes or ["-b", args.large, "-e", args.large]
+            if isinstance(sizes, str):
+                size = getattr(args, sizes)
+                sizes = ["-b", size, "-e", size]
             order = ("host", "mpi") if i % 2 == 0 else ("mpi", "host")
             got = {}
             for backend in order:
                 out = os.path.join(tmp, f"{backend}-{ranks}-{name}-{i}")
-                got[backend] = smallest(sweep(backend, ranks, sizes, out), metric)
+                got[backend] = smallest(sweep(backend, ranks, sizes, out, args.ops), metric)
             for op, (size, host) in got["host"].items():
                 if op in got["mpi"]:
                     mpi = got["mpi"][op][1]["auto"]
-                    res.setdefault((name, ranks, op), []).append((size, host, mpi))
+                    peer = osu(args, op, ranks, size, metric) if args.osu and op in OSU else None
+                    res.setdefault((name, ranks, op), []).append((size, host, mpi, peer))
 
 
 def better(name):
@@ -80,11 +116,11 @@ def better(name):
 def row(name, launches):
     """The host algorithm with the best median over launches, and per launch pair its value,
     MPI's and the ratio (>= 1: host at least matches)."""
-    algos = set.intersection(*(set(h) for _, h, _ in launches))
-    med = {a: statistics.median(h[a] for _, h, _ in launches) for a in algos}
+    algos = set.intersection(*(set(h) for _, h, _, _ in launches))
+    med = {a: statistics.median(h[a] for _, h, _, _ in launches) for a in algos}
     algo = better(name)(med, key=med.get)
-    pairs = [(h[algo], m, m / h[algo] if name == "small" else h[algo] / m)
-             for _, h, m in launches]
+    pairs = [(h[algo], m, m / h[algo] if name == "small" else h[algo] / m, o)
+             for _, h, m, o in launches]
     return algo, pairs
 
 
@@ -98,23 +134,30 @@ def report(res, args, seconds):
     print(f"# {mpi.splitlines()[0] if mpi else 'mpirun: unknown version'}; host: best "
           f"algorithm by median over launches; ratio per launch pair, >= 1: host at least matches")
     for name, unit, ratio in (("small", "median time us", "MPI time / host time"),
+                              ("mid", "busbw GB/s", "host busbw / MPI busbw"),
                               ("large", "busbw GB/s", "host busbw / MPI busbw")):
-        print(f"\n## {name}: {unit}, median [min..max] over launches; ratio = {ratio}")
+        print(f"\n## {name}: {unit}, median [min..max] over launches; ratio = {ratio}"
+              f"{'; osu: OSU average latency (busbw from it)' if args.osu else ''}")
         print(f"{'ranks':>5s} {'op':13s} {'bytes':>9s} {'host algo':18s} "
-              f"{'host':>21s} {'mpi (auto)':>21s} {'ratio':>21s}")
+              f"{'host':>21s} {'mpi (auto)':>21s} {'ratio':>21s}{'osu':>22s}")
         for (n, ranks, op), launches in sorted(res.items()):
             if n != name:
                 continue
             algo, pairs = row(name, launches)
             cols = [spread([p[k] for p in pairs]) for k in range(3)]
-            print(f"{ranks:5d} {op:13s} {launches[0][0]:9d} {algo:18s} {cols[0]} {cols[1]} {cols[2]}")
+            peer = [p[3] for p in pairs if p[3] is not None]
+            cols.append(spread(peer) if peer else f"{'-':>8s}")
+            print(f"{ranks:5d} {op:13s} {launches[0][0]:9d} {algo:18s} {' '.join(cols)}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--launches", type=int, default=5, help="repetitions of every launch (5)")
     ap.add_argument("--ranks", default="2,4", help="world sizes, comma separated (2,4)")
+    ap.add_argument("--mid", default="1M", help="the middle size (1M)")
     ap.add_argument("--large", default="64M", help="the large size (64M)")
+    ap.add_argument("--ops", default=OPS, help="collectives, comma separated (all nine)")
+    ap.add_argument("--osu", help="folder of OSU's collective tests (osu_allgather, ...)")
     ap.add_argument("--keep", action="store_true", help="keep the results folders")
     args = ap.parse_args()
     args.ranks = [int(r) for r in args.ranks.split(",")]
