@@ -233,7 +233,8 @@ impl Op {
     }
 
     /// The algorithms the NCCL backend can ask NCCL for with this op (`NCCL_ALGO`), following
-    /// NCCL's enqueue tables: Broadcast and Reduce run rings only.
+    /// NCCL's enqueue tables: Broadcast and Reduce run rings only. AllToAll and SendRecv are
+    /// grouped `ncclSend`/`ncclRecv` calls, which have no algorithm to choose: `auto` only.
     pub fn nccl_algos(self) -> &'static [Algo] {
         match self {
             Op::AllReduce => &[
@@ -247,7 +248,40 @@ impl Op {
                 &[Algo::Auto, Algo::Ring, Algo::Nvls, Algo::CollNet]
             }
             Op::Broadcast | Op::Reduce => &[Algo::Auto, Algo::Ring],
-            Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => &[],
+            Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => &[Algo::Auto],
+        }
+    }
+
+    /// Whether the NCCL backend issues the op as a group of point-to-point calls (`ncclSend`
+    /// and `ncclRecv` between `ncclGroupStart` and `ncclGroupEnd`, as nccl-tests does) rather
+    /// than as one collective. NCCL's tuning (`NCCL_ALGO`, `NCCL_PROTO`, the cost model behind
+    /// `ncclGroupSimulateEnd`) covers collectives only.
+    pub fn nccl_point_to_point(self) -> bool {
+        match self {
+            Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => true,
+            Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::Broadcast | Op::Reduce => false,
+        }
+    }
+
+    /// Why the NCCL backend does not measure the op in place, or `None` where it does. NCCL's
+    /// point-to-point calls have no in-place form: with one buffer a rank's receives overwrite
+    /// blocks its sends may not have read yet (nccl-tests runs in-place alltoall and sendrecv on
+    /// one buffer and leaves their result unchecked).
+    pub fn nccl_no_in_place(self) -> Option<&'static str> {
+        match self {
+            Op::AllToAll | Op::SendRecv => Some(
+                "NCCL's point-to-point calls have no in-place form (a rank's receives would \
+                 overwrite data its sends still read; nccl-tests leaves that result unchecked)",
+            ),
+            // Gather and Scatter in place are well defined: NCCL skips a rank's send to itself
+            // on the same buffer, and no other transfer touches the rank's own block.
+            Op::AllReduce
+            | Op::AllGather
+            | Op::ReduceScatter
+            | Op::Broadcast
+            | Op::Reduce
+            | Op::Gather
+            | Op::Scatter => None,
         }
     }
 

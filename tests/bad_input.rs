@@ -84,7 +84,16 @@ fn names_that_do_not_exist() {
     refused(&["--redop", "prod"], &["'prod'", "sum"]);
     refused(&["--op", "gather", "--root", "first"], &["'first'", "all"]);
     refused(
-        &["--op", "scatter", "--ranks", "4", "--world-sizes", "2,4", "--root", "3"],
+        &[
+            "--op",
+            "scatter",
+            "--ranks",
+            "4",
+            "--world-sizes",
+            "2,4",
+            "--root",
+            "3",
+        ],
         &["--root 3", "2-rank group", "--root all"],
     );
     refused(&["--in-place", "maybe"], &["--in-place 'maybe'", "both"]);

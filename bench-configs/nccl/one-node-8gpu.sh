@@ -9,7 +9,11 @@
 # timed iterations after 5 warm-up ones, one process per GPU, root 0, sum. Compare collbench's
 # busbw_gbps_mean (busbw from the mean time) with nccl-tests' busbw column: nccl-tests times the
 # 20 iterations as one batch and prints their mean. NCCL_ALGO and NCCL_PROTO, where set, are the
-# same variables collbench sets for --algo and --proto (auto: unset).
+# same variables collbench sets for --algo and --proto (auto: unset). collbench runs AllToAll and
+# SendRecv as grouped ncclSend/ncclRecv, out of place only (nccl-tests runs their in-place half
+# unchecked, #wrong N/A). nccl-tests does the same for sendrecv, and for alltoall before NCCL
+# 2.28; from 2.28 its alltoall calls ncclAlltoAll instead. It also rounds alltoall's block per
+# peer down to 16 B, so its rows below 128 B (bf16, 8 ranks) are smaller than collbench's.
 set -euo pipefail
 
 COLLBENCH=${COLLBENCH:-./target/release/collbench}
@@ -17,7 +21,7 @@ OUT=${OUT:-results/nccl-8gpu-$(date -u +%Y%m%d-%H%M%S)}
 COMMON=(-b 8 -e 8G -f 2 --iters 20 --warmup 5 --dtype bf16 --in-place both)
 
 "$COLLBENCH" sweep --backend nccl --ranks 8 "${COMMON[@]}" \
-    --op allreduce,allgather,reducescatter,broadcast,reduce --out "$OUT/auto"
+    --op allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv --out "$OUT/auto"
 # Forced algorithms and protocols for AllReduce, in one folder: fit, plot, compare and accept
 # keep each (algorithm, protocol) a curve of its own.
 "$COLLBENCH" sweep --backend nccl --ranks 8 "${COMMON[@]}" --op allreduce \
@@ -29,7 +33,7 @@ COMMON=(-b 8 -e 8G -f 2 --iters 20 --warmup 5 --dtype bf16 --in-place both)
 [ -n "${NCCL_TESTS:-}" ] || exit 0
 # nccl-tests built with MPI=1; -g 1: one GPU per process, as collbench runs. -c 1 checks results.
 NT=(-b 8 -e 8G -f 2 -g 1 -n 20 -w 5 -c 1 -d bfloat16)
-for t in all_reduce all_gather reduce_scatter broadcast reduce; do
+for t in all_reduce all_gather reduce_scatter broadcast reduce alltoall sendrecv; do
     mpirun -np 8 "$NCCL_TESTS/${t}_perf" "${NT[@]}" -o sum -r 0 | tee "$OUT/nccl-tests-$t.txt"
 done
 # -n 1 -G 20: one call captured per graph, the graph launched 20 times, as --cuda-graph does.

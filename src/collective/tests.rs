@@ -93,7 +93,10 @@ fn alltoall_follows_nccl_tests() {
     assert_eq!((s.in_bytes, s.out_bytes), (96, 96));
     assert_eq!(s.call_count(Op::AllToAll), 8);
     assert_eq!(Op::AllToAll.host_algos(), &[Algo::Pairwise]);
-    assert!(Op::AllToAll.nccl_algos().is_empty() && !Op::AllToAll.reduces());
+    assert!(!Op::AllToAll.reduces());
+    // NCCL runs it as grouped ncclSend/ncclRecv: no algorithm to force, no in-place form.
+    assert_eq!(Op::AllToAll.nccl_algos(), &[Algo::Auto]);
+    assert!(Op::AllToAll.nccl_point_to_point() && Op::AllToAll.nccl_no_in_place().is_some());
 }
 
 #[test]
@@ -108,4 +111,19 @@ fn sendrecv_follows_nccl_tests() {
     assert_eq!(s.call_count(Op::SendRecv), 50);
     assert_eq!(Op::SendRecv.host_algos(), &[Algo::Direct]);
     assert_eq!(Op::SendRecv.mpi_algos(), &[Algo::Auto]);
+    assert_eq!(Op::SendRecv.nccl_algos(), &[Algo::Auto]);
+    assert!(Op::SendRecv.nccl_point_to_point() && Op::SendRecv.nccl_no_in_place().is_some());
+    // The collectives stay collectives, measured in place too.
+    for op in [
+        Op::AllReduce,
+        Op::AllGather,
+        Op::ReduceScatter,
+        Op::Broadcast,
+        Op::Reduce,
+    ] {
+        assert!(
+            !op.nccl_point_to_point() && op.nccl_no_in_place().is_none(),
+            "{op}"
+        );
+    }
 }

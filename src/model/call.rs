@@ -40,4 +40,13 @@ impl BackendKind {
             BackendKind::Host => op.host_algos(),
         }
     }
+
+    /// Why the backend does not measure `op` in place, or `None` where it does (NCCL's
+    /// point-to-point ops, [`Op::nccl_no_in_place`]).
+    pub fn no_in_place(self, op: Op) -> Option<&'static str> {
+        match self {
+            BackendKind::Nccl => op.nccl_no_in_place(),
+            BackendKind::Mpi | BackendKind::Host => None,
+        }
+    }
 }

@@ -44,7 +44,7 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
         "--backend",
         "nccl",
         "--op",
-        "allreduce,allgather,reducescatter,broadcast,reduce",
+        "allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv,gather,scatter",
         "--dtype",
         "f32,f16,bf16,f64,i32",
         "--in-place",
@@ -76,7 +76,13 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
                 let has = |r: &&collbench::model::record::PointRecord| {
                     r.key.op == *op && r.key.dtype == *d && r.key.in_place == in_place
                 };
-                assert!(rows.iter().any(|r| has(&r)), "{op} {d} in place {in_place}");
+                // NCCL's point-to-point ops have no in-place form: not planned in place.
+                let want = !(in_place && op.nccl_no_in_place().is_some());
+                assert_eq!(
+                    rows.iter().any(|r| has(&r)),
+                    want,
+                    "{op} {d} in place {in_place}"
+                );
             }
         }
     }
@@ -95,6 +101,125 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
     for (i, t) in telemetry.iter().enumerate() {
         assert_eq!((t.point, t.rank), (i / gpus, i % gpus));
     }
+}
+
+#[test]
+#[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
+fn gpu_alltoall_and_sendrecv_are_exact_with_and_without_cuda_graphs() {
+    let Some(gpus) = gpus_or_skip() else {
+        return;
+    };
+    // Every GPU, and a world of one (each rank sends to and receives from itself).
+    let worlds = if gpus > 1 {
+        format!("{gpus},1")
+    } else {
+        "1".to_string()
+    };
+    for graph in [false, true] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let mut args = vec![
+            "--backend",
+            "nccl",
+            "--op",
+            "alltoall,sendrecv",
+            "--world-sizes",
+            &worlds,
+            "--dtype",
+            "f32,bf16,f64,i32",
+            // Asked for both: the plan keeps them out of place, with a note.
+            "--in-place",
+            "both",
+            "-b",
+            "8",
+            "-e",
+            "16M",
+            "-f",
+            "8",
+            "--iters",
+            "5",
+            "--warmup",
+            "2",
+        ];
+        if graph {
+            args.push("--cuda-graph");
+        }
+        let r = sweep_ok(&args, &dir, GPU_LIMIT);
+        assert!(
+            r.stdout.contains("alltoall in place is not measured"),
+            "{}",
+            r.stdout
+        );
+        let rows = summary(&dir);
+        for op in [Op::AllToAll, Op::SendRecv] {
+            for d in [DType::F32, DType::BF16, DType::F64, DType::I32] {
+                let of: Vec<_> = rows
+                    .iter()
+                    .filter(|r| r.key.op == op && r.key.dtype == d)
+                    .collect();
+                assert!(!of.is_empty(), "{op} {d} graph {graph}");
+                for r in of {
+                    assert_eq!(r.wrong, 0, "{:?} graph {graph}", r.key);
+                    assert_eq!((r.key.algo, r.key.proto), (Algo::Auto, Some(Proto::Auto)));
+                    assert!(!r.key.in_place, "{:?}", r.key);
+                    assert!(r.time_us_median > 0.0, "{r:?}");
+                    // No ncclGroupSimulateEnd for point-to-point groups.
+                    assert_eq!(r.nccl_estimate_us, None, "{:?}", r.key);
+                    let factor = op.busbw_factor(r.key.world);
+                    assert!((r.busbw_gbps - r.algbw_gbps * factor).abs() <= 1e-9 * r.algbw_gbps);
+                }
+            }
+        }
+        let mut worlds_seen: Vec<usize> = rows.iter().map(|r| r.key.world).collect();
+        worlds_seen.dedup();
+        assert_eq!(worlds_seen.first(), Some(&gpus));
+        assert_eq!(meta(&dir).options["cuda_graph"], graph);
+    }
+}
+
+#[test]
+#[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
+fn gpu_point_to_point_ops_are_measured_once_under_forced_protocols() {
+    if gpus_or_skip().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let args = [
+        "--backend",
+        "nccl",
+        "--op",
+        "allreduce,sendrecv",
+        "--proto",
+        "simple,auto",
+        "-b",
+        "1K",
+        "-e",
+        "1M",
+        "-f",
+        "32",
+        "--iters",
+        "5",
+    ];
+    let r = sweep_ok(&args, &dir, GPU_LIMIT);
+    assert!(
+        r.stdout
+            .contains("sendrecv: measured with protocol auto only"),
+        "{}",
+        r.stdout
+    );
+    let rows = summary(&dir);
+    let count = |op: Op, proto: Proto| {
+        rows.iter()
+            .filter(|r| r.key.op == op && r.key.proto == Some(proto))
+            .count()
+    };
+    // 1K, 32K, 1M.
+    assert_eq!(count(Op::AllReduce, Proto::Simple), 3);
+    assert_eq!(count(Op::AllReduce, Proto::Auto), 3);
+    assert_eq!(count(Op::SendRecv, Proto::Simple), 0);
+    assert_eq!(count(Op::SendRecv, Proto::Auto), 3);
+    assert!(rows.iter().all(|r| r.wrong == 0));
 }
 
 #[test]
@@ -241,4 +366,34 @@ fn gpu_more_ranks_than_gpus_is_refused_in_one_line() {
     assert_eq!(r.code(), 2, "{r:?}");
     let want = format!("--ranks {too_many} but this node has {gpus} GPU(s)");
     assert!(r.stderr.contains(&want), "{r:?}");
+}
+
+#[test]
+#[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
+fn gpu_rooted_ops_are_exact_from_every_root() {
+    let Some(gpus) = gpus_or_skip() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    #[rustfmt::skip]
+    let args = [
+        "--backend", "nccl", "--op", "broadcast,reduce,gather,scatter", "--root", "all",
+        "--dtype", "f32,bf16", "--in-place", "both", "-b", "64", "-e", "1M", "-f", "128",
+        "--iters", "5", "--warmup", "2",
+    ];
+    sweep_dir(&args, &dir);
+    let rows = summary(&dir);
+    // ops x roots x dtypes x placements x sizes (64 B, 8 KiB, 1 MiB; per-rank ops round).
+    assert!(rows.len() >= 4 * gpus * 2 * 2 * 2, "{} rows", rows.len());
+    for root in 0..gpus {
+        for op in ["broadcast", "reduce", "gather", "scatter"] {
+            let n = rows
+                .iter()
+                .filter(|r| r.key.op.name() == op && r.key.root == Some(root))
+                .count();
+            assert!(n >= 2 * 2 * 2, "{op} root {root}: {n} rows");
+        }
+    }
+    assert!(rows.iter().all(|r| r.wrong == 0), "a wrong point");
 }

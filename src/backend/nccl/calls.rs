@@ -1,11 +1,13 @@
-//! The five collectives as NCCL calls: the one FFI call that enqueues a collective on a stream,
-//! and NCCL's own estimate of its time. The count each op takes is the per-op table's
+//! The ops as NCCL calls: the one FFI call that enqueues a collective on a stream, the group of
+//! `ncclSend`/`ncclRecv` calls of a point-to-point op ([`super::p2p`] lists them), and NCCL's
+//! own estimate of a collective's time. The count each op takes is the per-op table's
 //! ([`Shape::call_count`](crate::collective::Shape::call_count)).
 
-use std::os::raw::c_void;
+use std::os::raw::{c_int, c_void};
 
 use super::error::NcclError;
 use super::loader::{Nccl, RawComm};
+use super::p2p::{transfers, Dir, Transfer};
 use super::{map, sys};
 use crate::collective::{DType, Op, ReduceOp};
 
@@ -24,6 +26,10 @@ pub struct Enqueue {
     pub count: usize,
     /// Root of Broadcast and Reduce (rank 0, as the checks expect).
     pub root: i32,
+    /// This rank's index in the communicator, and the communicator's size: the peers of the
+    /// point-to-point ops.
+    pub rank: usize,
+    pub nranks: usize,
 }
 
 impl Nccl {
@@ -32,9 +38,10 @@ impl Nccl {
     ///
     /// # Safety
     /// `e.send` and `e.recv` must be device allocations of the communicator's device, large
-    /// enough for `e` (nccl.h: send `count` elements, or `count` per rank for ReduceScatter;
-    /// receive `count`, or `count × nranks` for AllGather), and stay allocated until the work
-    /// on `stream` completes; `stream` must be a live stream of that device.
+    /// enough for `e` (nccl.h: send `count` elements, or `count` per rank for ReduceScatter
+    /// and AllToAll; receive `count`, or `count × nranks` for AllGather and AllToAll), and stay
+    /// allocated until the work on `stream` completes; `stream` must be a live stream of that
+    /// device; `e.rank` and `e.nranks` must be the communicator's.
     pub unsafe fn enqueue(
         &self,
         comm: &RawComm,
@@ -65,15 +72,71 @@ impl Nccl {
                 "ncclReduce",
                 (self.reduce)(send, recv, e.count, dt, op, e.root, c, stream),
             ),
-            // Not offered (`Op::nccl_algos` is empty): the plan never asks for it.
             Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => {
-                return Err(NcclError::Argument(format!(
-                    "the nccl backend does not run {} yet",
-                    e.op
-                )))
+                return self.enqueue_p2p(comm, e, stream)
             }
         };
         self.check(name, raw)
+    }
+
+    /// `e` as its group of point-to-point calls ([`transfers`]).
+    ///
+    /// # Safety
+    /// As [`Nccl::enqueue`].
+    unsafe fn enqueue_p2p(
+        &self,
+        comm: &RawComm,
+        e: &Enqueue,
+        stream: sys::cudaStream_t,
+    ) -> Result<(), NcclError> {
+        let Some(list) = transfers(e) else {
+            return Err(NcclError::Argument(format!(
+                "{} is a collective, not a group of point-to-point calls",
+                e.op
+            )));
+        };
+        self.group(comm, e, &list, stream)
+    }
+
+    /// Issues `list` as one group: `ncclGroupStart`, each `ncclSend` or `ncclRecv` in order
+    /// (dtype and buffers of `e`), `ncclGroupEnd`, which launches them together, so that the
+    /// sends and receives of every rank progress at once. The group is ended whatever a call
+    /// returned (the first error is the one reported), or this thread would stay inside it.
+    /// Capturable into a CUDA graph like any NCCL call. Fails with [`NcclError::Missing`]
+    /// before anything is issued where the library has no `ncclSend` (NCCL older than 2.7).
+    ///
+    /// # Safety
+    /// As [`Nccl::enqueue`], for the regions `list` names: every transfer's `count` elements at
+    /// its [`Transfer::address`] lie in `e`'s buffers.
+    pub unsafe fn group(
+        &self,
+        comm: &RawComm,
+        e: &Enqueue,
+        list: &[Transfer],
+        stream: sys::cudaStream_t,
+    ) -> Result<(), NcclError> {
+        let (send, recv) = self.point_to_point(e.op.name())?;
+        let (dt, c) = (map::dtype(e.dtype), comm.as_ptr());
+        self.check("ncclGroupStart", (self.group_start)())?;
+        let queued = list.iter().try_for_each(|t| {
+            let peer = c_int::try_from(t.peer).map_err(|_| {
+                NcclError::Argument(format!("peer {} is more than NCCL can address", t.peer))
+            })?;
+            let at = t.address(e) as usize;
+            match t.dir {
+                Dir::Send => self.check(
+                    "ncclSend",
+                    send(at as *const c_void, t.count, dt, peer, c, stream),
+                ),
+                Dir::Recv => self.check(
+                    "ncclRecv",
+                    recv(at as *mut c_void, t.count, dt, peer, c, stream),
+                ),
+            }
+        });
+        let ended = self.check("ncclGroupEnd", (self.group_end)());
+        queued?;
+        ended
     }
 }
 
@@ -84,6 +147,11 @@ impl Nccl {
     /// gives no estimate (a world of one). Collective like the call: every member simulates
     /// the same calls in the same order, since planning may connect peers.
     ///
+    /// `None` without asking NCCL for the point-to-point ops: its estimate comes from the
+    /// collectives' cost model only (nothing sets `estimatedTime` for sends and receives), and
+    /// a simulated group of them would mark their peer connections as requested while skipping
+    /// the connection itself (NCCL 2.22 to 2.30, `groupLaunch`), which the real calls need.
+    ///
     /// # Safety
     /// As [`Nccl::enqueue`].
     pub unsafe fn estimate(
@@ -92,6 +160,9 @@ impl Nccl {
         e: &Enqueue,
         stream: sys::cudaStream_t,
     ) -> Result<Option<f64>, NcclError> {
+        if e.op.nccl_point_to_point() {
+            return Ok(None);
+        }
         let Some(simulate_end) = self.group_simulate_end else {
             return Ok(None);
         };

@@ -99,6 +99,19 @@ pub enum NcclError {
     /// A value does not fit NCCL's C interface.
     #[error("{0}")]
     Argument(String),
+    /// The loaded library lacks an entry point an op needs: it is older than the NCCL that
+    /// added it. Only that op fails; the others run.
+    #[error("{what} needs {symbol}, which {library} lacks (added in NCCL {since}); point {NCCL_LIB_ENV} at NCCL {since} or later")]
+    Missing {
+        /// What needed it (`alltoall`).
+        what: String,
+        /// The missing entry point.
+        symbol: &'static str,
+        /// The NCCL version that added it (`2.7`).
+        since: &'static str,
+        /// The library loaded, with its version where known.
+        library: String,
+    },
 }
 
 /// Why libnccl (or libcuda) could not be loaded; each names the file and the fix.
@@ -180,6 +193,21 @@ mod tests {
         assert_eq!(ResultCode::from_raw(6), Some(ResultCode::RemoteError));
         assert_eq!(ResultCode::from_raw(42), Some(ResultCode::Unknown(42)));
         assert_eq!(ResultCode::from_raw(-1).unwrap().raw(), -1);
+    }
+
+    #[test]
+    fn a_missing_entry_point_names_the_op_the_symbol_and_the_version_needed() {
+        let e = NcclError::Missing {
+            what: "alltoall".into(),
+            symbol: "ncclSend",
+            since: "2.7",
+            library: "libnccl.so.2 (NCCL 2.6.4)".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "alltoall needs ncclSend, which libnccl.so.2 (NCCL 2.6.4) lacks (added in NCCL 2.7); \
+             point COLLBENCH_NCCL_LIB at NCCL 2.7 or later"
+        );
     }
 
     #[test]

@@ -99,6 +99,10 @@ pub struct Nccl {
     pub reduce_scatter: sys::ncclReduceScatter_t,
     pub broadcast: sys::ncclBroadcast_t,
     pub reduce: sys::ncclReduce_t,
+    /// NCCL 2.7+, as `recv`; `None` with older libraries (AllToAll and SendRecv then fail with
+    /// [`NcclError::Missing`], the collectives run).
+    pub send: Option<sys::ncclSend_t>,
+    pub recv: Option<sys::ncclRecv_t>,
     /// Never unloaded: NCCL keeps threads and CUDA state that outlive its communicators, and
     /// unloading it under them would crash at exit.
     _lib: std::mem::ManuallyDrop<Library>,
@@ -132,6 +136,8 @@ impl Nccl {
             reduce_scatter: get(s("ncclReduceScatter"))?,
             broadcast: get(s("ncclBroadcast"))?,
             reduce: get(s("ncclReduce"))?,
+            send: get(s("ncclSend")).ok(),
+            recv: get(s("ncclRecv")).ok(),
             path: path.clone(),
             _lib: std::mem::ManuallyDrop::new(lib),
         }))
@@ -182,6 +188,23 @@ impl Nccl {
     /// Whether this library has `ncclCommSplit` (NCCL 2.18+).
     pub fn has_split(&self) -> bool {
         self.comm_split.is_some()
+    }
+
+    /// `ncclSend` and `ncclRecv`, which `what` (an op) needs; [`NcclError::Missing`] naming
+    /// the NCCL that added them where this library is older.
+    pub fn point_to_point(
+        &self,
+        what: &str,
+    ) -> Result<(sys::ncclSend_t, sys::ncclRecv_t), NcclError> {
+        both(self.send, self.recv).map_err(|symbol| NcclError::Missing {
+            what: what.to_string(),
+            symbol,
+            since: P2P_SINCE,
+            library: match self.version() {
+                Ok(v) => format!("{} (NCCL {v})", self.path.display()),
+                Err(_) => self.path.display().to_string(),
+            },
+        })
     }
 
     /// `ncclGetVersion`, decoded.
@@ -276,6 +299,18 @@ impl Nccl {
 
 fn get<T: Copy>((lib, path, name): (&Library, &Path, &'static str)) -> Result<T, LoadError> {
     symbol(lib, path, NCCL_LIB_ENV, name)
+}
+
+/// The NCCL release that added `ncclSend` and `ncclRecv`.
+pub const P2P_SINCE: &str = "2.7";
+
+/// Both point-to-point entry points, or the name of the first one missing.
+pub fn both<S, R>(send: Option<S>, recv: Option<R>) -> Result<(S, R), &'static str> {
+    match (send, recv) {
+        (Some(s), Some(r)) => Ok((s, r)),
+        (None, _) => Err("ncclSend"),
+        (Some(_), None) => Err("ncclRecv"),
+    }
 }
 
 /// An opaque communicator handle; only [`Nccl`] methods use it.

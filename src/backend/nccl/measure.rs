@@ -141,7 +141,7 @@ pub fn measure(
     (mode, stall): (LaunchMode, Duration),
 ) -> Result<Measured> {
     let pl = placement(p, m.me);
-    let call = enqueue_of(gpu, bufs, p, &pl);
+    let call = enqueue_of(gpu, bufs, (p, m), &pl);
     let estimate_us = estimate(gpu, m, &call)?;
     fill(gpu, bufs, p, m, &pl, false)?;
     let launcher = Launcher::new(gpu, m, call, mode)?;
@@ -235,7 +235,12 @@ fn fill(
     Ok(())
 }
 
-fn enqueue_of(gpu: &Gpu, bufs: &DeviceBuffers, p: &Point, pl: &Placement) -> Enqueue {
+fn enqueue_of(
+    gpu: &Gpu,
+    bufs: &DeviceBuffers,
+    (p, m): (&Point, &Member),
+    pl: &Placement,
+) -> Enqueue {
     let c = &p.call;
     Enqueue {
         op: c.op,
@@ -245,6 +250,8 @@ fn enqueue_of(gpu: &Gpu, bufs: &DeviceBuffers, p: &Point, pl: &Placement) -> Enq
         recv: bufs.address(gpu, pl.recv),
         count: c.shape.call_count(c.op),
         root: c_int::try_from(c.root).unwrap_or(c_int::MAX),
+        rank: m.me,
+        nranks: m.size,
     }
 }
 

@@ -4,7 +4,10 @@
 //!
 //! * [`sys`]: NCCL's C types and function-pointer types (declarations only).
 //! * [`loader`], [`cuda`], [`calls`]: the thin unsafe layer; every FFI call into NCCL is made
-//!   there. `ncclCommSplit` (2.18+) and `ncclGetLastError` (2.13+) are optional.
+//!   there. `ncclCommSplit` (2.18+), `ncclGetLastError` (2.13+) and `ncclSend`/`ncclRecv`
+//!   (2.7+, AllToAll and SendRecv only) are optional.
+//! * [`p2p`]: AllToAll and SendRecv as the list of `ncclSend`/`ncclRecv` calls each rank
+//!   groups, as nccl-tests issues them (plain data; [`calls`] issues the list).
 //! * [`error`]: typed errors for result codes and for libraries that cannot be loaded.
 //! * [`comm`]: the safe communicator: destroyed once, aborted when dropped on a failure path.
 //! * [`map`]: dtype and reduction to NCCL enums. [`probe`]: what this machine lacks.
@@ -15,9 +18,9 @@
 //! * [`gpu`], [`measure`]: the rank's device through cudarc's driver layer; one point's warm-up,
 //!   event-timed iterations and correctness check.
 //!
-//! NCCL's own time estimate of each point (`ncclGroupSimulateEnd`, NCCL 2.22+) is recorded
-//! beside the measurement. [`graph`]: `--cuda-graph`, each iteration one launch of a CUDA graph
-//! holding the captured call ([`placement`]: where that call reads and writes).
+//! NCCL's own time estimate of each collective point (`ncclGroupSimulateEnd`, NCCL 2.22+) is
+//! recorded beside the measurement. [`graph`]: `--cuda-graph`, each iteration one launch of a
+//! CUDA graph holding the captured call ([`placement`]: where that call reads and writes).
 //!
 //! The rank program that walks the plan, the launcher that starts the ranks and rank 0's side
 //! of each point are the sweep's: `crate::sweep::nccl`.
@@ -31,6 +34,7 @@ pub mod graph;
 pub mod loader;
 pub mod map;
 pub mod measure;
+pub mod p2p;
 pub mod placement;
 pub mod point_telemetry;
 pub mod probe;

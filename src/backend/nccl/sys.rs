@@ -129,6 +129,25 @@ pub type ncclReduce_t = unsafe extern "C" fn(
     comm: ncclComm_t,
     stream: cudaStream_t,
 ) -> ncclResult_t;
+/// `ncclSend` (NCCL 2.7+): sends `count` elements to `peer`; in a group with the matching
+/// `ncclRecv` on `peer`.
+pub type ncclSend_t = unsafe extern "C" fn(
+    send: *const c_void,
+    count: usize,
+    dtype: ncclDataType_t,
+    peer: c_int,
+    comm: ncclComm_t,
+    stream: cudaStream_t,
+) -> ncclResult_t;
+/// `ncclRecv` (NCCL 2.7+): receives `count` elements from `peer`.
+pub type ncclRecv_t = unsafe extern "C" fn(
+    recv: *mut c_void,
+    count: usize,
+    dtype: ncclDataType_t,
+    peer: c_int,
+    comm: ncclComm_t,
+    stream: cudaStream_t,
+) -> ncclResult_t;
 
 /// CUDA driver API (`cuda.h`) entry points used to probe for a usable GPU before cudarc, which
 /// panics when it cannot load the driver, is touched at all.

@@ -77,6 +77,17 @@ fn bogus_cuda_override_is_a_load_error() {
 }
 
 #[test]
+fn point_to_point_needs_both_entry_points_and_names_the_missing_one() {
+    use super::loader::{both, P2P_SINCE};
+    assert_eq!(both(Some(1), Some(2)), Ok((1, 2)));
+    assert_eq!(both(None::<u8>, Some(2)), Err("ncclSend"));
+    assert_eq!(both(None::<u8>, None::<u8>), Err("ncclSend"));
+    assert_eq!(both(Some(1), None::<u8>), Err("ncclRecv"));
+    // ncclSend and ncclRecv arrived together in NCCL 2.7.0.
+    assert_eq!(P2P_SINCE, "2.7");
+}
+
+#[test]
 fn versions_decode_both_encodings() {
     let v = Version::from_code(22105);
     assert_eq!((v.major, v.minor, v.patch), (2, 21, 5));

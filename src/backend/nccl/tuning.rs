@@ -8,12 +8,19 @@
 //! CollNetChain, NVLS, NVLSTree, PAT` and `LL, LL128, Simple` in NCCL 2.18-2.23); a name it does
 //! not know enables nothing. So every combination gets communicators of its own, created after
 //! the variables are set.
+//!
+//! Both variables steer collectives only: NCCL parses them into per-collective tables of its
+//! cost model (`graph/tuning.cc`), while a point-to-point call runs Simple (before NCCL 2.14),
+//! or since 2.14 LL up to `NCCL_P2P_LL_THRESHOLD` bytes per channel where the connection has
+//! LL buffers and Simple above (`enqueue.cc`). The point-to-point ops (AllToAll, SendRecv) have
+//! `auto` as their one algorithm, so `NCCL_ALGO` is never set for them, and are measured once,
+//! in the `auto` protocol's stage, instead of once per forced protocol that would not apply.
 
 use std::os::raw::c_int;
 
 use super::loader::UniqueId;
 use super::sys;
-use crate::collective::{Algo, Proto};
+use crate::collective::{Algo, Op, Proto};
 use crate::error::{Error, Result};
 use crate::model::plan::Point;
 
@@ -99,9 +106,39 @@ impl Stage {
     }
 }
 
+/// Whether points of `op` are measured in the stage of protocol `proto`: every protocol for a
+/// collective, `auto` only for a point-to-point op (NCCL_PROTO does not apply to it).
+pub fn measured_with(op: Op, proto: Proto) -> bool {
+    !op.nccl_point_to_point() || proto == Proto::Auto
+}
+
+/// What the plan's notes say when protocols other than `auto` are asked for with
+/// point-to-point ops among `ops`: measured under `auto` only, or not at all where `auto` is not
+/// among `protos`. `None` when there is nothing to say.
+pub fn protocol_note(ops: &[Op], protos: &[Proto]) -> Option<String> {
+    let mut p2p: Vec<&str> = Vec::new();
+    for op in ops.iter().filter(|op| op.nccl_point_to_point()) {
+        if !p2p.contains(&op.name()) {
+            p2p.push(op.name());
+        }
+    }
+    if p2p.is_empty() || protos.iter().all(|&p| p == Proto::Auto) {
+        return None;
+    }
+    let why = "NCCL_PROTO does not apply to point-to-point calls (NCCL chooses itself: LL up \
+               to NCCL_P2P_LL_THRESHOLD bytes per channel, Simple above)";
+    let what = p2p.join(" and ");
+    Some(if protos.contains(&Proto::Auto) {
+        format!("{what}: measured with protocol auto only: {why}")
+    } else {
+        format!("{what}: {why}; measured with --proto auto only; skipped")
+    })
+}
+
 /// Orders the plan's points by algorithm (as first planned), then protocol (as given), then
 /// world size, keeping the plan's order within: one world communicator per combination and one
-/// split per world size, instead of one per point.
+/// split per world size, instead of one per point. Point-to-point ops are in the `auto`
+/// protocol's stages only ([`measured_with`]).
 pub fn stages(points: &[Point], protos: &[Proto]) -> Vec<Stage> {
     let mut algos: Vec<Algo> = Vec::new();
     let mut worlds: Vec<usize> = Vec::new();
@@ -120,9 +157,9 @@ pub fn stages(points: &[Point], protos: &[Proto]) -> Vec<Stage> {
             let groups = worlds
                 .iter()
                 .map(|&w| {
-                    let of = points
-                        .iter()
-                        .filter(|p| p.call.algo == algo && p.world == w);
+                    let of = points.iter().filter(|p| {
+                        p.call.algo == algo && p.world == w && measured_with(p.call.op, proto)
+                    });
                     (w, of.cloned().collect::<Vec<_>>())
                 })
                 .filter(|(_, p)| !p.is_empty())

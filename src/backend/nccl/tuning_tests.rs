@@ -134,3 +134,75 @@ fn unique_ids_cross_the_store_byte_for_byte() {
         "store key 'nccl-id-3' holds 127 bytes, not a 128-byte NCCL unique id"
     );
 }
+
+#[test]
+fn point_to_point_ops_are_measured_once_under_auto_and_never_force_nccl_algo() {
+    let mut o = opts(&[Algo::Auto, Algo::Ring], &[4]);
+    o.ops = vec![Op::AllReduce, Op::AllToAll, Op::SendRecv];
+    let plan = o.plan_for(BackendKind::Nccl);
+    // alltoall and sendrecv have auto only; in place they are not planned on nccl.
+    let p2p = |p: &Point| p.call.op.nccl_point_to_point();
+    assert!(plan
+        .points
+        .iter()
+        .filter(|p| p2p(p))
+        .all(|p| p.call.algo == Algo::Auto));
+    assert!(plan.points.iter().filter(|p| p2p(p)).all(|p| !p.in_place));
+    let n_p2p = plan.points.iter().filter(|p| p2p(p)).count();
+    assert_eq!(n_p2p, 2 * 2, "two ops, two sizes, out of place");
+    let protos = [Proto::Ll, Proto::Auto, Proto::Simple];
+    let st = stages(&plan.points, &protos);
+    let none = (None, None);
+    for s in &st {
+        let points: Vec<&Point> = s.groups.iter().flat_map(|(_, p)| p.iter()).collect();
+        let has_p2p = points.iter().any(|p| p2p(p));
+        assert_eq!(
+            has_p2p,
+            (s.algo, s.proto) == (Algo::Auto, Proto::Auto),
+            "{s:?}"
+        );
+        if has_p2p {
+            // NCCL_ALGO stays as the user's environment has it (here unset).
+            assert_eq!(env_for(s.algo, s.proto, &none)[0], ("NCCL_ALGO", None));
+        }
+        // Collectives are measured under every protocol.
+        let ar = points.iter().filter(|p| p.call.op == Op::AllReduce).count();
+        assert_eq!(ar, 2 * 2, "{:?}", (s.algo, s.proto));
+    }
+    let total: usize = st.iter().map(Stage::len).sum();
+    assert_eq!(total, (plan.points.len() - n_p2p) * protos.len() + n_p2p);
+    // Without auto among the protocols they are not measured at all.
+    let st = stages(&plan.points, &[Proto::Ll128]);
+    assert!(st
+        .iter()
+        .flat_map(|s| s.groups.iter().flat_map(|(_, p)| p.iter()))
+        .all(|p| !p2p(p)));
+}
+
+#[test]
+fn the_plan_says_why_point_to_point_ops_skip_forced_protocols() {
+    let ops = [Op::AllReduce, Op::AllToAll, Op::SendRecv, Op::AllToAll];
+    assert_eq!(protocol_note(&ops, &[Proto::Auto]), None);
+    assert_eq!(protocol_note(&[Op::AllReduce], &[Proto::Ll]), None);
+    let some = protocol_note(&ops, &[Proto::Ll, Proto::Auto]).unwrap();
+    assert!(
+        some.starts_with(
+            "alltoall and sendrecv: measured with protocol auto only: \
+             NCCL_PROTO does not apply to point-to-point calls"
+        ),
+        "{some}"
+    );
+    let none = protocol_note(&ops[1..2], &[Proto::Simple]).unwrap();
+    assert!(
+        none.starts_with("alltoall: NCCL_PROTO does not apply"),
+        "{none}"
+    );
+    assert!(
+        none.ends_with("measured with --proto auto only; skipped"),
+        "{none}"
+    );
+    for p in Proto::ALL {
+        assert!(measured_with(Op::AllReduce, *p));
+        assert_eq!(measured_with(Op::SendRecv, *p), *p == Proto::Auto);
+    }
+}

@@ -117,6 +117,9 @@ impl SweepOptions {
                 for &algo in self.algos.iter().filter(|a| backend.algos(op).contains(a)) {
                     for &dtype in &self.dtypes {
                         for &in_place in &self.in_place {
+                            if in_place && backend.no_in_place(op).is_some() {
+                                continue;
+                            }
                             for root in self.roots_of(op, shape.world()) {
                                 let curve = Curve {
                                     op,
@@ -136,6 +139,14 @@ impl SweepOptions {
             if let Some(a) = self.algos.iter().find(|a| !backend.algos(*op).contains(a)) {
                 plan.notes.push(format!(
                     "{op} has no {a} algorithm on the {backend} backend; skipped"
+                ));
+            }
+            if let Some(why) = backend
+                .no_in_place(*op)
+                .filter(|_| self.in_place.contains(&true))
+            {
+                plan.notes.push(format!(
+                    "{op} in place is not measured on the {backend} backend: {why}; skipped"
                 ));
             }
         }

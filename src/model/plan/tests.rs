@@ -4,6 +4,7 @@
 use super::expand::distinct_sizes;
 use super::*;
 use crate::collective::Shape;
+use crate::model::call::BackendKind;
 
 fn opts() -> SweepOptions {
     SweepOptions {
@@ -53,6 +54,55 @@ fn plan_skips_unrepresentable_and_unsupported() {
         (ag3.world, ag3.call.shape.bytes, ag3.requested),
         (3, 12, 16)
     );
+}
+
+#[test]
+fn nccl_plans_point_to_point_ops_out_of_place_only() {
+    let mut o = opts();
+    o.ops = vec![Op::AllToAll, Op::SendRecv, Op::AllReduce];
+    o.algos = vec![Algo::Auto];
+    o.sizes = vec![64];
+    o.in_place = vec![false, true];
+    let plan = o.plan_for(BackendKind::Nccl);
+    // Two worlds; allreduce in and out of place, alltoall and sendrecv out of place only.
+    let count = |op: Op, in_place: bool| {
+        plan.points
+            .iter()
+            .filter(|p| p.call.op == op && p.in_place == in_place)
+            .count()
+    };
+    assert_eq!(count(Op::AllReduce, false), 2);
+    assert_eq!(count(Op::AllReduce, true), 2);
+    for op in [Op::AllToAll, Op::SendRecv] {
+        assert_eq!((count(op, false), count(op, true)), (2, 0), "{op}");
+        assert!(
+            plan.notes.iter().any(|n| n.starts_with(&format!(
+                "{op} in place is not measured on the nccl backend: NCCL's point-to-point"
+            ))),
+            "{:?}",
+            plan.notes
+        );
+    }
+    // Out of place only: nothing skipped, nothing said.
+    o.in_place = vec![false];
+    let plan = o.plan_for(BackendKind::Nccl);
+    assert!(
+        plan.notes.iter().all(|n| !n.contains("in place")),
+        "{:?}",
+        plan.notes
+    );
+    // The host and MPI backends measure them in place (through a scratch copy, MPI_IN_PLACE).
+    o.in_place = vec![true];
+    o.algos = vec![Algo::Auto, Algo::Pairwise, Algo::Direct];
+    for backend in [BackendKind::Host, BackendKind::Mpi] {
+        let plan = o.plan_for(backend);
+        for op in [Op::AllToAll, Op::SendRecv] {
+            assert!(
+                plan.points.iter().any(|p| p.call.op == op && p.in_place),
+                "{backend} {op}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -55,6 +55,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     let version = nccl.version().map_err(|e| Error::Rank(e.to_string()))?;
     let gpu = Gpu::open(ctx.device)?;
     let (opts, plan, stages) = check_plan(req, ctx.world)?;
+    check_library(&nccl, &stages)?;
     let (hosts, gpus) = gather_ranks(&mut ctx.store, &gpu)?;
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
     let bufs = DeviceBuffers::new(&gpu, buffer_sizes(plan.points.iter()), max_iters)?;
@@ -106,8 +107,18 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
 /// inconsistent or measure nothing.
 pub fn check_plan(req: &SweepRequest, world: usize) -> Result<(SweepOptions, Plan, Vec<Stage>)> {
     let opts = resolve(req, world)?;
-    let plan = opts.plan_for(BackendKind::Nccl);
+    let mut plan = opts.plan_for(BackendKind::Nccl);
     let stages = tuning::stages(&plan.points, &req.protos);
+    let ops: Vec<_> = plan.points.iter().map(|p| p.call.op).collect();
+    if let Some(note) = tuning::protocol_note(&ops, &req.protos) {
+        // First where it is why points are missing, so that "nothing to measure" names it.
+        let at = if req.protos.contains(&crate::collective::Proto::Auto) {
+            plan.notes.len()
+        } else {
+            0
+        };
+        plan.notes.insert(at, note);
+    }
     if stages.iter().all(Stage::is_empty) {
         return Err(Error::usage(format!(
             "nothing to measure: {}",
@@ -115,6 +126,23 @@ pub fn check_plan(req: &SweepRequest, world: usize) -> Result<(SweepOptions, Pla
         )));
     }
     Ok((opts, plan, stages))
+}
+
+/// Refuses, before anything is measured, a plan with an op the loaded library cannot run
+/// (AllToAll and SendRecv need `ncclSend`/`ncclRecv`, NCCL 2.7+); the error names the version.
+fn check_library(nccl: &Nccl, stages: &[Stage]) -> Result<()> {
+    match stages
+        .iter()
+        .flat_map(stage_points)
+        .map(|p| p.call.op)
+        .find(|op| op.nccl_point_to_point())
+    {
+        Some(op) => nccl
+            .point_to_point(op.name())
+            .map(drop)
+            .map_err(|e| Error::Usage(e.to_string())),
+        None => Ok(()),
+    }
 }
 
 fn stage_points(s: &Stage) -> impl Iterator<Item = &Point> {
@@ -308,46 +336,5 @@ fn with_env(e: Error, vars: &[(&'static str, Option<String>); 2]) -> Error {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn request(args: &[&str]) -> SweepRequest {
-        let mut full = vec!["collbench", "sweep", "--backend", "nccl"];
-        full.extend_from_slice(args);
-        let args = crate::sweep::args::parse_sweep_line(full).unwrap();
-        args.into_request(vec![]).unwrap()
-    }
-
-    #[test]
-    fn plans_are_checked_against_the_launch_before_any_gpu_is_used() {
-        let err = |r: &SweepRequest, world| match check_plan(r, world) {
-            Ok(_) => panic!("accepted"),
-            Err(e) => e.to_string(),
-        };
-        let e = err(&request(&["--world-sizes", "16"]), 8);
-        assert!(e.contains("world size 16"), "{e}");
-        // Sizes below one element per rank leave nothing to measure.
-        let r = request(&["--op", "allgather", "-b", "8", "-e", "16"]);
-        let e = err(&r, 8);
-        assert!(
-            e.starts_with("nothing to measure: allgather f32 at world 8"),
-            "{e}"
-        );
-        // Worlds default to the launch; one stage per (algorithm, protocol).
-        let r = request(&[
-            "--op",
-            "allreduce",
-            "--algo",
-            "ring,tree",
-            "--proto",
-            "ll,simple",
-        ]);
-        let (opts, plan, stages) = check_plan(&r, 4).unwrap();
-        assert_eq!((opts.ranks, opts.world_sizes.clone()), (4, vec![4]));
-        assert_eq!(stages.len(), 4);
-        assert_eq!(
-            stages.iter().map(Stage::len).sum::<usize>(),
-            2 * plan.points.len()
-        );
-    }
-}
+#[path = "rank_tests.rs"]
+mod tests;
