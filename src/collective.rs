@@ -99,7 +99,7 @@ named_enum!(
         /// (AllReduce) or a binomial gather (Reduce); log2(p) latency terms with the ring's
         /// bandwidth.
         Rabenseifner => "rabenseifner",
-        /// Bruck's AllGather: ceil(log2 p) steps for any p, blocks rotated into place at the end.
+        /// Bruck's AllGather and AllToAll: ceil(log2 p) steps for any p, blocks rotated locally.
         Bruck => "bruck",
         /// Neighbor exchange AllGather (Chen et al. 2005): p/2 steps exchanging pairs of blocks
         /// with alternating neighbours; even p only.
@@ -193,7 +193,7 @@ impl Op {
             Op::ReduceScatter => &[Auto, RecursiveDoubling, RecursiveHalving],
             Op::Broadcast => &[Auto, Tree],
             Op::Reduce => &[Auto, Tree, Rabenseifner],
-            Op::AllToAll => &[Auto, Pairwise],
+            Op::AllToAll => &[Auto, Pairwise, Bruck],
             Op::SendRecv => &[Auto],
         }
     }
@@ -231,7 +231,7 @@ impl Op {
             Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling],
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast | Op::Reduce => &[Algo::Tree],
-            Op::AllToAll => &[Algo::Pairwise],
+            Op::AllToAll => &[Algo::Pairwise, Algo::Bruck],
             Op::SendRecv => &[Algo::Direct],
         }
     }

@@ -92,7 +92,7 @@ fn alltoall_follows_nccl_tests() {
     assert_eq!((s.bytes, s.count, s.count_per_rank), (96, 24, 8));
     assert_eq!((s.in_bytes, s.out_bytes), (96, 96));
     assert_eq!(s.call_count(Op::AllToAll), 8);
-    assert_eq!(Op::AllToAll.host_algos(), &[Algo::Pairwise]);
+    assert_eq!(Op::AllToAll.host_algos(), &[Algo::Pairwise, Algo::Bruck]);
     assert!(Op::AllToAll.nccl_algos().is_empty() && !Op::AllToAll.reduces());
 }
 

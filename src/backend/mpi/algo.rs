@@ -39,6 +39,7 @@ pub(super) fn tuned(op: Op, algo: Algo) -> Option<(&'static str, u32)> {
         (Op::Reduce, Algo::Tree) => 4,
         (Op::Reduce, Algo::Rabenseifner) => 7,
         (Op::AllToAll, Algo::Pairwise) => 2,
+        (Op::AllToAll, Algo::Bruck) => 3,
         _ => return None,
     };
     Some((name, number))
@@ -127,6 +128,7 @@ mod tests {
         assert_eq!(n(Op::ReduceScatter, Algo::RecursiveHalving), Some(3));
         assert_eq!(n(Op::Reduce, Algo::Rabenseifner), Some(7));
         assert_eq!(n(Op::AllToAll, Algo::Pairwise), Some(2));
+        assert_eq!(n(Op::AllToAll, Algo::Bruck), Some(3));
         assert_eq!(n(Op::ReduceScatter, Algo::Ring), None);
     }
 
