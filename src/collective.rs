@@ -106,7 +106,7 @@ named_enum!(
         /// (AllReduce) or a binomial gather (Reduce); log2(p) latency terms with the ring's
         /// bandwidth.
         Rabenseifner => "rabenseifner",
-        /// Bruck's AllGather: ceil(log2 p) steps for any p, blocks rotated into place at the end.
+        /// Bruck's AllGather and AllToAll: ceil(log2 p) steps for any p, blocks rotated locally.
         Bruck => "bruck",
         /// Neighbor exchange AllGather (Chen et al. 2005): p/2 steps exchanging pairs of blocks
         /// with alternating neighbours; even p only.
@@ -226,7 +226,7 @@ impl Op {
             Op::ReduceScatter => &[Auto, RecursiveDoubling, RecursiveHalving],
             Op::Broadcast => &[Auto, Tree],
             Op::Reduce => &[Auto, Tree, Rabenseifner],
-            Op::AllToAll => &[Auto, Pairwise],
+            Op::AllToAll => &[Auto, Pairwise, Bruck],
             Op::SendRecv => &[Auto],
             Op::Gather | Op::Scatter => &[Auto, Linear, Binomial],
         }
@@ -299,7 +299,7 @@ impl Op {
             Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling],
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast | Op::Reduce => &[Algo::Tree],
-            Op::AllToAll => &[Algo::Pairwise],
+            Op::AllToAll => &[Algo::Pairwise, Algo::Bruck],
             Op::SendRecv => &[Algo::Direct],
             Op::Gather | Op::Scatter => &[Algo::Binomial, Algo::Linear],
         }

@@ -1,6 +1,7 @@
 //! Every op × algorithm × dtype × placement at 2, 3 and 4 ranks, through the real binary: every
 //! point must be exactly right (`wrong == 0`) and the points measured must be exactly the ones
-//! nccl-tests semantics give for the requested sizes.
+//! nccl-tests semantics give for the requested sizes. AllToAll, whose Bruck schedule depends on
+//! the bits of p, also at 5 ranks, and over TCP at 2 to 5.
 //!
 //! Sizes `-b 5 -e 1M -f 7` are 5, 35, 245, 1715, 12005, 84035 and 588245 bytes: odd, not
 //! multiples of any element size or rank count (so counts round down, per rank for AllGather and
@@ -28,7 +29,7 @@ fn algos(op: &str) -> &'static [&'static str] {
         "allreduce" => &["ring", "tree"],
         "allgather" | "reducescatter" => &["ring"],
         "broadcast" | "reduce" => &["tree"],
-        "alltoall" => &["pairwise"],
+        "alltoall" => &["pairwise", "bruck"],
         "sendrecv" => &["direct"],
         "gather" | "scatter" => &["binomial", "linear"],
         other => panic!("unknown op {other}"),
@@ -95,8 +96,8 @@ fn check_launch_over(ops: &str, redop: &str, ranks: usize, transport: &str, root
     let dtypes = DTYPES.join(",");
     #[rustfmt::skip]
     let args = [
-        "--op", ops, "--algo", "ring,tree,pairwise,direct,binomial,linear", "--dtype", &dtypes,
-        "--redop", redop, "--root", root,
+        "--op", ops, "--algo", "ring,tree,pairwise,bruck,direct,binomial,linear", "--dtype",
+        &dtypes, "--redop", redop, "--root", root,
         "--in-place", "both", "--ranks", &ranks_text, "-b", &b, "-e", &e, "-f", &f,
         "--iters", "2", "--warmup", "1", "--timeout", "30s", "--transport", transport,
     ];
@@ -161,6 +162,11 @@ fn every_op_algo_dtype_placement_at_4_ranks() {
 }
 
 #[test]
+fn alltoall_every_algo_dtype_placement_at_5_ranks() {
+    check_launch("alltoall", "sum", 5);
+}
+
+#[test]
 fn max_reductions_at_3_ranks() {
     check_launch("allreduce,reducescatter,reduce", "max", 3);
 }
@@ -214,4 +220,11 @@ fn rooted_ops_from_every_root_at_3_ranks() {
 #[test]
 fn rooted_ops_from_every_root_over_tcp_at_4_ranks() {
     check_launch_over(ROOTED, "max", 4, "tcp", "all");
+}
+
+#[test]
+fn alltoall_every_algo_dtype_placement_over_tcp_at_4_and_5_ranks() {
+    for ranks in [4, 5] {
+        check_launch_over("alltoall", "sum", ranks, "tcp", "0");
+    }
 }

@@ -197,6 +197,56 @@ fn a_sweep_measured_on_a_busy_machine_fits_or_says_it_is_too_noisy() {
     );
 }
 
+/// A real sweep of Bruck's AllToAll at 2, 3 and 4 ranks fits the bruck form (beside the
+/// log-linear law) across world sizes, and `--predict op=alltoall,algo=bruck` answers from it.
+#[test]
+fn a_bruck_alltoall_sweep_fits_its_form_and_predicts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = tmp.path().join("run");
+    {
+        let _guard = serial();
+        #[rustfmt::skip]
+        sweep_ok(
+            &[
+                "--op", "alltoall", "--algo", "bruck", "--ranks", "4", "--world-sizes", "2,3,4",
+                "-b", "1K", "-e", "256K", "--iters", "20", "--warmup", "3",
+            ],
+            &run_dir,
+            LIMIT,
+        );
+    }
+    let out = tmp.path().join("fit.json");
+    let r = fit(&[run_dir.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let f = FitFile::read(&out).expect("fit.json reads back");
+    let forms: Vec<&str> = f.models.iter().map(|m| m.form.as_str()).collect();
+    assert_eq!(forms, ["bruck", "log-linear"], "{:#?}", f.notes);
+    let m = &f.models[0];
+    assert_eq!((m.op.name(), m.algo.name()), ("alltoall", "bruck"));
+    assert_eq!(m.worlds, [2, 3, 4]);
+    assert!(
+        m.formula.starts_with("ceil(log2 p)·alpha + b(p)/p·S·beta"),
+        "{}",
+        m.formula
+    );
+    let p = fit(&[
+        out.to_str().unwrap(),
+        "--predict",
+        "op=alltoall,algo=bruck,world=16,bytes=1M",
+        "--json",
+    ]);
+    assert_eq!(p.code(), 0, "{p:?}");
+    let v: serde_json::Value = serde_json::from_str(p.stdout.trim()).unwrap();
+    assert_eq!(
+        (v["op"].as_str(), v["algo"].as_str()),
+        (Some("alltoall"), Some("bruck"))
+    );
+    let selected = f.models.iter().find(|m| m.selected).unwrap();
+    assert_eq!(v["form"].as_str(), Some(selected.form.as_str()), "{v}");
+    assert!(v["time_us"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v["extrapolated"], true);
+}
+
 #[test]
 fn predicting_an_op_without_a_model_is_refused() {
     let tmp = tempfile::tempdir().unwrap();

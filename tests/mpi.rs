@@ -206,34 +206,34 @@ fn a_forced_algorithm_is_set_for_open_mpi_and_recorded() {
 }
 
 /// Open MPI's other `coll_tuned` variants, forced one per launch at 4 ranks (a power of two, so
-/// none falls back to another algorithm): exact, and the number set is recorded.
+/// none falls back to another algorithm), Bruck's AllToAll also at 3 and 5 (Open MPI's modified
+/// Bruck runs at any p): exact, and the number set is recorded. In place, Open MPI's AllToAll
+/// algorithms all run its basic in-place exchange instead (coll_base_alltoall.c).
 #[test]
 fn rabenseifner_bruck_neighbor_exchange_and_recursive_halving_are_exact() {
     if !common::mpirun::have_mpirun() {
         return;
     }
+    let bruck = &[("allgather", "2"), ("alltoall", "3")][..];
+    // (algo, ops, coll_tuned numbers, ranks, world sizes)
+    #[rustfmt::skip]
     let cases = [
-        (
-            "rabenseifner",
-            "allreduce,reduce",
-            &[("allreduce", "6"), ("reduce", "7")][..],
-        ),
-        ("bruck", "allgather", &[("allgather", "2")]),
-        ("neighbor-exchange", "allgather", &[("allgather", "5")]),
-        (
-            "recursive-halving",
-            "reducescatter",
-            &[("reduce_scatter_block", "3")],
-        ),
+        ("rabenseifner", "allreduce,reduce", &[("allreduce", "6"), ("reduce", "7")][..], 4, "4"),
+        ("bruck", "allgather,alltoall", bruck, 4, "4"),
+        ("bruck", "alltoall", &bruck[1..], 5, "3,5"),
+        ("neighbor-exchange", "allgather", &[("allgather", "5")], 4, "4"),
+        ("recursive-halving", "reducescatter", &[("reduce_scatter_block", "3")], 4, "4"),
     ];
     let _serial = common::serial();
-    for (algo, ops, numbers) in cases {
+    for (algo, ops, numbers, ranks, worlds) in cases {
         let (_tmp, out) = tempdir();
         let args = [
             "--op",
             ops,
             "--algo",
             algo,
+            "--world-sizes",
+            worlds,
             "--dtype",
             "f32,bf16",
             "--in-place",
@@ -249,14 +249,15 @@ fn rabenseifner_bruck_neighbor_exchange_and_recursive_halving_are_exact() {
             "--warmup",
             "1",
         ];
-        let r = mpirun(4, &out, &args);
+        let r = mpirun(ranks, &out, &args);
         assert_eq!(r.code(), 0, "{r:?}");
         let rows = common::summary(&out);
         let n_ops = ops.split(',').count();
+        let n_worlds = worlds.split(',').count();
         assert_eq!(
             rows.len(),
-            n_ops * 2 * 2 * 3,
-            "{algo}: ops x dtypes x placements x sizes"
+            n_worlds * n_ops * 2 * 2 * 3,
+            "{algo}: worlds x ops x dtypes x placements x sizes"
         );
         assert!(rows
             .iter()

@@ -17,11 +17,19 @@
 //! | halving-doubling | AllReduce, Reduce | `2⌈log2 p⌉`, `2(p−1)/p·S` (Rabenseifner) |
 //! | neighbor-exchange | AllGather | `p/2`, `(p−1)/p·S` |
 //! | pairwise | AllToAll | `p−1`, `(p−1)/p·S` |
+//! | bruck | AllToAll | `⌈log2 p⌉`, `b(p)/p·S` with `b(p) = Σ_{i<p} popcount(i)` |
 //! | direct | SendRecv | `1`, `S` |
 //! | linear | Gather, Scatter | `p−1`, `(p−1)/p·S` (the root's p−1 messages) |
 //! | binomial | Gather, Scatter | `⌈log2 p⌉`, `(p−1)/p·S` |
 //! | two-level | AllGather, ReduceScatter | `r−1`, `(r−1)/r·S`, `n−1`, `(n−1)/n·S/r` |
 //! | two-level | AllReduce | twice the above (ReduceScatter then AllGather) |
+//!
+//! Bruck's AllToAll sends in step k the blocks whose index has bit k set, so over its ⌈log2 p⌉
+//! steps a rank sends every set bit of the indices 0..p once: `b(p)` blocks of S/p (see
+//! [`bruck_blocks`]). For a power of two `b(p) = p/2·log2 p`, and the form is Thakur,
+//! Rabenseifner & Gropp 2005's `lg p·α + (n/2)·lg p·β` (section 4.4; their n is S, the bytes a
+//! process sends in all). The local rotations before and after (copies of S) are left out, as in
+//! that analysis.
 //!
 //! Halving-doubling is the shape of Bruck's AllGather, the recursive-halving ReduceScatter and
 //! Rabenseifner's AllReduce and Reduce (a halving ReduceScatter, then a doubling AllGather or a
@@ -51,6 +59,7 @@ pub enum Form {
     HalvingDoubling,
     NeighborExchange,
     Pairwise,
+    Bruck,
     Direct,
     Linear,
     Binomial,
@@ -66,13 +75,14 @@ pub enum Form {
 }
 
 /// Every form, in the order candidates are listed.
-pub const ALL: [Form; 18] = [
+pub const ALL: [Form; 19] = [
     Form::Ring,
     Form::Tree,
     Form::RecursiveDoubling,
     Form::HalvingDoubling,
     Form::NeighborExchange,
     Form::Pairwise,
+    Form::Bruck,
     Form::Direct,
     Form::Linear,
     Form::Binomial,
@@ -140,6 +150,10 @@ impl Form {
             (Algo::CollNet, true) => vec![CollNet],
             (Algo::Auto, false) => vec![Ring, Tree, Chain, Flat],
             (Algo::Auto, true) => vec![TwoLevel, NcclRing, NcclTree, NvlsTree, Ring],
+            // Bruck's AllGather has the halving-doubling shape, its AllToAll one of its own
+            // (`covers` keeps the op's).
+            (Algo::Bruck, false) => vec![HalvingDoubling, Bruck],
+            (Algo::Bruck, true) => vec![TwoLevel, HalvingDoubling, Bruck],
             (other, false) => vec![Form::for_algo(other)],
             (other, true) => vec![TwoLevel, Form::for_algo(other)],
         };
@@ -156,6 +170,7 @@ impl Form {
             Form::HalvingDoubling => "halving-doubling",
             Form::NeighborExchange => "neighbor-exchange",
             Form::Pairwise => "pairwise",
+            Form::Bruck => "bruck",
             Form::Direct => "direct",
             Form::Linear => "linear",
             Form::Binomial => "binomial",
@@ -190,6 +205,7 @@ impl Form {
             | Form::HalvingDoubling
             | Form::NeighborExchange
             | Form::Pairwise
+            | Form::Bruck
             | Form::Direct
             | Form::Linear
             | Form::Binomial
@@ -230,6 +246,10 @@ impl Form {
             (Form::HalvingDoubling, _) => "ceil(log2 p)·alpha + (p-1)/p·S·beta".into(),
             (Form::NeighborExchange, _) => "p/2·alpha + (p-1)/p·S·beta".into(),
             (Form::Pairwise, _) => ring.into(),
+            (Form::Bruck, _) => {
+                "ceil(log2 p)·alpha + b(p)/p·S·beta, b(p) = Σ_{i<p} popcount(i) (p/2·log2 p for p a power of 2)"
+                    .into()
+            }
             (Form::Direct, _) => "alpha + S·beta".into(),
             (Form::Linear, _) => ring.into(),
             (Form::Binomial, _) => "ceil(log2 p)·alpha + (p-1)/p·S·beta".into(),
@@ -265,6 +285,10 @@ impl Form {
             (Form::NeighborExchange, Op::AllGather) => Some(vec![pf / 2.0, (pf - 1.0) / pf * kb]),
             // p-1 exchanges of one S/p block each.
             (Form::Pairwise, Op::AllToAll) => Some(vec![pf - 1.0, (pf - 1.0) / pf * kb]),
+            // ⌈log2 p⌉ exchanges, b(p) blocks of S/p in all.
+            (Form::Bruck, Op::AllToAll) => {
+                Some(vec![ceil_log2(p), bruck_blocks(p) as f64 / pf * kb])
+            }
             // One message of S each way, whatever p.
             (Form::Direct, Op::SendRecv) => Some(vec![1.0, kb]),
             // The root sends (receives) every block but its own: p-1 messages, or ceil(log2 p)
@@ -292,6 +316,7 @@ impl Form {
                 | Form::HalvingDoubling
                 | Form::NeighborExchange
                 | Form::Pairwise
+                | Form::Bruck
                 | Form::Direct
                 | Form::Linear
                 | Form::Binomial,
@@ -323,6 +348,21 @@ fn two_level(op: Op, p: usize, nodes: usize, kb: f64) -> Option<Vec<f64>> {
 /// ⌈log2 p⌉ as a float (0 for p <= 1).
 fn ceil_log2(p: usize) -> f64 {
     (usize::BITS - p.max(1).saturating_sub(1).leading_zeros()) as f64
+}
+
+/// Blocks one rank sends in Bruck's AllToAll among `p` ranks: step k sends the indices below p
+/// with bit k set, `((p >> (k+1)) << k) + max(0, p mod 2^(k+1) − 2^k)` of them, so all steps
+/// together send `Σ_{i<p} popcount(i)`: 0, 1, 2, 4, 5, 7, 9, 12 for p = 1..8, `p/2·log2 p` for a
+/// power of two.
+pub fn bruck_blocks(p: usize) -> usize {
+    let mut blocks = 0;
+    let mut k = 0;
+    while 1usize << k < p {
+        let d = 1usize << k;
+        blocks += ((p >> (k + 1)) << k) + (p % (2 * d)).saturating_sub(d);
+        k += 1;
+    }
+    blocks
 }
 
 /// log2 p as a float (0 for p <= 1).

@@ -83,6 +83,9 @@ fn dispatch<T: Transport>(
         (Op::AllToAll, Algo::Pairwise) => {
             algo::pairwise::alltoall(t, g, bufs, shape.count_per_rank, e, scratch)
         }
+        (Op::AllToAll, Algo::Bruck) => {
+            algo::bruck::alltoall(t, g, bufs, shape.count_per_rank, e, scratch)
+        }
         (op, algo) => Err(Error::usage(format!(
             "the host backend has no {algo} algorithm for {op}"
         ))),

@@ -74,10 +74,14 @@ fn recovered(
     outliers: f64,
 ) -> WorldModel {
     let multi = worlds.iter().any(|w| w.1 > 1);
+    // The algorithm's own shape for the op (Bruck: halving-doubling AllGather, bruck AllToAll).
     let form = if multi {
         Form::TwoLevel
     } else {
-        Form::for_algo(algo)
+        Form::candidates(algo, false)
+            .into_iter()
+            .find(|f| f.covers(op))
+            .unwrap()
     };
     let c = curves(op, algo, form, truth, worlds, noise, outliers);
     let mut notes = Vec::new();
@@ -111,6 +115,8 @@ fn single_level_forms_recover_their_parameters() {
         (Op::AllReduce, Algo::Tree),
         (Op::AllReduce, Algo::RecursiveDoubling),
         (Op::Broadcast, Algo::Tree),
+        (Op::AllToAll, Algo::Pairwise),
+        (Op::AllToAll, Algo::Bruck),
     ] {
         let exact = recovered(op, algo, &truth, &SINGLE, 0.0, 0.0);
         assert_close(&exact, &truth, 1e-9);
@@ -123,6 +129,53 @@ fn single_level_forms_recover_their_parameters() {
             "{op} {algo}: outliers not down-weighted"
         );
     }
+}
+
+/// Bruck AllToAll points made from its form at 2, 3, 5 and 6 ranks (none a power of two but 2):
+/// the fit finds alpha and beta exactly, selects the bruck form, and `--predict` evaluates it
+/// at any world: 16 ranks, 1 MB = 4 steps of 4 µs + 32 blocks of 62.5 kB at 0.25 ns/B.
+#[test]
+fn bruck_alltoall_is_fitted_exactly_and_predicted() {
+    use crate::fit::predict::{parse_query, predict};
+    let truth = [4.0, 0.25];
+    let worlds = [(2, 1), (3, 1), (5, 1), (6, 1)];
+    let c = curves(
+        Op::AllToAll,
+        Algo::Bruck,
+        Form::Bruck,
+        &truth,
+        &worlds,
+        0.0,
+        0.0,
+    );
+    let mut notes = Vec::new();
+    let models = fit_models(&c, &BuildOptions::default(), &mut notes);
+    let forms: Vec<&str> = models.iter().map(|m| m.form.as_str()).collect();
+    assert_eq!(forms, ["bruck", "log-linear"], "{notes:?}");
+    let m = models.iter().find(|m| m.selected).unwrap();
+    assert_eq!(m.form, "bruck", "{:?}", m.selection);
+    assert_close(m, &truth, 1e-9);
+    assert_eq!(m.worlds, [2, 3, 5, 6]);
+    assert!(m.holdout.iter().all(|h| h.rel_err_max < 1e-9));
+    let fit = crate::fit::export::testfit::fit(models, vec![]);
+    let q = parse_query("op=alltoall,algo=bruck,world=16,bytes=1000000").unwrap();
+    let p = predict(&fit, &q).unwrap();
+    assert_eq!(p.form, "bruck");
+    let want = 4.0 * 4.0 + 32.0 / 16.0 * 1000.0 * 0.25;
+    assert!(
+        (p.time_us - want).abs() < 1e-6 * want,
+        "{} vs {want}",
+        p.time_us
+    );
+    // At a fitted world the answer is the form itself: 6 ranks, 3 steps, 7 blocks of S/6.
+    let q = parse_query("op=alltoall,algo=bruck,world=6,bytes=6000").unwrap();
+    let p = predict(&fit, &q).unwrap();
+    assert!(
+        (p.time_us - (3.0 * 4.0 + 7.0 * 0.25)).abs() < 1e-9,
+        "{}",
+        p.time_us
+    );
+    assert!(!p.extrapolated);
 }
 
 #[test]

@@ -74,6 +74,7 @@ fn names_round_trip_and_parameters_match_coefficients() {
         let single_op = [
             Form::NeighborExchange,
             Form::Pairwise,
+            Form::Bruck,
             Form::Direct,
             Form::Linear,
             Form::Binomial,
@@ -100,6 +101,66 @@ fn names_round_trip_and_parameters_match_coefficients() {
     assert_eq!(c, vec![1.0, 1000.0]);
     let names: std::collections::BTreeSet<&str> = ALL.iter().map(|f| f.name()).collect();
     assert_eq!(names.len(), ALL.len());
+}
+
+#[test]
+fn bruck_alltoall_counts_the_blocks_it_forwards() {
+    // Σ_{i<p} popcount(i): p = 6 sends {1,3,5}, {2,3}, {4,5}: 7 blocks.
+    let blocks: Vec<usize> = (1..=9).map(bruck_blocks).collect();
+    assert_eq!(blocks, [0, 1, 2, 4, 5, 7, 9, 12, 13]);
+    for p in 1..=64usize {
+        let bits: usize = (0..p).map(|i| i.count_ones() as usize).sum();
+        assert_eq!(bruck_blocks(p), bits, "p = {p}");
+        // The host algorithm's own schedule sends exactly these.
+        use crate::backend::host::algo::bruck;
+        let sent: usize = (0..bruck::steps(p)).map(|k| bruck::step_blocks(p, k)).sum();
+        assert_eq!(sent, bits, "p = {p}");
+        assert_eq!(bruck::steps(p) as f64, ceil_log2(p), "p = {p}");
+        if p.is_power_of_two() {
+            // Thakur et al. 2005: lg p·alpha + (n/2)·lg p·beta.
+            assert_eq!(2 * bits, p * p.trailing_zeros() as usize, "p = {p}");
+        }
+    }
+    let b = Form::Bruck;
+    // 8 ranks, 1 MB: 3 steps of 4 blocks of 125 kB, 1.5 MB in all (pairwise: 7 steps, 875 kB).
+    assert_eq!(
+        b.coefficients(Op::AllToAll, 8, 1, 1e6).unwrap(),
+        vec![3.0, 1500.0]
+    );
+    // 5 ranks: 3 steps, 5 blocks of 200 kB; 6 ranks: 3 steps, 7 blocks of S/6.
+    assert_eq!(
+        b.coefficients(Op::AllToAll, 5, 1, 1e6).unwrap(),
+        vec![3.0, 1000.0]
+    );
+    assert_eq!(
+        b.coefficients(Op::AllToAll, 6, 1, 6e3).unwrap(),
+        vec![3.0, 7.0]
+    );
+    assert_eq!(
+        b.coefficients(Op::AllToAll, 2, 2, 1e3).unwrap(),
+        vec![1.0, 0.5]
+    );
+    assert!(b.covers(Op::AllToAll) && !b.covers(Op::AllGather) && !b.covers(Op::AllReduce));
+    assert_eq!(Form::from_name("bruck"), Some(b));
+    assert_eq!(b.param_names(), ["alpha_us", "beta_ns_per_byte"]);
+    assert!(b.formula(Op::AllToAll).contains("popcount"));
+    // Bruck's AllGather keeps the halving-doubling shape; its AllToAll gets its own.
+    let covering = |op, multi| -> Vec<Form> {
+        Form::candidates(Algo::Bruck, multi)
+            .into_iter()
+            .filter(|f| f.covers(op))
+            .collect()
+    };
+    assert_eq!(covering(Op::AllToAll, false), [b, Form::LogLinear]);
+    assert_eq!(covering(Op::AllToAll, true), [b, Form::LogLinear]);
+    assert_eq!(
+        covering(Op::AllGather, false),
+        [Form::HalvingDoubling, Form::LogLinear]
+    );
+    assert_eq!(
+        covering(Op::AllGather, true),
+        [Form::TwoLevel, Form::HalvingDoubling, Form::LogLinear]
+    );
 }
 
 impl Form {

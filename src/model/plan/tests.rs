@@ -177,4 +177,13 @@ fn memory_estimate_counts_only_the_scratch_an_algorithm_uses() {
         point(Op::AllGather, Algo::Ring, false).bytes_per_rank(),
         80 * mib
     );
+    // Bruck AllToAll at 4 ranks: two packed halves of 2 blocks of 16 MiB beside in and out.
+    assert_eq!(
+        point(Op::AllToAll, Algo::Bruck, false).bytes_per_rank(),
+        192 * mib
+    );
+    assert_eq!(
+        point(Op::AllToAll, Algo::Bruck, true).bytes_per_rank(),
+        128 * mib
+    );
 }

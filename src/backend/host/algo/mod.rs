@@ -5,6 +5,7 @@
 //! NCCL does: AllReduce/Broadcast/Reduce in = out; AllGather's input is the rank's block of the
 //! output; ReduceScatter's output is the rank's block of the input.
 
+pub mod bruck;
 pub mod doubling;
 pub mod pairwise;
 pub mod ring;
