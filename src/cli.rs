@@ -24,7 +24,7 @@ pub enum Command {
     Sweep(Box<SweepArgs>),
     /// Fit alpha-beta models to results folders (writes fit.json), or predict from a fit.json.
     Fit(FitArgs),
-    /// Project FSDP (+TP/PP) training steps from a fit.json or a bundled network profile.
+    /// Project FSDP (+TP/PP/EP) training steps from a fit.json or a bundled network profile.
     Project(crate::project::args::ProjectArgs),
     /// Judge sweeps against acceptance criteria: table, verdict.json, JUnit XML; exit 0/1/2.
     Accept(crate::accept::args::AcceptArgs),

@@ -1,6 +1,6 @@
 //! Figures of a projection (projection.json, `collbench.projection/v1`): throughput, throughput
 //! per GPU, MFU, tokens per joule and scaling efficiency against GPUs, one line per parallel
-//! layout (tp, pp).
+//! layout (tp, pp, and ep where expert-parallel).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,10 +40,17 @@ pub struct RowDoc {
     pub world: usize,
     pub tp: usize,
     pub pp: usize,
+    /// Expert-parallel degree; absent in files written before `--ep` (read as 1).
+    #[serde(default = "one")]
+    pub ep: usize,
     pub metrics: Option<MetricsDoc>,
     /// SE(N) against the layout's smallest projected world; absent in files written before it.
     #[serde(default)]
     pub scaling_eff: Option<f64>,
+}
+
+fn one() -> usize {
+    1
 }
 
 #[derive(Clone, Copy, Debug, Deserialize)]
@@ -183,9 +190,9 @@ pub fn figures(doc: &ProjectionDoc) -> Vec<Figure> {
 }
 
 fn layout_series(doc: &ProjectionDoc, get: fn(&RowDoc) -> Option<f64>) -> Vec<Series> {
-    let mut layouts: BTreeMap<(usize, usize), Vec<(f64, f64)>> = BTreeMap::new();
+    let mut layouts: BTreeMap<(usize, usize, usize), Vec<(f64, f64)>> = BTreeMap::new();
     for r in &doc.rows {
-        let line = layouts.entry((r.tp, r.pp)).or_default();
+        let line = layouts.entry((r.tp, r.pp, r.ep)).or_default();
         if let Some(y) = get(r) {
             line.push((r.world as f64, y));
         }
@@ -194,10 +201,15 @@ fn layout_series(doc: &ProjectionDoc, get: fn(&RowDoc) -> Option<f64>) -> Vec<Se
         .into_iter()
         .filter(|(_, points)| !points.is_empty())
         .enumerate()
-        .map(|(i, ((tp, pp), mut points))| {
+        .map(|(i, ((tp, pp, ep), mut points))| {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let ep = if ep > 1 {
+                format!(", ep {ep}")
+            } else {
+                String::new()
+            };
             Series {
-                label: format!("tp {tp}, pp {pp}"),
+                label: format!("tp {tp}, pp {pp}{ep}"),
                 color: i,
                 style: Style::Measured,
                 points,
@@ -219,5 +231,25 @@ mod tests {
                                      "scaling_eff": 0.75});
         let row: RowDoc = serde_json::from_value(new).unwrap();
         assert_eq!(row.scaling_eff, Some(0.75));
+        assert_eq!(row.ep, 1);
+    }
+
+    #[test]
+    fn expert_parallel_layouts_are_lines_of_their_own() {
+        let row = |ep: usize, tps: f64| {
+            serde_json::json!({"world": 8, "tp": 1, "pp": 1, "ep": ep, "metrics": {
+                "tokens_per_s": tps, "tokens_per_s_per_gpu": 1.0, "mfu": 0.5,
+                "tokens_per_joule": 1.0}})
+        };
+        let doc: ProjectionDoc = serde_json::from_value(serde_json::json!({
+            "request": {"model": {"name": "m"}, "hardware": {"name": "h"}},
+            "network": {"source": "profile p"},
+            "rows": [row(1, 10.0), row(8, 20.0)],
+        }))
+        .unwrap();
+        let series = layout_series(&doc, |r| r.metrics.map(|m| m.tokens_per_s));
+        let labels: Vec<&str> = series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["tp 1, pp 1", "tp 1, pp 1, ep 8"]);
+        assert_eq!(series[1].points, [(8.0, 20.0)]);
     }
 }

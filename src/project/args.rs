@@ -14,14 +14,15 @@ use crate::physical::{Count, WORLD};
 /// `collbench project`.
 #[derive(Args, Debug)]
 #[command(
-    about = "Project FSDP (+TP/PP) training steps from a fit.json or a bundled network profile",
+    about = "Project FSDP (+TP/PP/EP) training steps from a fit.json or a bundled network profile",
     after_help = "Examples:\n  \
 collbench project --profile h100-ib400 --model llama2-7b --world-sizes 8,16,...,2048 --tp 1,2,4 --pp 1,2\n  \
 collbench project --profile a100-ib200 --model llama2-70b --tp 4,8 --pp 1,2,4 --reshard --out results/proj\n  \
 collbench project --fit fit.json --hardware h100 --model my-model.toml --global-batch 1024\n  \
-collbench project --fit host-fit.json --hardware bench-configs/hardware/host-replay.toml --model bench-configs/models/tiny.toml --world-sizes 2 --replay\n\n\
+collbench project --fit host-fit.json --hardware bench-configs/hardware/host-replay.toml --model bench-configs/models/tiny.toml --world-sizes 2 --replay\n  \
+collbench project --fit fit.json --hardware h100 --model mixtral-8x7b --seq-len 4096 --ep 1,8 --pp 1,2 --reshard\n\n\
 Profiles: v100-ib100, a100-ib200, h100-ib400 (hardware defaults to the profile's GPU).\n\
-Models: llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, or a TOML file.\n\
+Models: llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, mixtral-8x7b (MoE), or a TOML file.\n\
 Hardware: v100, a100, h100, h200, or a TOML file. The model is in docs/METHODOLOGY.md (Projection)."
 )]
 pub struct ProjectArgs {
@@ -46,6 +47,10 @@ pub struct ProjectArgs {
     /// Pipeline-parallel degrees to try.
     #[arg(long, value_name = "LIST", default_value = "1")]
     pub pp: String,
+    /// Expert-parallel degrees to try (mixture-of-experts models): each must divide the
+    /// model's experts and a layout's data-parallel degree, from which it takes its ranks.
+    #[arg(long, value_name = "LIST", default_value = "1")]
+    pub ep: String,
     /// Sequence length [default: the model's].
     #[arg(long, value_name = "N")]
     pub seq_len: Option<usize>,
@@ -144,6 +149,7 @@ impl ProjectArgs {
             worlds: parse_worlds(&self.world_sizes)?,
             tps: counts("--tp", &self.tp)?,
             pps: counts("--pp", &self.pp)?,
+            eps: counts("--ep", &self.ep)?,
             seq_len: self.seq_len,
             batch,
             microbatches: self.microbatches,

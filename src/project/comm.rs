@@ -11,10 +11,19 @@
 //! terms evaluated at one node (its intra-node terms), else any model, with a note. AllGather and ReduceScatter use ring models. AllReduce is NCCL's `auto`: the fastest at the
 //! size of the fit's NCCL algorithms for the group ([`super::auto`]); with at most one of them,
 //! ring, then tree, then recursive doubling. bf16 models are preferred, then f16, then any dtype (noted). Among NCCL
-//! protocols, auto when measured, else the fastest at each size ([`super::protocols`]). A
-//! point-to-point
-//! transfer of B bytes is the AllGather model at p = 2 with S = 2B: one step of latency plus B
-//! bytes at the link's per-byte cost (within a node, or between two nodes).
+//! protocols, auto when measured, else the fastest at each size ([`super::protocols`]).
+//!
+//! A pipeline's point-to-point transfer of B bytes ([`Network::pp_transfer_s`]) is the fit's
+//! SendRecv model (`direct`, `alpha + S·beta`, S = B: every rank sends S and receives S) when
+//! the fit has one, chosen for the pair's level like any other op; otherwise the AllGather
+//! model at p = 2 with S = 2B stands in, with a note: one step of latency plus B bytes at the
+//! link's per-byte cost (within a node, or between two nodes). A MoE AllToAll of S bytes per
+//! rank over a group ([`Network::alltoall_s`]) is the fit's AllToAll model (`pairwise`,
+//! `(p−1)·alpha + (p−1)/p·S·beta`); without one, with a note, the pairwise schedule is composed
+//! of point-to-point transfers of its S/p blocks: `(r−1)` steps inside the node and `(p−r)`
+//! across nodes for `r` ranks per node, each one pipeline transfer (above) of S/p bytes. Inside
+//! one node over the AllGather pair that is exactly the pairwise form with the ring's alpha and
+//! beta (the link's latency and per-byte cost).
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -25,6 +34,9 @@ use crate::collective::{Algo, DType, Op};
 use crate::error::{Error, Result};
 use crate::fit::forms::Form;
 use crate::fit::schema::{proto_rank, CurveFit, FitFile, WorldModel};
+
+mod p2p;
+pub use p2p::{AllToAllModel, P2pModel};
 
 /// The network as the fit describes it.
 pub struct Network<'a> {
@@ -118,7 +130,9 @@ impl<'a> Network<'a> {
         fastest(&models, |m| model_us(m, form, op, group, bytes))
     }
 
-    /// Seconds to send `bytes` from one rank to another (`pair`: 2 ranks on 1 or 2 nodes).
+    /// Seconds to send `bytes` from one rank to another (`pair`: 2 ranks on 1 or 2 nodes) as
+    /// the AllGather model at p = 2 with S = 2B estimates it (the fallback of
+    /// [`Self::pp_transfer_s`]).
     pub fn p2p_s(&self, pair: Group, bytes: f64) -> Result<f64> {
         self.time_s(Op::AllGather, pair, 2.0 * bytes)
     }
@@ -298,92 +312,5 @@ fn dtype_rank(d: DType) -> u8 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::project::specs::profile;
-
-    #[test]
-    fn two_level_profile_evaluates_by_hand() {
-        let fit = profile("h100-ib400").unwrap();
-        let net = Network::new(&fit);
-        // 32 ranks on 4 nodes, 1 MB AllGather: 7·3.4 + 7/8·1000·(1/360) µs intra,
-        // 3·37.8 + 3/4·1000/8·(1/45) µs inter.
-        let t = net
-            .time_s(
-                Op::AllGather,
-                Group {
-                    ranks: 32,
-                    nodes: 4,
-                },
-                1e6,
-            )
-            .unwrap();
-        let want = 7.0 * 3.4 + 875.0 / 360.0 + 3.0 * 37.8 + 93.75 / 45.0;
-        assert!((t * 1e6 - want).abs() < 1e-9, "{} vs {want}", t * 1e6);
-        // Within a node the inter-node terms vanish; a group of one costs nothing.
-        let intra = net
-            .time_s(Op::AllReduce, Group { ranks: 2, nodes: 1 }, 1e6)
-            .unwrap();
-        assert!((intra * 1e6 - 2.0 * (3.4 + 500.0 / 360.0)).abs() < 1e-9);
-        assert_eq!(
-            net.time_s(Op::AllGather, Group { ranks: 1, nodes: 1 }, 1e6)
-                .unwrap(),
-            0.0
-        );
-        // Point to point between nodes: one inter-node step plus B bytes at the NIC's cost.
-        let p2p = net.p2p_s(Group { ranks: 2, nodes: 2 }, 1e6).unwrap();
-        assert!((p2p * 1e6 - (37.8 + 1000.0 / 45.0)).abs() < 1e-9);
-        // The only note: AllReduce over 2 ranks compared ring, tree and NVLS; ring won.
-        let notes = net.notes();
-        assert!(
-            notes.len() == 1 && notes[0].contains("ring at 976.56 KiB"),
-            "{notes:?}"
-        );
-    }
-
-    #[test]
-    fn a_missing_model_names_op_algo_and_level() {
-        let mut fit = profile("h100-ib400").unwrap();
-        fit.models.retain(|m| m.op != Op::ReduceScatter);
-        let net = Network::new(&fit);
-        let e = net
-            .time_s(
-                Op::ReduceScatter,
-                Group {
-                    ranks: 16,
-                    nodes: 2,
-                },
-                1e6,
-            )
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("(reducescatter, ring, inter-node)"), "{e}");
-    }
-
-    #[test]
-    fn single_level_models_stand_in_with_a_note() {
-        let mut fit = profile("h100-ib400").unwrap();
-        for m in &mut fit.models {
-            m.form = "ring".into();
-            m.params.truncate(2);
-            m.nodes = vec![1];
-        }
-        let net = Network::new(&fit);
-        let t = net
-            .time_s(
-                Op::AllGather,
-                Group {
-                    ranks: 16,
-                    nodes: 2,
-                },
-                1e6,
-            )
-            .unwrap();
-        assert!((t * 1e6 - (15.0 * 3.4 + 15.0 / 16.0 * 1000.0 / 360.0)).abs() < 1e-9);
-        assert!(
-            net.notes()[0].contains("no model fitted across nodes"),
-            "{:?}",
-            net.notes()
-        );
-    }
-}
+#[path = "comm_tests.rs"]
+pub(crate) mod tests;

@@ -5,6 +5,12 @@
 //! nodes of `g` GPUs in order. So a TP group of `tp ≤ g` lies in one node, a stage's DP group has
 //! `dp` ranks spread over the nodes of that stage with `g/tp` of them per node, and pipeline
 //! neighbours are `world/pp` ranks apart (on different nodes once a stage fills a node).
+//!
+//! Expert parallelism (`ep`, MoE models) takes its ranks from the data-parallel group, as
+//! torchtitan's `ParallelDims` does (pytorch/torchtitan `torchtitan/distributed/parallel_dims.py`:
+//! with expert TP = TP, EP borrows `ep` of the `dp_shard` degree, which `ep` must divide): an
+//! expert-parallel group is `ep` consecutive DP ranks (ranks `0, tp, ..., (ep−1)·tp`), and the
+//! ranks holding the same experts, `dp/ep` of them `tp·ep` apart, shard those experts (FSDP).
 
 use crate::error::{Error, Result};
 
@@ -31,6 +37,8 @@ pub struct Layout {
     pub tp: usize,
     pub pp: usize,
     pub dp: usize,
+    /// Expert-parallel degree (1 without expert parallelism), dividing `dp`.
+    pub ep: usize,
     /// GPUs per node.
     pub gpus_per_node: usize,
 }
@@ -72,8 +80,21 @@ impl Layout {
             tp,
             pp,
             dp: world / (tp * pp),
+            ep: 1,
             gpus_per_node,
         })
+    }
+
+    /// The layout with expert-parallel degree `ep`, or why not (`ep` must divide `dp`).
+    pub fn with_ep(self, ep: usize) -> Result<Layout, String> {
+        if ep == 0 || self.dp % ep != 0 {
+            return Err(format!(
+                "ep {ep} does not divide dp {} (expert parallelism takes its ranks from the \
+                 data-parallel group)",
+                self.dp
+            ));
+        }
+        Ok(Layout { ep, ..self })
     }
 
     /// Nodes used.
@@ -89,6 +110,18 @@ impl Layout {
     /// The data-parallel group of the first stage (ranks 0, tp, 2·tp, ...).
     pub fn dp_group(&self) -> Group {
         self.group(0, self.tp, self.dp)
+    }
+
+    /// The expert-parallel group of the first stage (ranks 0, tp, ..., (ep−1)·tp): the ranks
+    /// of one MoE AllToAll.
+    pub fn ep_group(&self) -> Group {
+        self.group(0, self.tp, self.ep)
+    }
+
+    /// The ranks of the first stage holding the same experts (`dp/ep` of them, `tp·ep` apart):
+    /// the group FSDP shards and gathers expert parameters over when `ep` > 1.
+    pub fn expert_dp_group(&self) -> Group {
+        self.group(0, self.tp * self.ep, self.dp / self.ep.max(1))
     }
 
     /// Hybrid sharding: the DP ranks of one node (shard group) and one rank per node across

@@ -20,6 +20,15 @@
 //!   does not keep, so it is left out. The formula is for GPT-style blocks; a Llama block (no
 //!   dropout, SwiGLU) stores within a few percent of it. Stage `i` of a 1F1B pipeline holds
 //!   `min(m, pp − i)` microbatches; the last stage adds fp32 logits, `4·s·b·V/t` (same paper).
+//!
+//! **Mixture of experts** with expert-parallel degree `ep`: `P` counts the GPU's own experts,
+//! `E/ep` of them ([`Stage::local_params`]), for gathered parameters and gradient buffers. Model
+//! states stay `16·(stage parameters)/(t·dp)`: the non-expert parameters are sharded over the
+//! `dp` ranks and the local experts over the `dp/ep` ranks holding the same experts, which is
+//! the same share. Activations: the MLP's per-token activations in the paper's breakdown (§4.1:
+//! the input to the first linear `2·sbh` and, split by TP, `16·sbh/t` inside) are kept for each
+//! of the k experts a token is routed to, so a layer stores `s·b·h·(10 + 24/t + (k − 1)·(2 +
+//! 16/t))`; k = 1 is the dense formula.
 
 use super::layout::Layout;
 use super::model::ModelSpec;
@@ -56,10 +65,12 @@ impl Memory {
 }
 
 /// Activation bytes of one layer for `b` sequences (Korthikanti et al. 2022, without the
-/// attention-matrix term).
+/// attention-matrix term; a MoE layer keeps its MLP's share for each of its top-k experts).
 pub fn layer_activation_bytes(model: &ModelSpec, seq: usize, b: usize, tp: usize) -> f64 {
     let sbh = (seq * b * model.hidden) as f64;
-    sbh * (10.0 + 24.0 / tp as f64)
+    let t = tp as f64;
+    let extra_copies = model.top_k.saturating_sub(1) as f64;
+    sbh * (10.0 + 24.0 / t) + extra_copies * sbh * (2.0 + 16.0 / t)
 }
 
 /// Memory of every stage; the largest is returned.
@@ -73,8 +84,8 @@ pub fn memory(model: &ModelSpec, layout: &Layout, stages: &[Stage], inp: &Memory
 
 fn stage_memory(model: &ModelSpec, layout: &Layout, stage: &Stage, inp: &MemoryInput) -> Memory {
     let tp = layout.tp as f64;
-    let p = stage.params() as f64 / tp;
-    let unit = stage.max_unit_params() as f64 / tp;
+    let p = stage.local_params(layout.ep) / tp;
+    let unit = stage.max_unit_local_params(layout.ep) / tp;
     let params = if inp.reshard { 4.0 * unit } else { 2.0 * p };
     let grads = if inp.microbatches > 1 && !inp.reshard {
         2.0 * p
@@ -95,7 +106,7 @@ fn stage_memory(model: &ModelSpec, layout: &Layout, stage: &Stage, inp: &MemoryI
     }
     Memory {
         stage: stage.index,
-        states: 16.0 * p / inp.shard_ranks.max(1) as f64,
+        states: 16.0 * (stage.params() as f64 / tp) / inp.shard_ranks.max(1) as f64,
         params,
         grads,
         activations,
@@ -180,5 +191,40 @@ mod tests {
             },
         );
         assert_eq!(plain.activations, 16.0 * 34.0 * sh * 2.0);
+    }
+
+    #[test]
+    fn moe_memory_counts_local_experts_and_top_k_activations() {
+        // Mixtral 8x7B on 16 GPUs, ep 8, one microbatch of one 4096-token sequence.
+        let m = presets()
+            .into_iter()
+            .find(|m| m.name == "mixtral-8x7b")
+            .unwrap();
+        let l = Layout::new(16, 1, 1, 8).unwrap().with_ep(8).unwrap();
+        let st = stages(&m, 1, 4096).unwrap();
+        let inp = MemoryInput {
+            seq: 4096,
+            microbatch: 1,
+            microbatches: 1,
+            reshard: false,
+            recompute: false,
+            shard_ranks: 16,
+        };
+        let mem = memory(&m, &l, &st, &inp);
+        // Local parameters: 32 × (41,984,000 + 1,409,286,144/8) + 2·131,072,000 + 4096.
+        let local = 32.0 * (41_984_000.0 + 176_160_768.0) + 262_148_096.0;
+        assert_eq!(local, 7_242_780_672.0);
+        assert_eq!(mem.params, 2.0 * local);
+        // Two buffers of the largest local unit (a layer: 218,144,768 parameters).
+        assert_eq!(mem.grads, 4.0 * 218_144_768.0);
+        // Model states: 16 bytes of every parameter over the 16 DP ranks, as for ep 1.
+        assert_eq!(mem.states, 46_702_792_704.0);
+        // 32 layers × s·h·(34 + (k−1)·18) with k = 2, plus fp32 logits.
+        let sh = 4096.0 * 4096.0;
+        assert_eq!(mem.activations, 32.0 * 52.0 * sh + 4.0 * 4096.0 * 32000.0);
+        // ep 1: all 8 experts are gathered.
+        let all = memory(&m, &Layout::new(16, 1, 1, 8).unwrap(), &st, &inp);
+        assert_eq!(all.params, 2.0 * 46_702_792_704.0);
+        assert_eq!(all.states, mem.states);
     }
 }

@@ -35,6 +35,8 @@ pub struct Metrics {
     pub tokens_per_joule: f64,
     /// Share of compute time in memory-bound parts (roofline; 0 under the flat rule).
     pub memory_bound_frac: f64,
+    /// Of `exposed_comm_s`, the seconds of MoE AllToAlls (0 for dense models and ep = 1).
+    pub alltoall_s: f64,
 }
 
 /// What a step processes and where power during communication comes from.
@@ -76,6 +78,7 @@ pub fn metrics(t: &StepTime, hw: &HardwareSpec, w: &StepWork) -> Metrics {
         } else {
             0.0
         },
+        alltoall_s: t.alltoall_s,
     }
 }
 
@@ -95,6 +98,7 @@ mod tests {
             overlapped_comm_s: 3.0,
             bubble_s: 1.0,
             memory_bound_s: 1.5,
+            alltoall_s: 0.0,
         };
         // 8 GPUs, 80,000 tokens per step at 1e12 FLOP per token.
         let work = StepWork {

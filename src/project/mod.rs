@@ -17,7 +17,12 @@
 //!   no re-shard by default) and reduce-scatters its gradients in backward; the first
 //!   AllGather and last ReduceScatter are exposed, and overlapped compute runs slower by
 //!   `overlap_slowdown` ([`step`]). TP adds two blocking AllReduces of activations per layer in
-//!   each direction; PP adds point-to-point transfers and the bubble `(pp−1)/(m+pp−1)`.
+//!   each direction; PP adds point-to-point transfers (the fit's SendRecv model, else the
+//!   AllGather model at p = 2) and the bubble `(pp−1)/(m+pp−1)`.
+//! - **Mixture of experts.** A MoE model (experts, top-k; [`model`]) with expert parallelism
+//!   `ep` holds `E/ep` experts per GPU, gathers them over the ranks holding the same experts,
+//!   and adds per layer a dispatch and a combine AllToAll in each direction, blocking, timed by
+//!   the fit's AllToAll model ([`moe`], [`comm`]).
 //! - **Memory.** Sharded AdamW states, gathered parameters, gradient buffers and activations
 //!   (Korthikanti et al. 2022) against HBM; layouts that do not fit are reported, not projected
 //!   ([`memory`]).
@@ -45,6 +50,7 @@ pub mod layout;
 pub mod memory;
 pub mod metrics;
 pub mod model;
+pub mod moe;
 pub mod output;
 pub mod plan;
 pub mod protocols;

@@ -1,15 +1,21 @@
 //! Model specifications: the shape of a Llama-style decoder (RMSNorm, rotary positions,
-//! grouped-query attention, SwiGLU MLP, untied input and output embeddings), its parameter count
-//! and its model FLOPs per token.
+//! grouped-query attention, SwiGLU MLP, untied input and output embeddings), optionally with
+//! mixture-of-experts MLPs, its parameter count and its model FLOPs per token.
 //!
 //! Parameters per layer: attention `h·h` (Q) + `2·h·kv·d` (K, V with `kv` heads of `d = h/a`) +
 //! `h·h` (output), MLP `3·h·f` (gate, up, down), two norms `2·h`. Whole model:
 //! `L·layer + V·h` (input embedding) `+ V·h` (output head, unless tied) `+ h` (final norm).
 //!
+//! **Mixture of experts** (`experts` E > 0, Mixtral-style: every layer's MLP is E SwiGLU experts
+//! of width f and a router `h·E`, each token goes to its `top_k` k experts): the MLP term becomes
+//! `E·3·h·f + h·E` in the parameter count, and `k·3·h·f + h·E` in the *active* parameters that
+//! one token's compute uses (Jiang et al. 2024, "Mixtral of Experts", arXiv:2401.04088, §2.1).
+//!
 //! Model FLOPs per token (PaLM, Chowdhery et al. 2022, appendix B): `6·N + 12·L·h·s`, where the
 //! second term is the attention scores and their weighted sum (forward 4·h·s per layer, backward
 //! twice that). Here **N is every parameter that takes part in a matrix multiply: all but the
 //! input-embedding table** (a lookup, not a matmul); the output projection counts, tied or not.
+//! For a mixture of experts N counts the active parameters (the k experts a token uses).
 
 use serde::{Deserialize, Serialize};
 
@@ -38,7 +44,29 @@ pub struct ModelSpec {
     /// Whether the output head shares the input embedding's matrix.
     #[serde(default)]
     pub tied_embeddings: bool,
+    /// Experts per MoE layer (0: a dense model, the default; every layer's MLP is then one
+    /// SwiGLU of width `ffn`). Hugging Face `num_local_experts`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub experts: usize,
+    /// Experts each token is routed to (top-k routing), 1..=experts; 0 for a dense model.
+    /// Hugging Face `num_experts_per_tok`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub top_k: usize,
 }
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Experts per MoE layer: far beyond published models (DeepSeek-V3 has 256 routed experts).
+pub const EXPERTS: Count = Count {
+    min: 1,
+    max: 1 << 16,
+};
+
+/// Parameters a model may have: no dense shape within [`SIZE_LIMITS`] comes near it, and every
+/// product the projection forms from a model below it fits in 64 bits.
+pub const MAX_PARAMS: u128 = 1 << 60;
 
 /// Each size field and its range: far beyond any published model (Llama 3 405B has 126 layers,
 /// width 16384, MLP 53248, 128 heads, a vocabulary of 128256), small enough that every product
@@ -110,6 +138,15 @@ pub fn presets() -> Vec<ModelSpec> {
         llama("llama3-8b", 32, 4096, 14336, 32, 8, 128256, 8192),
         // meta-llama/Meta-Llama-3-70B config.json; Dubey et al. 2024, Table 3.
         llama("llama3-70b", 80, 8192, 28672, 64, 8, 128256, 8192),
+        // mistralai/Mixtral-8x7B-v0.1 config.json (num_local_experts 8, num_experts_per_tok 2,
+        // max_position_embeddings 32768); Jiang et al. 2024, "Mixtral of Experts"
+        // (arXiv:2401.04088), Table 1: 8 experts, top-2, 32k context; 46.7B parameters, 12.9B
+        // active per token (mistral.ai/news/mixtral-of-experts).
+        ModelSpec {
+            experts: 8,
+            top_k: 2,
+            ..llama("mixtral-8x7b", 32, 4096, 14336, 32, 8, 32000, 32768)
+        },
     ]
 }
 
@@ -134,6 +171,8 @@ fn llama(
         vocab,
         seq_len,
         tied_embeddings: false,
+        experts: 0,
+        top_k: 0,
     }
 }
 
@@ -174,7 +213,63 @@ impl ModelSpec {
                 ),
             ));
         }
+        self.validate_experts()
+    }
+
+    /// `experts` within [`EXPERTS`] with `top_k` in 1..=experts, or both 0 (dense); the whole
+    /// model below [`MAX_PARAMS`].
+    fn validate_experts(&self) -> Result<()> {
+        match (self.experts, self.top_k) {
+            (0, 0) => {}
+            (0, k) => {
+                return Err(bad(
+                    &self.name,
+                    format!(
+                        "top_k {k} without experts; give experts (per layer), or top_k = 0 for \
+                         a dense model"
+                    ),
+                ))
+            }
+            (e, k) => {
+                EXPERTS
+                    .check_usize("experts", e)
+                    .map_err(|m| bad(&self.name, m))?;
+                if k == 0 || k > e {
+                    return Err(bad(
+                        &self.name,
+                        format!("top_k {k} with {e} experts; give top_k from 1 to {e}"),
+                    ));
+                }
+            }
+        }
+        let total = self.total_params_wide();
+        if total > MAX_PARAMS {
+            return Err(bad(
+                &self.name,
+                format!(
+                    "{total} parameters is beyond 2^60; give fewer layers, experts or a \
+                     smaller width"
+                ),
+            ));
+        }
         Ok(())
+    }
+
+    /// [`Self::total_params`] in 128 bits (for the check that it fits in 64).
+    fn total_params_wide(&self) -> u128 {
+        let h = self.hidden as u128;
+        let kv = (self.kv_heads * self.head_dim()) as u128;
+        let mlp = 3 * h * self.ffn as u128 * self.experts.max(1) as u128;
+        let router = h * self.experts as u128;
+        let layer = 2 * h * h + 2 * h * kv + mlp + router + 2 * h;
+        let table = self.vocab as u128 * h;
+        let head = if self.tied_embeddings { 0 } else { table };
+        self.layers as u128 * layer + table + head + h
+    }
+
+    /// Whether the MLPs are mixtures of experts.
+    pub fn is_moe(&self) -> bool {
+        self.experts > 0
     }
 
     /// Width of one attention head.
@@ -182,13 +277,40 @@ impl ModelSpec {
         self.hidden / self.heads
     }
 
-    /// Parameters of one transformer layer.
+    /// Parameters of one transformer layer (every expert of a MoE layer).
     pub fn layer_params(&self) -> u64 {
+        self.layer_dense_params() + self.layer_expert_params()
+    }
+
+    /// Parameters of one layer outside the experts: attention, norms, and the MLP of a dense
+    /// model or the router `h·E` of a MoE one (what FSDP gathers over the whole data-parallel
+    /// group).
+    pub fn layer_dense_params(&self) -> u64 {
         let h = self.hidden as u64;
         let kv = (self.kv_heads * self.head_dim()) as u64;
         let attention = 2 * h * h + 2 * h * kv;
-        let mlp = 3 * h * self.ffn as u64;
+        let mlp = if self.is_moe() {
+            h * self.experts as u64
+        } else {
+            self.expert_params()
+        };
         attention + mlp + 2 * h
+    }
+
+    /// Parameters of one SwiGLU MLP (one expert of a MoE layer): `3·h·f`.
+    pub fn expert_params(&self) -> u64 {
+        3 * self.hidden as u64 * self.ffn as u64
+    }
+
+    /// Parameters of one layer's experts, `E·3·h·f` (0 for a dense model).
+    pub fn layer_expert_params(&self) -> u64 {
+        self.experts as u64 * self.expert_params()
+    }
+
+    /// Parameters of one layer that one token's compute uses: all but the experts it is not
+    /// routed to (all of a dense layer).
+    pub fn layer_active_params(&self) -> u64 {
+        self.layer_dense_params() + self.top_k as u64 * self.expert_params()
     }
 
     /// Parameters of the input embedding table.
@@ -211,15 +333,26 @@ impl ModelSpec {
         self.layers as u64 * self.layer_params() + self.embedding_params() + self.head_params()
     }
 
-    /// N of `6N`: the parameters that take part in a matrix multiply (all but the input table;
-    /// the output projection counts even when tied).
-    pub fn flop_params(&self) -> u64 {
-        self.layers as u64 * self.layer_params() + self.embedding_params() + self.hidden as u64
+    /// Parameters one token's compute uses: every parameter of a dense model; of a MoE model
+    /// all but the experts a token is not routed to.
+    pub fn active_params(&self) -> u64 {
+        self.layers as u64 * self.layer_active_params()
+            + self.embedding_params()
+            + self.head_params()
     }
 
-    /// Forward FLOPs per token of one layer at sequence length `seq`: `2·layer + 4·h·s`.
+    /// N of `6N`: the parameters that take part in a matrix multiply (all but the input table;
+    /// the output projection counts even when tied), of a MoE model the active ones.
+    pub fn flop_params(&self) -> u64 {
+        self.layers as u64 * self.layer_active_params()
+            + self.embedding_params()
+            + self.hidden as u64
+    }
+
+    /// Forward FLOPs per token of one layer at sequence length `seq`: `2·layer + 4·h·s` (the
+    /// layer's active parameters).
     pub fn layer_fwd_flops(&self, seq: usize) -> f64 {
-        2.0 * self.layer_params() as f64 + 4.0 * (self.hidden * seq) as f64
+        2.0 * self.layer_active_params() as f64 + 4.0 * (self.hidden * seq) as f64
     }
 
     /// Forward FLOPs per token of the output unit (final norm and projection).
@@ -238,57 +371,5 @@ fn bad(name: &str, msg: String) -> Error {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn preset(name: &str) -> ModelSpec {
-        presets().into_iter().find(|m| m.name == name).unwrap()
-    }
-
-    #[test]
-    fn parameter_counts_match_the_published_ones() {
-        // Published sizes: Llama 2 paper (6.74B, 13.0B, 69.0B as the HF model cards give them),
-        // Llama 3 model cards (8.03B, 70.6B).
-        let published = [
-            ("llama2-7b", 6.74e9),
-            ("llama2-13b", 13.0e9),
-            ("llama2-70b", 69.0e9),
-            ("llama3-8b", 8.03e9),
-            ("llama3-70b", 70.6e9),
-        ];
-        for (name, n) in published {
-            let m = preset(name);
-            m.validate().unwrap();
-            let got = m.total_params() as f64;
-            assert!((got / n - 1.0).abs() < 0.01, "{name}: {got} vs {n}");
-        }
-        // Exact, by hand: 32 × (4·4096² + 3·4096·11008 + 2·4096) + 2·32000·4096 + 4096.
-        assert_eq!(preset("llama2-7b").total_params(), 6_738_415_616);
-    }
-
-    #[test]
-    fn flops_per_token_is_palm_formula() {
-        let m = preset("llama2-7b");
-        // N = 6,738,415,616 − 32000·4096 = 6,607,343,616; 6N = 39,644,061,696;
-        // 12·32·4096·4096 = 6,442,450,944; sum 46,086,512,640.
-        assert_eq!(m.flop_params(), 6_607_343_616);
-        assert_eq!(m.flops_per_token(4096), 46_086_512_640.0);
-        // The per-unit forward FLOPs add up to a third of it.
-        let units = 32.0 * m.layer_fwd_flops(4096) + m.head_fwd_flops();
-        assert!((3.0 * units - m.flops_per_token(4096)).abs() < 1.0);
-    }
-
-    #[test]
-    fn bad_shapes_are_named() {
-        let mut m = preset("llama2-7b");
-        m.heads = 30;
-        let e = m.validate().unwrap_err().to_string();
-        assert!(
-            e.contains("hidden 4096 is not divisible by heads 30"),
-            "{e}"
-        );
-        m.heads = 32;
-        m.kv_heads = 5;
-        assert!(m.validate().unwrap_err().to_string().contains("kv_heads 5"));
-    }
-}
+#[path = "model_tests.rs"]
+mod tests;

@@ -14,7 +14,7 @@ use crate::fit::schema::FitFile;
 pub const PROJECTION_SCHEMA: &str = "collbench.projection/v1";
 
 /// Columns of projection.csv, in order.
-pub const CSV_COLUMNS: [&str; 34] = [
+pub const CSV_COLUMNS: [&str; 38] = [
     "model",
     "hardware",
     "world",
@@ -49,6 +49,10 @@ pub const CSV_COLUMNS: [&str; 34] = [
     "scaling_eff",
     "comm_compute_ratio",
     "bound",
+    "ep",
+    "alltoall_s",
+    "pp_p2p_model",
+    "alltoall_model",
 ];
 
 /// projection.csv: one row per (world, layout); projected fields are empty where the layout
@@ -103,11 +107,18 @@ fn csv_row(req: &Request, r: &Row) -> Vec<String> {
         opt(r.scaling_eff),
         opt(r.comm_compute_ratio),
         r.bound.name().to_string(),
+        r.ep.to_string(),
+        f(|m| m.alltoall_s),
+        r.pp_p2p_model.unwrap_or_default().to_string(),
+        r.alltoall_model.unwrap_or_default().to_string(),
     ]
 }
 
-/// Title, unit and width of each table column.
-const TABLE: [(&str, &str, usize); 21] = [
+/// Title, unit and width of a table column.
+type Column = (&'static str, &'static str, usize);
+
+/// Title, unit and width of each table column (a MoE model adds [`EP`] and [`A2A`]).
+const TABLE: [Column; 21] = [
     ("world", "", 6),
     ("nodes", "", 5),
     ("tp", "", 3),
@@ -131,9 +142,30 @@ const TABLE: [(&str, &str, usize); 21] = [
     ("bound", "", 5),
 ];
 
-fn line(lead: char, cells: &[String]) -> String {
+/// The expert-parallel degree, after `pp` (MoE models only).
+const EP: Column = ("ep", "", 3);
+/// Seconds of MoE AllToAll per step (of `exposed`), after `bubble` (MoE models only).
+const A2A: Column = ("a2a", "(s)", 7);
+
+/// The table's columns: [`TABLE`], with [`EP`] and [`A2A`] for a MoE model.
+fn columns(req: &Request) -> Vec<Column> {
+    let mut out = Vec::with_capacity(TABLE.len() + 2);
+    for c in TABLE {
+        out.push(c);
+        if req.model.is_moe() {
+            match c.0 {
+                "pp" => out.push(EP),
+                "bubble" => out.push(A2A),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+fn line(lead: char, cells: &[String], cols: &[Column]) -> String {
     let mut out = String::from(lead);
-    for (cell, (_, _, width)) in cells.iter().zip(TABLE) {
+    for (cell, (_, _, width)) in cells.iter().zip(cols) {
         out.push_str(&format!(" {cell:>width$}"));
     }
     out
@@ -144,31 +176,38 @@ fn line(lead: char, cells: &[String]) -> String {
 /// `marginal` is that of the best layouts on best rows, of the same layout elsewhere; `S`, `E`
 /// and `SE` are speedup, parallel and scaling efficiency against the layout's smallest
 /// projected world, `bound` what limits the row (docs/METHODOLOGY.md, "Scaling efficiency").
+/// A MoE model adds `ep` after `pp` and `a2a`, the seconds of MoE AllToAll (part of
+/// `exposed`), after `bubble`.
 pub fn table(req: &Request, p: &Projection, network: &str) -> String {
+    let cols = columns(req);
     let mut out = format!("# {}\n", describe(req, network));
-    let titles: Vec<String> = TABLE.iter().map(|c| c.0.to_string()).collect();
-    let units: Vec<String> = TABLE.iter().map(|c| c.1.to_string()).collect();
-    out.push_str(&line('#', &titles));
+    let titles: Vec<String> = cols.iter().map(|c| c.0.to_string()).collect();
+    let units: Vec<String> = cols.iter().map(|c| c.1.to_string()).collect();
+    out.push_str(&line('#', &titles, &cols));
     out.push('\n');
-    out.push_str(line('#', &units).trim_end());
+    out.push_str(line('#', &units, &cols).trim_end());
     out.push('\n');
     for r in &p.rows {
-        out.push_str(&table_row(req, r));
+        out.push_str(&table_row(req, r, &cols));
         out.push('\n');
     }
     out
 }
 
-fn table_row(req: &Request, r: &Row) -> String {
+fn table_row(req: &Request, r: &Row, cols: &[Column]) -> String {
+    let moe = req.model.is_moe();
     let mut cells = vec![
         r.world.to_string(),
         r.nodes.to_string(),
         r.tp.to_string(),
         r.pp.to_string(),
-        r.dp.to_string(),
     ];
+    if moe {
+        cells.push(r.ep.to_string());
+    }
+    cells.push(r.dp.to_string());
     let Some(m) = r.metrics else {
-        let lead = line(' ', &cells);
+        let lead = line(' ', &cells, cols);
         return format!(
             "{lead}  does not fit: needs {:.1} GB of {} GB per GPU",
             r.memory_gb, req.hardware.hbm_gb
@@ -185,6 +224,11 @@ fn table_row(req: &Request, r: &Row) -> String {
         format!("{:.3}", m.exposed_comm_s),
         format!("{:.3}", m.overlapped_comm_s),
         format!("{:.3}", m.bubble_s),
+    ]);
+    if moe {
+        cells.push(format!("{:.3}", m.alltoall_s));
+    }
+    cells.extend([
         format!("{:.0}", m.tokens_per_s),
         format!("{:.0}", m.tokens_per_s_per_gpu),
         format!("{:.1}", 100.0 * m.mfu),
@@ -199,7 +243,7 @@ fn table_row(req: &Request, r: &Row) -> String {
             .map_or("-".into(), |x| format!("{:.1}", 100.0 * x)),
         r.bound.short().to_string(),
     ]);
-    let mut text = line(' ', &cells);
+    let mut text = line(' ', &cells, cols);
     if r.best {
         text.push_str(" *");
     }
@@ -217,8 +261,16 @@ pub fn describe(req: &Request, network: &str) -> String {
         Some(e) => format!("compute at {:.0}% of peak", 100.0 * e),
         None => "compute as a roofline per part of a layer".to_string(),
     };
+    let moe = if req.model.is_moe() {
+        format!(
+            " (MoE, {} experts, top-{})",
+            req.model.experts, req.model.top_k
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{} on {} ({network}), seq {}, {batch}, {compute}, overlap slowdown \
+        "{}{moe} on {} ({network}), seq {}, {batch}, {compute}, overlap slowdown \
          {:.0}%{}{}{}; * = best layout per world size",
         req.model.name,
         req.hardware.name,
@@ -277,6 +329,7 @@ pub fn json(
         },
         "model_derived": {
             "total_params": m.total_params(),
+            "active_params": m.active_params(),
             "flop_params": m.flop_params(),
             "flops_per_token": m.flops_per_token(req.seq),
         },

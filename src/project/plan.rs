@@ -37,6 +37,8 @@ pub struct Request {
     pub worlds: Vec<usize>,
     pub tps: Vec<usize>,
     pub pps: Vec<usize>,
+    /// Expert-parallel degrees (MoE models; `[1]` otherwise).
+    pub eps: Vec<usize>,
     pub seq: usize,
     pub batch: Batch,
     /// Microbatches per step [default: one per sequence with pp > 1, else 1].
@@ -56,6 +58,8 @@ pub struct Row {
     pub tp: usize,
     pub pp: usize,
     pub dp: usize,
+    /// Expert-parallel degree (1 for dense models).
+    pub ep: usize,
     pub global_batch: usize,
     pub microbatches: usize,
     pub microbatch_size: usize,
@@ -79,6 +83,13 @@ pub struct Row {
     /// (exposed + overlapped communication) / compute.
     pub comm_compute_ratio: Option<f64>,
     pub bound: Bound,
+    /// The model of pipeline transfers: `sendrecv` (the fit's SendRecv model) or
+    /// `allgather-pair` (the AllGather model at p = 2); None with pp = 1.
+    pub pp_p2p_model: Option<&'static str>,
+    /// The model of MoE AllToAlls: `alltoall` (the fit's AllToAll model) or the pairwise
+    /// schedule of point-to-point transfers (`pairwise-sendrecv`, `pairwise-allgather-pair`);
+    /// None without any (dense model or ep = 1).
+    pub alltoall_model: Option<&'static str>,
 }
 
 /// Rows in world, tp, pp order, and what the projection had to say.
@@ -101,9 +112,13 @@ pub fn project(req: &Request, fit: &FitFile) -> Result<Projection> {
         let mut why = Vec::new();
         for &tp in &req.tps {
             for &pp in &req.pps {
-                match plan_row(req, world, tp, pp, &net)? {
-                    Ok(row) => rows.push(row),
-                    Err(reason) => why.push(format!("tp {tp} pp {pp}: {reason}")),
+                for &ep in &req.eps {
+                    match plan_row(req, world, (tp, pp, ep), &net)? {
+                        Ok(row) => rows.push(row),
+                        Err(reason) => {
+                            why.push(format!("{}: {reason}", scaling::layout_name(tp, pp, ep)))
+                        }
+                    }
                 }
             }
         }
@@ -147,6 +162,9 @@ fn check_request(req: &Request) -> Result<()> {
     for &pp in &req.pps {
         stages(m, pp, req.seq).map_err(|e| Error::usage(format!("--pp {pp}: {e}")))?;
     }
+    for &ep in &req.eps {
+        check_ep(req, ep)?;
+    }
     if let Some(e) = req.opts.compute_efficiency {
         if !(e > 0.0 && e <= 1.0) {
             return Err(Error::usage(format!(
@@ -158,6 +176,45 @@ fn check_request(req: &Request) -> Result<()> {
     if !(s >= 0.0 && s.is_finite()) {
         return Err(Error::usage(format!(
             "--overlap-slowdown {s}: give a fraction >= 0 (0.19 = 19% slower)"
+        )));
+    }
+    Ok(())
+}
+
+/// An expert-parallel degree the model and options allow (whether it divides a layout's dp
+/// is decided per layout).
+fn check_ep(req: &Request, ep: usize) -> Result<()> {
+    let m = &req.model;
+    if ep == 1 {
+        return Ok(());
+    }
+    if !m.is_moe() {
+        return Err(Error::usage(format!(
+            "--ep {ep}: {} is a dense model without experts; give --ep 1 (the default), or a \
+             mixture-of-experts model (mixtral-8x7b, or a TOML file with experts and top_k)",
+            m.name
+        )));
+    }
+    if ep == 0 || m.experts % ep != 0 {
+        let divisors: Vec<String> = (1..=m.experts)
+            .filter(|d| m.experts % d == 0)
+            .take(12)
+            .map(|d| d.to_string())
+            .collect();
+        return Err(Error::usage(format!(
+            "--ep {ep}: the {} experts of {} do not split evenly over ep = {ep} ranks; give a \
+             divisor of {} ({}{})",
+            m.experts,
+            m.name,
+            m.experts,
+            divisors.join(", "),
+            if divisors.len() == 12 { ", ..." } else { "" }
+        )));
+    }
+    if req.opts.hybrid {
+        return Err(Error::usage(format!(
+            "--ep {ep} with --hybrid: hybrid sharding of expert-parallel layouts is not \
+             modelled; leave out --hybrid or give --ep 1"
         )));
     }
     Ok(())
@@ -192,12 +249,11 @@ fn layout_batch(req: &Request, l: &Layout) -> Result<(usize, usize, usize), Stri
 fn plan_row(
     req: &Request,
     world: usize,
-    tp: usize,
-    pp: usize,
+    (tp, pp, ep): (usize, usize, usize),
     net: &Network,
 ) -> Result<Result<Row, String>> {
     let hw = &req.hardware;
-    let layout = match Layout::new(world, tp, pp, hw.gpus_per_node) {
+    let layout = match Layout::new(world, tp, pp, hw.gpus_per_node).and_then(|l| l.with_ep(ep)) {
         Ok(l) => l,
         Err(e) => return Ok(Err(e)),
     };
@@ -223,7 +279,10 @@ fn plan_row(
             &req.opts,
             net,
         )
-        .map_err(|e| Error::usage(format!("world {world} tp {tp} pp {pp}: {e}")))?;
+        .map_err(|e| {
+            let name = scaling::layout_name(tp, pp, ep);
+            Error::usage(format!("world {world} {name}: {e}"))
+        })?;
         let work = StepWork {
             world,
             tokens: (global * req.seq) as f64,
@@ -240,6 +299,7 @@ fn plan_row(
         tp,
         pp,
         dp: layout.dp,
+        ep,
         global_batch: global,
         microbatches: m,
         microbatch_size: mb,
@@ -254,6 +314,12 @@ fn plan_row(
         scaling_eff: None,
         comm_compute_ratio: None,
         bound: Bound::Memory,
+        pp_p2p_model: (pp > 1).then(|| net.p2p_model(layout.pp_pair()).name()),
+        alltoall_model: if req.model.is_moe() {
+            net.alltoall_model(layout.ep_group()).map(|m| m.name())
+        } else {
+            None
+        },
     }))
 }
 
@@ -298,7 +364,7 @@ fn mark_best(rows: &mut [Row]) {
 
 fn marginals(rows: &mut [Row]) {
     for i in 0..rows.len() {
-        let (w, tp, pp) = (rows[i].world, rows[i].tp, rows[i].pp);
+        let (w, tp, pp, ep) = (rows[i].world, rows[i].tp, rows[i].pp, rows[i].ep);
         let Some(now) = tps(&rows[i]) else { continue };
         let earlier = |same: &dyn Fn(&Row) -> bool| {
             rows[..i]
@@ -308,7 +374,7 @@ fn marginals(rows: &mut [Row]) {
                 .find_map(|r| tps(r).map(|t| (t - now, r.world)))
                 .map(|(d, pw)| -d / (w - pw) as f64)
         };
-        let same_layout = earlier(&|r: &Row| r.tp == tp && r.pp == pp);
+        let same_layout = earlier(&|r: &Row| r.tp == tp && r.pp == pp && r.ep == ep);
         let best = if rows[i].best {
             earlier(&|r: &Row| r.best)
         } else {

@@ -20,6 +20,7 @@ pub(in crate::project) fn request(model: &str, gpu: &str, tps: &[usize], pps: &[
         worlds: WORLDS.to_vec(),
         tps: tps.to_vec(),
         pps: pps.to_vec(),
+        eps: vec![1],
         seq: 4096,
         batch: Batch::Weak { local: 1 },
         microbatches: None,
@@ -200,4 +201,97 @@ fn strong_scaling_speedup_is_the_step_time_ratio() {
     assert_eq!(p.layouts[0].step_fit, None);
     let refused = "2 projected world size(s), 4 needed";
     assert!(p.notes.iter().any(|n| n.contains(refused)), "{:?}", p.notes);
+}
+
+#[test]
+fn expert_parallel_degrees_are_checked() {
+    let fit = specs::profile("h100-ib400").unwrap();
+    let msg = |req: &Request| project(req, &fit).unwrap_err().to_string();
+    // A dense model has no experts to spread.
+    let mut req = request("llama2-7b", "h100", &[1], &[1]);
+    req.eps = vec![1, 2];
+    let e = msg(&req);
+    assert!(
+        e.contains("--ep 2: llama2-7b is a dense model") && e.contains("--ep 1"),
+        "{e}"
+    );
+    // ep must divide the experts.
+    let mut req = request("mixtral-8x7b", "h100", &[1], &[1]);
+    req.seq = 4096;
+    req.eps = vec![3];
+    let e = msg(&req);
+    assert!(
+        e.contains("--ep 3: the 8 experts of mixtral-8x7b") && e.contains("1, 2, 4, 8"),
+        "{e}"
+    );
+    req.eps = vec![16];
+    assert!(msg(&req).contains("--ep 16"));
+    // Hybrid sharding of expert-parallel layouts is not modelled.
+    req.eps = vec![8];
+    req.opts.hybrid = true;
+    let e = msg(&req);
+    assert!(
+        e.contains("--ep 8 with --hybrid") && e.contains("leave out --hybrid"),
+        "{e}"
+    );
+    req.opts.hybrid = false;
+    // ep must divide dp: at world 8 with tp 2, dp 4 cannot hold ep 8; alone it is an error,
+    // beside a layout that can run it is skipped with a note.
+    req.worlds = vec![8];
+    req.tps = vec![2];
+    let e = msg(&req);
+    assert!(
+        e.contains("world 8: no layout can run (tp 2 pp 1 ep 8: ep 8 does not divide dp 4"),
+        "{e}"
+    );
+    req.eps = vec![4, 8];
+    let p = project(&req, &fit).unwrap();
+    assert_eq!(p.rows.iter().map(|r| r.ep).collect::<Vec<_>>(), vec![4]);
+    assert!(
+        p.notes[0].contains("world 8, tp 2 pp 1 ep 8: ep 8 does not divide dp 4"),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
+fn moe_rows_record_their_alltoall_and_transfer_models() {
+    // Mixtral on the H100 profile (no SendRecv or AllToAll model): ep 8 on 32 GPUs, pp 1 and 2.
+    let mut req = request("mixtral-8x7b", "h100", &[1], &[1, 2]);
+    (req.seq, req.worlds, req.eps) = (4096, vec![32], vec![1, 8]);
+    req.opts.reshard = true;
+    let p = run(&req, "h100-ib400");
+    let row = |pp: usize, ep: usize| p.rows.iter().find(|r| (r.pp, r.ep) == (pp, ep)).unwrap();
+    assert_eq!(p.rows.len(), 4);
+    for r in &p.rows {
+        assert_eq!(
+            r.pp_p2p_model,
+            (r.pp > 1).then_some("allgather-pair"),
+            "{r:?}"
+        );
+        let a2a = (r.ep > 1).then_some("pairwise-allgather-pair");
+        assert_eq!(r.alltoall_model, a2a, "{r:?}");
+    }
+    // Per step: 32 layers × 4 AllToAlls of S = 4096·2·4096·2 bytes over 8 ranks in a node,
+    // each 7 pairwise steps of S/8 at the NVLink pair's 3.4 µs + B/360 µs per kB; with pp 2,
+    // 2 microbatches on a stage of 16 layers: the same count.
+    let s_kb = 4096.0 * 2.0 * 4096.0 * 2.0 / 1e3;
+    let one = 7.0 * (3.4 + s_kb / 8.0 / 360.0);
+    for pp in [1, 2] {
+        let m = row(pp, 8).metrics.unwrap();
+        assert!(
+            (m.alltoall_s * 1e6 / (128.0 * one) - 1.0).abs() < 1e-12,
+            "{m:?}"
+        );
+        assert!(m.alltoall_s < m.exposed_comm_s);
+        assert_eq!(row(pp, 1).metrics.unwrap().alltoall_s, 0.0);
+    }
+    // Expert parallelism shrinks memory (each GPU holds 1 of 8 experts) and raises throughput.
+    assert!(row(1, 8).memory_gb < row(1, 1).memory_gb);
+    let tps = |pp, ep| row(pp, ep).metrics.unwrap().tokens_per_s;
+    assert!(tps(1, 8) > tps(1, 1));
+    assert_eq!(
+        p.layouts.iter().map(|l| l.ep).collect::<Vec<_>>(),
+        vec![1, 8, 1, 8]
+    );
 }

@@ -13,6 +13,14 @@
 //!   (read two, write one `T·h`), rotary embedding of Q and K (read and write), SwiGLU (read gate
 //!   and up, write `T·f/tp`). Norms and residuals are not split by tensor parallelism.
 //!
+//! A MoE layer (`E` experts, top-k routing, expert-parallel degree `ep`) replaces the MLP by
+//! the router GEMM `T × h × E` (not split by TP), the token permutation into expert order
+//! before the dispatch AllToAll and back after the combine (memory-bound: read and write
+//! `T·k·h` each), and the MLPs of the GPU's `E/ep` local experts, each over its share of the
+//! `T·k` routed tokens the GPU receives with balanced routing, `m = T·k·ep/E` rows: gate and up
+//! `m × h × f/tp`, SwiGLU, down `m × f/tp × h`. FLOPs are those of k dense MLPs; the weights
+//! read are those of `E/ep` experts.
+//!
 //! Backward is twice forward: each GEMM becomes two of its size (input and weight gradient),
 //! attention twice its FLOPs and bytes, and each memory-bound part reads the saved input and the
 //! incoming gradient and writes a gradient (an assumption: twice its forward bytes). The head is
@@ -114,6 +122,8 @@ pub struct Work {
     pub tokens: f64,
     pub seq: usize,
     pub tp: usize,
+    /// Expert-parallel degree (1 without; only MoE layers use it).
+    pub ep: usize,
 }
 
 /// What a part is: which efficiency its FLOPs run at.
@@ -268,18 +278,49 @@ fn layer_parts(model: &ModelSpec, w: &Work) -> Vec<Part> {
         flops: 4.0 * t * w.seq as f64 * h / tp,
         bytes: 2.0 * t * (2.0 * h + 2.0 * kv) / tp,
     };
-    vec![
+    let mut parts = vec![
         memory(2.0 * 2.0 * 2.0 * t * h),
         gemm(t, h, (h + 2.0 * kv) / tp),
         memory(2.0 * 2.0 * t * (h + kv) / tp),
         attention,
         gemm(t, h / tp, h),
         memory(2.0 * 3.0 * 2.0 * t * h),
-        gemm(t, h, f),
-        gemm(t, h, f),
-        memory(3.0 * 2.0 * t * f),
-        gemm(t, f, h),
+    ];
+    if model.is_moe() {
+        parts.extend(moe_parts(model, w));
+    } else {
+        parts.extend(mlp_parts(t, h, f));
+    }
+    parts
+}
+
+/// One SwiGLU MLP over `m` tokens of width `h`, inner width `f` (per GPU).
+fn mlp_parts(m: f64, h: f64, f: f64) -> [Part; 4] {
+    [
+        gemm(m, h, f),
+        gemm(m, h, f),
+        memory(3.0 * 2.0 * m * f),
+        gemm(m, f, h),
     ]
+}
+
+/// The MLP of a MoE layer on one GPU (module docs).
+fn moe_parts(model: &ModelSpec, w: &Work) -> Vec<Part> {
+    let t = w.tokens;
+    let h = model.hidden as f64;
+    let f = model.ffn as f64 / w.tp as f64;
+    let k = model.top_k as f64;
+    let experts = model.experts;
+    let local = (experts / w.ep.max(1)).max(1);
+    let rows = t * k / local as f64;
+    let mut parts = vec![
+        gemm(t, h, experts as f64),
+        memory(2.0 * 2.0 * 2.0 * t * k * h),
+    ];
+    for _ in 0..local {
+        parts.extend(mlp_parts(rows, h, f));
+    }
+    parts
 }
 
 #[cfg(test)]

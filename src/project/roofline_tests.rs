@@ -58,6 +58,7 @@ fn compute_efficiency_reproduces_the_flat_rule_exactly() {
         tokens: 2.0 * 4096.0,
         seq: 4096,
         tp: 2,
+        ep: 1,
     };
     for u in &stage.units {
         let got = unit_seconds(&m, &chip, u, &w, ComputeModel::Flat(0.5));
@@ -80,6 +81,7 @@ fn a_layer_is_mostly_gemm_time_with_a_memory_bound_share() {
         tokens: 4096.0,
         seq: 4096,
         tp: 1,
+        ep: 1,
     };
     let share = |name: &str| {
         let chip = Chip::new(&gpu(name));
@@ -125,6 +127,7 @@ fn recomputation_adds_one_forward_to_layers_only() {
         tokens: 4096.0,
         seq: 4096,
         tp: 1,
+        ep: 1,
     };
     let mut opts = StepOptions {
         reshard: false,
@@ -150,4 +153,47 @@ fn recomputation_adds_one_forward_to_layers_only() {
             assert_eq!(&r, p);
         }
     }
+}
+
+#[test]
+fn a_moe_layer_computes_k_experts_and_reads_its_local_ones() {
+    // Mixtral 8x7B, one 4096-token sequence, tp 1: the GEMMs' FLOPs are 2·T·(active layer
+    // parameters but the norms), whatever ep: QKV, output, router h·E and k = 2 experts' MLPs.
+    let m = model::presets()
+        .into_iter()
+        .find(|m| m.name == "mixtral-8x7b")
+        .unwrap();
+    let t = 4096.0;
+    let work = |ep: usize| Work {
+        tokens: t,
+        seq: 4096,
+        tp: 1,
+        ep,
+    };
+    let gemms = |ep: usize| -> (f64, f64, usize) {
+        let parts = parts(&m, UnitKind::Layer, &work(ep));
+        let g: Vec<&Part> = parts.iter().filter(|p| p.kind == Kind::Gemm).collect();
+        (
+            g.iter().map(|p| p.flops).sum(),
+            g.iter().map(|p| p.bytes).sum(),
+            g.len(),
+        )
+    };
+    let (f1, b1, n1) = gemms(1);
+    let (f8, b8, n8) = gemms(8);
+    let want = 2.0 * t * (m.layer_active_params() - 2 * m.hidden as u64) as f64;
+    close(f1, want);
+    close(f8, want);
+    // QKV, output and router, then three GEMMs per local expert: 8 at ep 1, 1 at ep 8.
+    assert_eq!((n1, n8), (3 + 3 * 8, 3 + 3));
+    // Each local expert's MLP moves 6·(m·h + h·f + m·f) bytes over its m = T·k/local rows:
+    // the token terms add up to the same, the weights 6·h·f per expert held.
+    let (h, f) = (4096.0, 14336.0);
+    close(b1 - b8, 6.0 * 7.0 * h * f);
+    // The flat rule takes the same active FLOPs per token.
+    let layer = crate::project::stage::stages(&m, 1, 4096).unwrap()[0].units[1];
+    close(
+        layer.fwd_flops_per_token,
+        2.0 * m.layer_active_params() as f64 + 4.0 * h * 4096.0,
+    );
 }

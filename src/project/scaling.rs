@@ -82,14 +82,30 @@ pub fn against(base: (usize, f64), world: usize, tokens_per_s: f64) -> (f64, f64
     (speedup, speedup * base.0 as f64 / world as f64)
 }
 
-/// Fills the scaling fields of rows in world order: the baseline of each (tp, pp) is its first
-/// projected row.
+/// A layout's key: (tp, pp, ep).
+type Key = (usize, usize, usize);
+
+fn key(r: &Row) -> Key {
+    (r.tp, r.pp, r.ep)
+}
+
+/// A layout as notes name it: `tp 2 pp 1`, with ` ep 8` when expert-parallel.
+pub fn layout_name(tp: usize, pp: usize, ep: usize) -> String {
+    if ep > 1 {
+        format!("tp {tp} pp {pp} ep {ep}")
+    } else {
+        format!("tp {tp} pp {pp}")
+    }
+}
+
+/// Fills the scaling fields of rows in world order: the baseline of each (tp, pp, ep) is its
+/// first projected row.
 pub fn annotate(rows: &mut [Row], hbm_gb: f64, compute_efficiency: Option<f64>) {
     for i in 0..rows.len() {
         let r = &rows[i];
         let base = rows[..=i]
             .iter()
-            .filter(|b| (b.tp, b.pp) == (r.tp, r.pp))
+            .filter(|b| key(b) == key(r))
             .find_map(|b| b.metrics.map(|m| (b.world, m.tokens_per_s)));
         let m = r.metrics;
         let bound = bound(r.memory_gb, hbm_gb, m.as_ref());
@@ -154,6 +170,8 @@ pub fn critical_scale(points: &[(usize, f64)]) -> Option<Critical> {
 pub struct LayoutScaling {
     pub tp: usize,
     pub pp: usize,
+    /// Expert-parallel degree (1 for dense models).
+    pub ep: usize,
     /// N₀: the smallest world where the layout was projected; `None` if it never fits.
     pub baseline_world: Option<usize>,
     pub critical: Option<Critical>,
@@ -163,30 +181,32 @@ pub struct LayoutScaling {
 
 /// One summary per layout, in the order layouts first appear, and the notes that say them.
 pub fn layouts(rows: &[Row]) -> (Vec<LayoutScaling>, Vec<String>) {
-    let mut keys: Vec<(usize, usize)> = Vec::new();
+    let mut keys: Vec<Key> = Vec::new();
     for r in rows {
-        if !keys.contains(&(r.tp, r.pp)) {
-            keys.push((r.tp, r.pp));
+        if !keys.contains(&key(r)) {
+            keys.push(key(r));
         }
     }
     let mut notes = Vec::new();
     let summaries = keys
         .into_iter()
-        .map(|(tp, pp)| {
-            let (s, fit) = layout(rows, tp, pp);
-            notes.extend(s.critical.map(|c| critical_note(tp, pp, &c)));
-            notes.push(fit_note(tp, pp, &fit));
+        .map(|k| {
+            let (s, fit) = layout(rows, k);
+            let name = layout_name(k.0, k.1, k.2);
+            notes.extend(s.critical.map(|c| critical_note(&name, &c)));
+            notes.push(fit_note(&name, &fit));
             s
         })
         .collect();
     (summaries, notes)
 }
 
-/// The summary of layout (tp, pp) and its fit or why there is none.
-fn layout(rows: &[Row], tp: usize, pp: usize) -> (LayoutScaling, Result<StepFit, String>) {
+/// The summary of layout (tp, pp, ep) and its fit or why there is none.
+fn layout(rows: &[Row], k: Key) -> (LayoutScaling, Result<StepFit, String>) {
+    let (tp, pp, ep) = k;
     let projected: Vec<(usize, Metrics)> = rows
         .iter()
-        .filter(|r| (r.tp, r.pp) == (tp, pp))
+        .filter(|r| key(r) == k)
         .filter_map(|r| r.metrics.map(|m| (r.world, m)))
         .collect();
     let ratios: Vec<(usize, f64)> = projected
@@ -198,6 +218,7 @@ fn layout(rows: &[Row], tp: usize, pp: usize) -> (LayoutScaling, Result<StepFit,
     let s = LayoutScaling {
         tp,
         pp,
+        ep,
         baseline_world: projected.first().map(|p| p.0),
         critical: critical_scale(&ratios),
         step_fit: fit.as_ref().ok().copied(),
@@ -205,7 +226,7 @@ fn layout(rows: &[Row], tp: usize, pp: usize) -> (LayoutScaling, Result<StepFit,
     (s, fit)
 }
 
-fn critical_note(tp: usize, pp: usize, c: &Critical) -> String {
+fn critical_note(name: &str, c: &Critical) -> String {
     let what = match c {
         Critical::Within { world, between } => format!(
             "communication reaches compute time at about {world:.0} GPUs (N_crit, interpolated \
@@ -221,13 +242,13 @@ fn critical_note(tp: usize, pp: usize, c: &Critical) -> String {
              range)"
         ),
     };
-    format!("tp {tp} pp {pp}: {what}")
+    format!("{name}: {what}")
 }
 
-fn fit_note(tp: usize, pp: usize, fit: &Result<StepFit, String>) -> String {
+fn fit_note(name: &str, fit: &Result<StepFit, String>) -> String {
     match fit {
         Ok(f) => format!(
-            "tp {tp} pp {pp}: T(N) = {:.4} s {} s·N {} s·ln N over {} world sizes; fitted \
+            "{name}: T(N) = {:.4} s {} s·N {} s·ln N over {} world sizes; fitted \
              without {}, it predicts {:.3} s there against {:.3} s projected ({:+.1}%)",
             f.a_s,
             signed(format!("{:.3e}", f.b_s_per_gpu)),
@@ -238,7 +259,7 @@ fn fit_note(tp: usize, pp: usize, fit: &Result<StepFit, String>) -> String {
             f.held_out_projected_s,
             100.0 * f.held_out_rel_error
         ),
-        Err(why) => format!("tp {tp} pp {pp}: no T(N) = a + b·N + c·ln N fit: {why}"),
+        Err(why) => format!("{name}: no T(N) = a + b·N + c·ln N fit: {why}"),
     }
 }
 

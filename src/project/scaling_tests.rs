@@ -20,6 +20,7 @@ fn metrics(step: f64, compute: f64, exposed: f64, overlapped: f64, tokens: f64) 
         power_w_per_gpu: 0.0,
         tokens_per_joule: 0.0,
         memory_bound_frac: 0.0,
+        alltoall_s: 0.0,
     }
 }
 
@@ -30,6 +31,7 @@ fn row(world: usize, tp: usize, m: Option<Metrics>) -> Row {
         tp,
         pp: 1,
         dp: world / tp,
+        ep: 1,
         global_batch: world,
         microbatches: 1,
         microbatch_size: 1,
@@ -44,6 +46,8 @@ fn row(world: usize, tp: usize, m: Option<Metrics>) -> Row {
         scaling_eff: None,
         comm_compute_ratio: None,
         bound: Bound::Compute,
+        pp_p2p_model: None,
+        alltoall_model: None,
     }
 }
 

@@ -3,7 +3,9 @@
 //! The model is cut into `pp` stages of `L/pp` layers; the first stage also holds the input
 //! embedding, the last the final norm and output head. Each layer, the embedding and the head is
 //! one FSDP unit (one AllGather of its parameters, one ReduceScatter of its gradients), as
-//! FSDP wraps a Llama model per transformer block plus the root module.
+//! FSDP wraps a Llama model per transformer block plus the root module. A MoE layer's experts
+//! are part of its unit; with expert parallelism (`ep` > 1) a GPU holds `E/ep` of them
+//! ([`Unit::local_params`]), which FSDP gathers over the ranks holding the same experts.
 
 use super::model::ModelSpec;
 
@@ -21,6 +23,8 @@ pub struct Unit {
     pub kind: UnitKind,
     /// Parameters of the whole unit (before tensor parallelism splits it).
     pub params: u64,
+    /// Of `params`, those in MoE experts (0 for dense layers, the embedding and the head).
+    pub expert_params: u64,
     /// Forward FLOPs per token.
     pub fwd_flops_per_token: f64,
 }
@@ -32,10 +36,37 @@ pub struct Stage {
     pub units: Vec<Unit>,
 }
 
+impl Unit {
+    /// Parameters of the unit one GPU of an expert-parallel group of `ep` holds (before tensor
+    /// parallelism): all but the experts, and `1/ep` of the experts.
+    pub fn local_params(&self, ep: usize) -> f64 {
+        if ep <= 1 {
+            return self.params as f64;
+        }
+        (self.params - self.expert_params) as f64 + self.expert_params as f64 / ep as f64
+    }
+}
+
 impl Stage {
     /// Parameters of the stage.
     pub fn params(&self) -> u64 {
         self.units.iter().map(|u| u.params).sum()
+    }
+
+    /// Parameters of the stage one GPU of an expert-parallel group of `ep` holds.
+    pub fn local_params(&self, ep: usize) -> f64 {
+        if ep <= 1 {
+            return self.params() as f64;
+        }
+        self.units.iter().map(|u| u.local_params(ep)).sum()
+    }
+
+    /// The largest unit's parameters on one GPU of an expert-parallel group of `ep`.
+    pub fn max_unit_local_params(&self, ep: usize) -> f64 {
+        self.units
+            .iter()
+            .map(|u| u.local_params(ep))
+            .fold(0.0, f64::max)
     }
 
     /// Transformer layers in the stage.
@@ -69,6 +100,7 @@ pub fn stages(model: &ModelSpec, pp: usize, seq: usize) -> Result<Vec<Stage>, St
     let layer = Unit {
         kind: UnitKind::Layer,
         params: model.layer_params(),
+        expert_params: model.layer_expert_params(),
         fwd_flops_per_token: model.layer_fwd_flops(seq),
     };
     let out = (0..pp)
@@ -78,6 +110,7 @@ pub fn stages(model: &ModelSpec, pp: usize, seq: usize) -> Result<Vec<Stage>, St
                 units.push(Unit {
                     kind: UnitKind::Embedding,
                     params: model.embedding_params(),
+                    expert_params: 0,
                     fwd_flops_per_token: 0.0,
                 });
             }
@@ -86,6 +119,7 @@ pub fn stages(model: &ModelSpec, pp: usize, seq: usize) -> Result<Vec<Stage>, St
                 units.push(Unit {
                     kind: UnitKind::Head,
                     params: model.head_params(),
+                    expert_params: 0,
                     fwd_flops_per_token: model.head_fwd_flops(),
                 });
             }

@@ -20,15 +20,19 @@
 //! hides only behind compute, not behind tensor parallelism's AllReduces, which block (two per
 //! layer forward, two backward, of the microbatch's activations `2·b·s·h` bytes, over the TP
 //! group). Pipeline stages pass activations forward and gradients backward point to point each
-//! microbatch (`2·b·s·h` bytes each way, exposed). The bubble is `(pp − 1)` microbatch times
-//! (`(pp−1)/(m+pp−1)` of the pipeline). Unit compute times come from [`super::roofline`]; the
-//! optimizer step (roofline only) runs once at the end of the step, on the GPU's shard.
+//! microbatch (`2·b·s·h` bytes each way, exposed; [`Network::pp_transfer_s`]). The bubble is
+//! `(pp − 1)` microbatch times (`(pp−1)/(m+pp−1)` of the pipeline). Unit compute times come
+//! from [`super::roofline`]; the optimizer step (roofline only) runs once at the end of the
+//! step, on the GPU's shard.
+//!
+//! Mixture of experts: the AllToAlls and FSDP's expert collectives of [`super::moe`].
 
 use serde::Serialize;
 
 use super::comm::Network;
 use super::layout::Layout;
 use super::model::ModelSpec;
+use super::moe::{fsdp_times, moe_alltoall_s};
 use super::roofline::{optimizer_seconds, unit_seconds, Chip, ComputeModel, UnitSeconds, Work};
 use super::stage::{Stage, Unit, UnitKind};
 use crate::collective::Op;
@@ -70,6 +74,8 @@ pub struct StepTime {
     pub bubble_s: f64,
     /// Of `compute_s`, the seconds of memory-bound parts (roofline only).
     pub memory_bound_s: f64,
+    /// Of `exposed_comm_s`, the seconds of MoE AllToAlls.
+    pub alltoall_s: f64,
 }
 
 impl StepTime {
@@ -83,6 +89,8 @@ impl StepTime {
 struct UnitCost {
     fwd: f64,
     bwd: f64,
+    /// Blocking activation collectives after the unit's forward and backward: TP's AllReduces
+    /// and a MoE layer's AllToAlls.
     tp_fwd: f64,
     tp_bwd: f64,
     gather: f64,
@@ -102,14 +110,15 @@ pub fn step_time(
 ) -> Result<StepTime> {
     let mut worst = StepTime::default();
     for stage in stages {
-        let costs = unit_costs(model, chip, layout, stage, batch, opts, net)?;
+        let (costs, alltoall) = unit_costs(model, chip, layout, stage, batch, opts, net)?;
         let p2p = if layout.pp > 1 {
             let bytes = 2.0 * (batch.microbatch * batch.seq * model.hidden) as f64;
-            2.0 * net.p2p_s(layout.pp_pair(), bytes)?
+            2.0 * net.pp_transfer_s(layout.pp_pair(), bytes)?.0
         } else {
             0.0
         };
         let mut t = stage_time(&costs, batch.microbatches, layout.pp, p2p, opts);
+        t.alltoall_s = batch.microbatches as f64 * alltoall;
         let optimizer = optimizer_seconds(chip, shard_params(layout, stage, opts), cm(opts));
         t.compute_s += optimizer;
         t.memory_bound_s += optimizer;
@@ -155,6 +164,8 @@ fn shard_params(layout: &Layout, stage: &Stage, opts: &StepOptions) -> f64 {
     stage.params() as f64 / (layout.tp * shard.max(1)) as f64
 }
 
+/// The per-microbatch costs of the stage's units, and the seconds of MoE AllToAll per
+/// microbatch among them.
 fn unit_costs(
     model: &ModelSpec,
     chip: &Chip,
@@ -163,55 +174,60 @@ fn unit_costs(
     batch: &StepBatch,
     opts: &StepOptions,
     net: &Network,
-) -> Result<Vec<UnitCost>> {
+) -> Result<(Vec<UnitCost>, f64)> {
     let tp = layout.tp as f64;
     let tokens = (batch.microbatch * batch.seq) as f64;
     let work = Work {
         tokens,
         seq: batch.seq,
         tp: layout.tp,
+        ep: layout.ep,
     };
     let act_bytes = 2.0 * tokens * model.hidden as f64;
     let tp_ar = 2.0 * net.time_s(Op::AllReduce, layout.tp_group(), act_bytes)?;
+    let a2a = 2.0 * moe_alltoall_s(model, layout, tokens, net)?;
     let hybrid = if opts.hybrid {
         layout.hybrid_groups()
     } else {
         None
     };
-    stage
+    let mut alltoall = 0.0;
+    let costs = stage
         .units
         .iter()
         .map(|u| {
             let secs = unit_compute(model, chip, u, &work, opts);
-            let bytes = 2.0 * u.params as f64 / tp;
             let (gather, reduce) = match hybrid {
-                Some((shard, replicas)) => (
-                    net.time_s(Op::AllGather, shard, bytes)?,
-                    net.time_s(Op::ReduceScatter, shard, bytes)?
-                        + net.time_s(Op::AllReduce, replicas, bytes / shard.ranks as f64)?,
-                ),
-                None => (
-                    net.time_s(Op::AllGather, layout.dp_group(), bytes)?,
-                    net.time_s(Op::ReduceScatter, layout.dp_group(), bytes)?,
-                ),
+                Some((shard, replicas)) => {
+                    let bytes = 2.0 * u.params as f64 / tp;
+                    (
+                        net.time_s(Op::AllGather, shard, bytes)?,
+                        net.time_s(Op::ReduceScatter, shard, bytes)?
+                            + net.time_s(Op::AllReduce, replicas, bytes / shard.ranks as f64)?,
+                    )
+                }
+                None => fsdp_times(u, layout, net)?,
             };
-            let tp_cost = if u.kind == UnitKind::Layer {
-                tp_ar
+            let (tp_cost, a2a_cost) = if u.kind == UnitKind::Layer {
+                (tp_ar, a2a)
             } else {
-                0.0
+                (0.0, 0.0)
             };
-            let recomputed_tp = if recomputes(u, opts) { tp_cost } else { 0.0 };
+            let blocking = tp_cost + a2a_cost;
+            let recomputed = if recomputes(u, opts) { blocking } else { 0.0 };
+            alltoall += 2.0 * a2a_cost + if recomputes(u, opts) { a2a_cost } else { 0.0 };
             Ok(UnitCost {
                 fwd: secs.fwd,
                 bwd: secs.bwd,
-                tp_fwd: tp_cost,
-                tp_bwd: tp_cost + recomputed_tp,
+                tp_fwd: blocking,
+                tp_bwd: blocking + recomputed,
                 gather,
                 reduce,
                 memory_bound: secs.memory_bound,
             })
         })
-        .collect()
+        .collect::<Result<Vec<UnitCost>>>()?;
+    Ok((costs, alltoall))
 }
 
 /// Running sums of a stage's timeline.
@@ -331,6 +347,8 @@ fn stage_time(
         exposed_comm_s: acc.exposed,
         overlapped_comm_s: acc.hidden,
         bubble_s: (pp - 1) as f64 * per_mb,
+        // Set by the caller, which knows which of the blocking seconds were AllToAlls.
+        alltoall_s: 0.0,
     }
 }
 

@@ -92,3 +92,128 @@ fn gradients_are_reduced_once_per_step_without_reshard() {
     let t = stage_time(&u, 2, 1, 0.0, &opts(0.0, true));
     close(t.exposed_comm_s, 2.0 * (0.25 + 0.25 + 0.25));
 }
+
+use crate::project::layout::Group;
+use crate::project::moe::alltoall_bytes;
+
+/// `a` within a relative 1e-12 of `b`.
+fn near(a: f64, b: f64) {
+    assert!(((a - b) / b).abs() < 1e-12, "{a} vs {b}");
+}
+
+/// A two-layer MoE model small enough to work out by hand: h 64, f 128, 4 experts, top-2.
+fn tiny_moe() -> ModelSpec {
+    ModelSpec {
+        name: "tiny-moe".into(),
+        layers: 2,
+        hidden: 64,
+        ffn: 128,
+        heads: 4,
+        kv_heads: 4,
+        vocab: 256,
+        seq_len: 32,
+        tied_embeddings: false,
+        experts: 4,
+        top_k: 2,
+    }
+}
+
+/// The H100 profile with a pairwise AllToAll model within a node: `alpha_us` µs a step,
+/// 0.004 ns/B.
+fn a2a_fit(alpha_us: f64) -> crate::fit::schema::FitFile {
+    use crate::collective::Algo;
+    use crate::fit::forms::Form;
+    let mut fit = crate::project::specs::profile("h100-ib400").unwrap();
+    let key = (Op::AllToAll, Algo::Pairwise, Form::Pairwise);
+    crate::project::comm::tests::add_model(&mut fit, key, &[4, 8], &[1, 1], alpha_us, 0.004);
+    fit
+}
+
+/// (step time, stage) of `model` on 8 GPUs of one node, tp 1, pp 1, expert-parallel `ep`, one
+/// microbatch of one sequence of 32 tokens, flat compute.
+fn moe_step(
+    model: &ModelSpec,
+    ep: usize,
+    recompute: bool,
+    fit: &crate::fit::schema::FitFile,
+) -> StepTime {
+    let chip = Chip::new(&crate::project::hardware::presets()[2]);
+    let layout = Layout::new(8, 1, 1, 8).unwrap().with_ep(ep).unwrap();
+    let stages = crate::project::stage::stages(model, 1, 32).unwrap();
+    let batch = StepBatch {
+        seq: 32,
+        microbatch: 1,
+        microbatches: 1,
+    };
+    let o = StepOptions {
+        recompute,
+        ..opts(0.0, false)
+    };
+    step_time(
+        model,
+        &chip,
+        &layout,
+        &stages,
+        &batch,
+        &o,
+        &Network::new(fit),
+    )
+    .unwrap()
+}
+
+#[test]
+fn moe_alltoall_volume_and_time_by_hand() {
+    let m = tiny_moe();
+    // S = tokens · k · h · 2 bytes: 32 · 2 · 64 · 2 = 8192 bytes per rank.
+    assert_eq!(alltoall_bytes(&m, 32.0), 8192.0);
+    // ep 4 inside the node: 3·15 + 3/4·8.192 kB·0.004 = 45.024576 µs per AllToAll; per layer
+    // a dispatch and a combine forward and their gradients backward: 2 layers × 4 = 8 of them.
+    let fit = a2a_fit(15.0);
+    let one = 3.0 * 15.0 + 0.75 * 8.192 * 0.004;
+    let t = moe_step(&m, 4, false, &fit);
+    near(t.alltoall_s * 1e6, 8.0 * one);
+    // Recomputation runs each layer's forward, and so its two AllToAlls, again: 12.
+    let r = moe_step(&m, 4, true, &fit);
+    near(r.alltoall_s * 1e6, 12.0 * one);
+    // Blocking: every microsecond more per AllToAll step is exposed, 8 × 3 steps.
+    let slower = moe_step(&m, 4, false, &a2a_fit(16.0));
+    near((slower.exposed_comm_s - t.exposed_comm_s) * 1e6, 8.0 * 3.0);
+    near((slower.step_time_s() - t.step_time_s()) * 1e6, 8.0 * 3.0);
+    // ep 1 and dense models have none.
+    assert_eq!(moe_step(&m, 1, false, &fit).alltoall_s, 0.0);
+}
+
+#[test]
+fn expert_parameters_are_gathered_over_the_ranks_holding_them() {
+    use crate::project::model::presets;
+    use crate::project::stage::stages;
+    let m = presets()
+        .into_iter()
+        .find(|m| m.name == "mixtral-8x7b")
+        .unwrap();
+    let fit = crate::project::specs::profile("h100-ib400").unwrap();
+    let net = Network::new(&fit);
+    let layer = stages(&m, 1, 4096).unwrap()[0].units[1];
+    assert_eq!(layer.kind, UnitKind::Layer);
+    // 16 GPUs on 2 nodes, dp 16, ep 8: the non-expert 41,984,000 parameters (83,968,000 bytes)
+    // over the 16 DP ranks, the GPU's 1 of 8 experts (352,321,536 bytes) over the 2 ranks
+    // holding the same experts (ranks 0 and 8, one per node). Two-level AllGather, µs:
+    // (r−1)·3.4 + (r−1)/r·S·(1/360) + (n−1)·37.8 + (n−1)/n·S/r·(1/45), S in kB.
+    let two_level = |r: f64, n: f64, kb: f64| {
+        (r - 1.0) * 3.4
+            + (r - 1.0) / r * kb / 360.0
+            + (n - 1.0) * 37.8
+            + (n - 1.0) / n * kb / r / 45.0
+    };
+    let l8 = Layout::new(16, 1, 1, 8).unwrap().with_ep(8).unwrap();
+    assert_eq!(l8.expert_dp_group(), Group { ranks: 2, nodes: 2 });
+    assert_eq!(l8.ep_group(), Group { ranks: 8, nodes: 1 });
+    let (gather, reduce) = fsdp_times(&layer, &l8, &net).unwrap();
+    let want = two_level(8.0, 2.0, 83_968.0) + two_level(1.0, 2.0, 352_321.536);
+    near(gather * 1e6, want);
+    near(reduce * 1e6, want);
+    // ep 1: the whole layer, all 8 experts, over the DP group, as for a dense model.
+    let l1 = Layout::new(16, 1, 1, 8).unwrap();
+    let (gather, _) = fsdp_times(&layer, &l1, &net).unwrap();
+    near(gather * 1e6, two_level(8.0, 2.0, 2_902_540.288));
+}

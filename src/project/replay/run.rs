@@ -42,6 +42,17 @@ pub fn check(req: &Request, cores: usize) -> Result<()> {
             list(&req.pps)
         )));
     }
+    if req.eps != [1] {
+        return Err(Error::usage(format!(
+            "--ep {} with --replay: the replay runs FSDP only, without MoE AllToAlls; leave out \
+             --ep",
+            req.eps
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        )));
+    }
     if req.opts.hybrid {
         return Err(Error::usage(
             "--hybrid with --replay: the replay runs on one node, where hybrid sharding is plain \

@@ -51,6 +51,7 @@ pub fn schedule(input: &ScheduleInput<'_>) -> Vec<Action> {
         tokens: (input.batch.microbatch * input.batch.seq) as f64,
         seq: input.batch.seq,
         tp: input.layout.tp,
+        ep: input.layout.ep,
     };
     let cm = ComputeModel::from_option(input.opts.compute_efficiency);
     let units: Vec<Unit> = input
