@@ -29,11 +29,40 @@ impl CallBuffers {
     }
 }
 
-/// Makes `v` hold at least `bytes` bytes; it never shrinks.
+/// From this size up a buffer asks for transparent huge pages.
+const HUGE_PAGES_FROM: usize = 4 << 20;
+
+/// Makes `v` hold at least `bytes` bytes; it never shrinks. A large buffer is advised to use
+/// transparent huge pages before its pages are first touched (where THP is `madvise`, the
+/// common default, the kernel backs it with 2 MiB pages only when asked): a copy of tens of
+/// MiB then walks 512 times fewer pages, and a single-copy read pins 512 times fewer.
 fn grow(v: &mut Vec<u64>, bytes: usize) {
     let words = bytes.div_ceil(8);
     if v.len() < words {
+        v.reserve_exact(words - v.len());
+        if bytes >= HUGE_PAGES_FROM {
+            advise_huge_pages(v.as_mut_ptr().cast(), v.capacity() * 8);
+        }
         v.resize(words, 0);
+    }
+}
+
+/// `madvise(MADV_HUGEPAGE)` over the 2 MiB-aligned part of `len` bytes at `start`. Advice
+/// only: where the kernel has no THP, or refuses, nothing changes but the page size.
+fn advise_huge_pages(start: *mut u8, len: usize) {
+    const HUGE: usize = 2 << 20;
+    let (from, to) = (start as usize, start as usize + len);
+    let (first, last) = (from.next_multiple_of(HUGE), to / HUGE * HUGE);
+    if last > first {
+        // SAFETY: [first, last) lies inside the vector's allocation, which this process owns;
+        // MADV_HUGEPAGE changes no contents and its failure is harmless (ignored).
+        unsafe {
+            libc::madvise(
+                first as *mut libc::c_void,
+                last - first,
+                libc::MADV_HUGEPAGE,
+            )
+        };
     }
 }
 
