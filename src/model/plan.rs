@@ -166,6 +166,10 @@ impl Point {
             // A binomial inner rank stages its subtree (at most half the blocks); the root of
             // a Scatter from a rank other than 0 stages the whole buffer in rotated order.
             (Op::Gather | Op::Scatter, Algo::Binomial | Algo::Linear) => s.bytes,
+            // In place, the input is first copied to scratch (`Buffers::separate`).
+            (Op::AllToAll, Algo::Pairwise) | (Op::SendRecv, Algo::Direct) if self.in_place => {
+                s.bytes
+            }
             _ => 0,
         };
         if self.in_place {

@@ -186,4 +186,11 @@ fn memory_estimate_counts_only_the_scratch_an_algorithm_uses() {
         point(Op::AllToAll, Algo::Bruck, true).bytes_per_rank(),
         128 * mib
     );
+    // Pairwise AllToAll and SendRecv in place copy the one buffer to scratch first.
+    let pairwise = |in_place| point(Op::AllToAll, Algo::Pairwise, in_place).bytes_per_rank();
+    assert_eq!((pairwise(false), pairwise(true)), (128 * mib, 128 * mib));
+    assert_eq!(
+        point(Op::SendRecv, Algo::Direct, true).bytes_per_rank(),
+        128 * mib
+    );
 }
