@@ -17,19 +17,9 @@ use common::{command, exe, tempdir, Run, Spawned};
 
 const LIMIT: Duration = Duration::from_secs(240);
 
-/// `mpirun -np n collbench sweep --backend mpi --no-progress --out <out> args...`.
+/// `mpirun -np n collbench sweep --backend mpi ...` (see [`common::mpirun::sweep`]).
 fn mpirun(n: usize, out: &Path, args: &[&str]) -> Run {
-    let np = n.to_string();
-    let mut cmd = Command::new("mpirun");
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", &np, exe()])
-        .args(["sweep", "--backend", "mpi", "--no-progress"])
-        .arg("--out")
-        .arg(out)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    Spawned::start(cmd).finish(Instant::now(), LIMIT)
+    common::mpirun::sweep(n, out, args, LIMIT)
 }
 
 /// Every dtype.
@@ -269,67 +259,6 @@ fn rabenseifner_bruck_neighbor_exchange_and_recursive_halving_are_exact() {
                 env[format!("OMPI_MCA_coll_tuned_{name}_algorithm")],
                 *number
             );
-        }
-    }
-}
-
-/// The rooted ops from every root (`--root all`) at 3 ranks, with Open MPI's linear and
-/// binomial Gather and Scatter forced: every root's curve exact and recorded with its root.
-#[test]
-fn rooted_ops_are_exact_from_every_root() {
-    if !common::mpirun::have_mpirun() {
-        return;
-    }
-    let _serial = common::serial();
-    for (algo, number) in [("linear", "1"), ("binomial", "2"), ("auto", "")] {
-        let (_tmp, out) = tempdir();
-        let ops = if algo == "auto" {
-            "broadcast,reduce,gather,scatter"
-        } else {
-            "gather,scatter"
-        };
-        let args = [
-            "--op",
-            ops,
-            "--algo",
-            algo,
-            "--root",
-            "all",
-            "--dtype",
-            "f32,bf16",
-            "--in-place",
-            "both",
-            "-b",
-            "24",
-            "-e",
-            "96K",
-            "-f",
-            "64",
-            "--iters",
-            "3",
-            "--warmup",
-            "1",
-        ];
-        let r = mpirun(3, &out, &args);
-        assert_eq!(r.code(), 0, "{r:?}");
-        let rows = common::summary(&out);
-        let n_ops = ops.split(',').count();
-        // ops x roots x dtypes x placements x sizes (24 B, 1.5 KiB, 96 KiB).
-        assert_eq!(rows.len(), n_ops * 3 * 2 * 2 * 3, "{algo}");
-        for root in 0..3 {
-            let from_root = rows.iter().filter(|p| p.key.root == Some(root)).count();
-            assert_eq!(from_root, n_ops * 2 * 2 * 3, "{algo} root {root}");
-        }
-        assert!(
-            rows.iter()
-                .all(|p| p.key.algo.name() == algo && p.wrong == 0),
-            "{algo}"
-        );
-        if !number.is_empty() {
-            let env = &common::meta(&out).options["mpi_env"];
-            for name in ["gather", "scatter"] {
-                assert_eq!(env[format!("OMPI_MCA_coll_tuned_{name}_algorithm")], number);
-            }
         }
     }
 }

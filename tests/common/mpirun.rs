@@ -1,6 +1,10 @@
 //! Open MPI's `mpirun` for the MPI backend's tests.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{exe, Run, Spawned};
 
 /// Variables by which an MPI library sees a launcher (beyond those `common` removes).
 pub const PMI_VARS: [&str; 3] = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"];
@@ -15,4 +19,20 @@ pub fn have_mpirun() -> bool {
         .is_ok_and(|s| s.success());
     let missing = (!ok).then(|| "mpirun not found; install openmpi-bin".to_string());
     super::skip::can_use("mpirun", missing)
+}
+
+/// `mpirun -np n collbench sweep --backend mpi --no-progress --out <out> args...`, ended after
+/// `limit` (a hang, not a speed).
+pub fn sweep(n: usize, out: &Path, args: &[&str], limit: Duration) -> Run {
+    let np = n.to_string();
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", &np, exe()])
+        .args(["sweep", "--backend", "mpi", "--no-progress"])
+        .arg("--out")
+        .arg(out)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    Spawned::start(cmd).finish(Instant::now(), limit)
 }

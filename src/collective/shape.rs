@@ -1,0 +1,98 @@
+//! The buffer shape of a call and the bandwidths derived from it (nccl-tests' conventions; see
+//! the [`super`] module docs).
+
+use serde::{Deserialize, Serialize};
+
+use super::{DType, Op};
+
+/// The buffer shape of one collective call, following nccl-tests conventions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Total buffer size `S` in bytes after rounding to whole elements (per rank where split).
+    pub bytes: usize,
+    /// Elements in `S` (the nccl-tests `count` column).
+    pub count: usize,
+    /// Elements each rank contributes (AllGather) or receives (ReduceScatter); `count` otherwise.
+    pub count_per_rank: usize,
+    /// Bytes of the input buffer of one rank.
+    pub in_bytes: usize,
+    /// Bytes of the output buffer of one rank.
+    pub out_bytes: usize,
+}
+
+impl Shape {
+    /// The shape for a requested total size `requested` over `p` ranks. `bytes` is 0 when the
+    /// request is too small to hold one element (per rank where the op splits the buffer).
+    pub fn new(op: Op, dtype: DType, requested: usize, p: usize) -> Shape {
+        let el = dtype.size();
+        let p = p.max(1);
+        if op.splits_per_rank() {
+            let per_rank = requested / el / p;
+            let bytes = per_rank * p * el;
+            let (in_bytes, out_bytes) = match op {
+                // Gather: the root's output holds every block; other ranks' outputs are
+                // allocated as nccl-tests does (S everywhere), only the root's is defined.
+                Op::AllGather | Op::Gather => (per_rank * el, bytes),
+                // One block of S/p for every rank, sent and received.
+                Op::AllToAll => (bytes, bytes),
+                // ReduceScatter and Scatter; the others do not split per rank and never get here.
+                Op::ReduceScatter
+                | Op::Scatter
+                | Op::AllReduce
+                | Op::Broadcast
+                | Op::Reduce
+                | Op::SendRecv => (bytes, per_rank * el),
+            };
+            Shape {
+                bytes,
+                count: per_rank * p,
+                count_per_rank: per_rank,
+                in_bytes,
+                out_bytes,
+            }
+        } else {
+            let count = requested / el;
+            let bytes = count * el;
+            Shape {
+                bytes,
+                count,
+                count_per_rank: count,
+                in_bytes: bytes,
+                out_bytes: bytes,
+            }
+        }
+    }
+
+    /// The count argument of a call of `op` on this shape, as MPI and NCCL (and so nccl-tests)
+    /// both take it: elements of the whole buffer for AllReduce, Broadcast and Reduce; elements
+    /// per rank (the send count of AllGather, the receive count of ReduceScatter) for the ops
+    /// that split the buffer.
+    pub fn call_count(&self, op: Op) -> usize {
+        match op {
+            Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => self.count,
+            Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::Gather | Op::Scatter => {
+                self.count_per_rank
+            }
+        }
+    }
+
+    /// Algorithm bandwidth in GB/s (1e9 bytes/s) for a time in microseconds.
+    pub fn algbw_gbps(&self, time_us: f64) -> f64 {
+        algbw_gbps(self.bytes, time_us)
+    }
+}
+
+/// Algorithm bandwidth `S / t` in GB/s (1e9 bytes/s) of `bytes` moved in `time_us`
+/// microseconds; 0 for a time that is not positive.
+pub fn algbw_gbps(bytes: usize, time_us: f64) -> f64 {
+    if time_us > 0.0 {
+        bytes as f64 / (time_us * 1e3)
+    } else {
+        0.0
+    }
+}
+
+/// Bus bandwidth from algorithm bandwidth.
+pub fn busbw_gbps(op: Op, p: usize, algbw_gbps: f64) -> f64 {
+    algbw_gbps * op.busbw_factor(p)
+}
