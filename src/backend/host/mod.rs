@@ -58,9 +58,6 @@ fn dispatch<T: Transport>(
     e: Elements,
 ) -> Result<()> {
     let shape = &call.shape;
-    // Broadcast and Reduce run trees rooted at group index 0: another root rotates the group.
-    let rotated = (call.op.rooted() && call.root != 0).then(|| g.rooted(call.root));
-    let tree_group = rotated.as_ref().unwrap_or(g);
     match (call.op, call.algo) {
         (Op::AllReduce, Algo::Ring) => algo::ring::allreduce(t, g, bufs, shape.count, e),
         (Op::AllReduce, Algo::Tree) => algo::tree::allreduce(t, g, bufs, e),
@@ -71,8 +68,8 @@ fn dispatch<T: Transport>(
         (Op::ReduceScatter, Algo::Ring) => {
             algo::ring::reducescatter(t, g, bufs, shape.count_per_rank, e, scratch)
         }
-        (Op::Broadcast, Algo::Tree) => algo::tree::broadcast(t, tree_group, bufs),
-        (Op::Reduce, Algo::Tree) => algo::tree::reduce(t, tree_group, bufs, e),
+        (Op::Broadcast, Algo::Tree) => algo::tree::broadcast(t, g, call.root, bufs),
+        (Op::Reduce, Algo::Tree) => algo::tree::reduce(t, g, call.root, bufs, e),
         (Op::Gather, Algo::Linear | Algo::Binomial) => {
             algo::rooted::gather(t, g, bufs, rooted(call), scratch)
         }

@@ -48,6 +48,39 @@ impl Group {
     }
 }
 
+/// A group seen from one of its ranks as the root: index `v` is group index `(v + root) mod p`,
+/// so the root is index 0 and the trees and rooted schedules written for root 0 serve any root.
+/// Borrowed and computed on the fly, so a rooted call allocates nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct FromRoot<'a> {
+    group: &'a Group,
+    root: usize,
+}
+
+impl<'a> FromRoot<'a> {
+    /// `group` seen from its index `root` (taken modulo the size).
+    pub fn new(group: &'a Group, root: usize) -> FromRoot<'a> {
+        let root = root % group.size().max(1);
+        FromRoot { group, root }
+    }
+
+    /// Ranks in the group.
+    pub fn size(&self) -> usize {
+        self.group.size()
+    }
+
+    /// This rank's index counted from the root.
+    pub fn me(&self) -> usize {
+        let n = self.size();
+        (self.group.me + n - self.root) % n
+    }
+
+    /// The global rank at index `v` counted from the root.
+    pub fn member(&self, v: usize) -> usize {
+        self.group.members[(v + self.root) % self.size()]
+    }
+}
+
 /// Buffers of one collective call.
 pub enum Buffers<'a> {
     /// Separate input and output.

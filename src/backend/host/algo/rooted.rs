@@ -1,7 +1,7 @@
 //! Gather and Scatter, linear and binomial, from any root.
 //!
-//! The algorithms work on the group rotated so that the root is index 0 ([`Group::rooted`]):
-//! index `v` of the rotated group is index `(v + root) % p` of the group, and block `j` of the
+//! The algorithms work on the group seen from the root ([`FromRoot`], nothing allocated): index
+//! `v` counted from the root is group index `(v + root) % p`, and block `j` of the
 //! root's buffer (in group order, as nccl-tests lays it out) is the block of rotated index
 //! `(j + p - root) % p`.
 //!
@@ -16,7 +16,7 @@
 //!   scatter). Inner ranks stage their subtree in `scratch`; the root stages nothing when it is
 //!   group index 0, and otherwise rotates its buffer in place once (a pass over S).
 
-use super::{Buffers, Group};
+use super::{Buffers, FromRoot, Group};
 use crate::backend::host::transport::{Combine, Transport};
 use crate::error::Result;
 
@@ -33,19 +33,6 @@ pub struct Rooted {
     pub root: usize,
     pub block_bytes: usize,
     pub schedule: Schedule,
-}
-
-impl Group {
-    /// The group with its members rotated so that index `root` comes first (`root` is taken
-    /// modulo the size).
-    pub fn rooted(&self, root: usize) -> Group {
-        let n = self.size();
-        let root = root % n.max(1);
-        Group {
-            members: (0..n).map(|v| self.members[(v + root) % n]).collect(),
-            me: (self.me + n - root) % n.max(1),
-        }
-    }
 }
 
 /// The number of blocks in the subtree of rotated index `v` among `n`: all of them for the
@@ -69,15 +56,15 @@ pub fn gather<T: Transport>(
 ) -> Result<()> {
     let (b, n) = (how.block_bytes, g.size());
     let mine = g.me * b..(g.me + 1) * b;
-    let rg = g.rooted(how.root);
-    if rg.me != 0 {
+    let rg = FromRoot::new(g, how.root);
+    if rg.me() != 0 {
         let own = match &bufs {
             Buffers::OutOfPlace { input, .. } => &input[..b],
             Buffers::InPlace(buf) => &buf[mine],
         };
         return match how.schedule {
-            Schedule::Linear => t.send_recv_copy(Some((rg.members[0], own)), None),
-            Schedule::Binomial => gather_inner(t, &rg, own, b, scratch),
+            Schedule::Linear => t.send_recv_copy(Some((rg.member(0), own)), None),
+            Schedule::Binomial => gather_inner(t, rg, own, b, scratch),
         };
     }
     // The root: its output in rotated order first (own block at 0), then rotated into place.
@@ -94,9 +81,9 @@ pub fn gather<T: Transport>(
     let out = &mut out[..n * b];
     match how.schedule {
         Schedule::Linear => {
-            (1..n).try_for_each(|v| recv(t, &rg, v, &mut out[v * b..(v + 1) * b]))?
+            (1..n).try_for_each(|v| recv(t, rg, v, &mut out[v * b..(v + 1) * b]))?
         }
-        Schedule::Binomial => gather_children(t, &rg, out, b)?,
+        Schedule::Binomial => gather_children(t, rg, out, b)?,
     }
     if how.root != 0 {
         out.rotate_right(how.root * b);
@@ -108,13 +95,13 @@ pub fn gather<T: Transport>(
 /// children's) and sends it to its parent; a leaf sends its block as it is.
 fn gather_inner<T: Transport>(
     t: &mut T,
-    rg: &Group,
+    rg: FromRoot,
     own: &[u8],
     b: usize,
     scratch: &mut Vec<u8>,
 ) -> Result<()> {
-    let v = rg.me;
-    let parent = rg.members[v - (1 << v.trailing_zeros())];
+    let v = rg.me();
+    let parent = rg.member(v - (1 << v.trailing_zeros()));
     let blocks = subtree_blocks(v, rg.size());
     if blocks == 1 {
         return t.send_recv_copy(Some((parent, own)), None);
@@ -128,8 +115,13 @@ fn gather_inner<T: Transport>(
 
 /// Receives the subtrees of this rank's children into `staged` (its own subtree in rotated
 /// order, its own block first), smallest child first, as the children send once theirs are in.
-fn gather_children<T: Transport>(t: &mut T, rg: &Group, staged: &mut [u8], b: usize) -> Result<()> {
-    let (v, n) = (rg.me, rg.size());
+fn gather_children<T: Transport>(
+    t: &mut T,
+    rg: FromRoot,
+    staged: &mut [u8],
+    b: usize,
+) -> Result<()> {
+    let (v, n) = (rg.me(), rg.size());
     let mut mask = 1;
     while mask < subtree_blocks(v, n) {
         let child = v + mask;
@@ -151,18 +143,18 @@ pub fn scatter<T: Transport>(
 ) -> Result<()> {
     let (b, n) = (how.block_bytes, g.size());
     let mine = g.me * b..(g.me + 1) * b;
-    let rg = g.rooted(how.root);
-    if rg.me == 0 {
-        return scatter_root(t, &rg, bufs, how, scratch);
+    let rg = FromRoot::new(g, how.root);
+    if rg.me() == 0 {
+        return scatter_root(t, rg, bufs, how, scratch);
     }
     let out = match bufs {
         Buffers::OutOfPlace { output, .. } => &mut output[..b],
         Buffers::InPlace(buf) => &mut buf[mine],
     };
-    let parent = rg.members[rg.me - (1 << rg.me.trailing_zeros())];
-    let blocks = subtree_blocks(rg.me, n);
+    let parent = rg.member(rg.me() - (1 << rg.me().trailing_zeros()));
+    let blocks = subtree_blocks(rg.me(), n);
     if how.schedule == Schedule::Linear {
-        return t.send_recv_copy(None, Some((rg.members[0], out, Combine::Copy)));
+        return t.send_recv_copy(None, Some((rg.member(0), out, Combine::Copy)));
     }
     if blocks == 1 {
         return t.send_recv_copy(None, Some((parent, out, Combine::Copy)));
@@ -170,7 +162,7 @@ pub fn scatter<T: Transport>(
     scratch.clear();
     scratch.resize(blocks * b, 0);
     t.send_recv_copy(None, Some((parent, &mut scratch[..], Combine::Copy)))?;
-    scatter_children(t, &rg, &scratch[..], b)?;
+    scatter_children(t, rg, &scratch[..], b)?;
     out.copy_from_slice(&scratch[..b]);
     Ok(())
 }
@@ -179,7 +171,7 @@ pub fn scatter<T: Transport>(
 /// subtrees (binomial), from its input in rotated order, and keeps its own block.
 fn scatter_root<T: Transport>(
     t: &mut T,
-    rg: &Group,
+    rg: FromRoot,
     bufs: Buffers<'_>,
     how: Rooted,
     scratch: &mut Vec<u8>,
@@ -204,7 +196,7 @@ fn scatter_root<T: Transport>(
     };
     match how.schedule {
         Schedule::Linear => (1..n).try_for_each(|v| {
-            t.send_recv_copy(Some((rg.members[v], &ordered[v * b..(v + 1) * b])), None)
+            t.send_recv_copy(Some((rg.member(v), &ordered[v * b..(v + 1) * b])), None)
         }),
         Schedule::Binomial => scatter_children(t, rg, ordered, b),
     }
@@ -212,23 +204,23 @@ fn scatter_root<T: Transport>(
 
 /// Sends this rank's children their subtrees from `staged` (its own subtree in rotated order),
 /// largest child first, so the deepest subtree starts first.
-fn scatter_children<T: Transport>(t: &mut T, rg: &Group, staged: &[u8], b: usize) -> Result<()> {
-    let (v, n) = (rg.me, rg.size());
+fn scatter_children<T: Transport>(t: &mut T, rg: FromRoot, staged: &[u8], b: usize) -> Result<()> {
+    let (v, n) = (rg.me(), rg.size());
     let own = subtree_blocks(v, n);
     // The largest power of two below `own`.
     let mut mask = own.next_power_of_two() >> 1;
     while mask > 0 {
         let blocks = subtree_blocks(v + mask, n);
         let part = &staged[mask * b..(mask + blocks) * b];
-        t.send_recv_copy(Some((rg.members[v + mask], part)), None)?;
+        t.send_recv_copy(Some((rg.member(v + mask), part)), None)?;
         mask >>= 1;
     }
     Ok(())
 }
 
 /// Receives one message from rotated index `v` into `out`.
-fn recv<T: Transport>(t: &mut T, rg: &Group, v: usize, out: &mut [u8]) -> Result<()> {
-    t.send_recv_copy(None, Some((rg.members[v], out, Combine::Copy)))
+fn recv<T: Transport>(t: &mut T, rg: FromRoot, v: usize, out: &mut [u8]) -> Result<()> {
+    t.send_recv_copy(None, Some((rg.member(v), out, Combine::Copy)))
 }
 
 #[cfg(test)]

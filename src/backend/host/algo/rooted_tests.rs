@@ -24,15 +24,18 @@ fn subtrees_partition_the_ranks_below_each_parent() {
 }
 
 #[test]
-fn the_root_comes_first_in_the_rotated_group() {
+fn the_root_comes_first_seen_from_it() {
     let g = Group {
         members: vec![10, 11, 12, 13, 14],
         me: 1,
     };
-    let r = g.rooted(3);
-    assert_eq!(r.members, vec![13, 14, 10, 11, 12]);
-    assert_eq!(r.me, 3);
-    assert_eq!(r.members[r.me], 11);
-    assert_eq!(g.rooted(0), g);
-    assert_eq!(g.rooted(1).me, 0);
+    let r = FromRoot::new(&g, 3);
+    let seen: Vec<usize> = (0..5).map(|v| r.member(v)).collect();
+    assert_eq!(seen, vec![13, 14, 10, 11, 12]);
+    assert_eq!((r.me(), r.member(r.me())), (3, 11));
+    let zero = FromRoot::new(&g, 0);
+    assert_eq!((zero.me(), zero.member(4)), (1, 14));
+    assert_eq!(FromRoot::new(&g, 1).me(), 0);
+    // A root past the size wraps.
+    assert_eq!(FromRoot::new(&g, 8).member(0), 13);
 }

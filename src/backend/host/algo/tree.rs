@@ -1,5 +1,6 @@
-//! Binary-tree algorithms rooted at group index 0: Reduce flows up the tree, Broadcast flows
-//! down, AllReduce is Reduce then Broadcast. Messages are cut into chunks so that the levels of
+//! Binary-tree algorithms over the group seen from its root ([`FromRoot`]; AllReduce roots at
+//! group index 0): Reduce flows up the tree, Broadcast flows down, AllReduce is Reduce then
+//! Broadcast. Messages are cut into chunks so that the levels of
 //! the tree work on different chunks at once (pipelining); latency grows with log2(p) levels
 //! instead of the ring's p-1 steps.
 //!
@@ -12,7 +13,7 @@
 
 use std::ops::Range;
 
-use super::{split_pair, Buffers, Elements, Group};
+use super::{split_pair, Buffers, Elements, FromRoot, Group};
 use crate::backend::host::transport::{Combine, Transport};
 use crate::error::Result;
 
@@ -29,16 +30,19 @@ const CHAIN_MIN: usize = 1 << 20;
 const CHAIN_CHUNK: usize = 1 << 20;
 const CHAIN_CHUNK_MIN: usize = crate::backend::host::transport::single_copy::AUTO_MIN_BYTES;
 
-/// Parent and children of group index `i` in a binary tree of `n` nodes.
-fn links(g: &Group) -> (Option<usize>, Vec<usize>) {
-    let (i, n) = (g.me, g.size());
-    let parent = (i > 0).then(|| g.members[(i - 1) / 2]);
-    let kids = [2 * i + 1, 2 * i + 2]
-        .into_iter()
-        .filter(|&c| c < n)
-        .map(|c| g.members[c])
-        .collect();
-    (parent, kids)
+/// This rank's parent and children (global ranks) in the binary tree over index `i` of `n`
+/// counted from the root; the children as an array and how many of it are real, so a call
+/// allocates nothing.
+fn links(g: FromRoot) -> (Option<usize>, ([usize; 2], usize)) {
+    let (i, n) = (g.me(), g.size());
+    let parent = (i > 0).then(|| g.member((i - 1) / 2));
+    let mut kids = [0; 2];
+    let mut count = 0;
+    for c in [2 * i + 1, 2 * i + 2].into_iter().filter(|&c| c < n) {
+        kids[count] = g.member(c);
+        count += 1;
+    }
+    (parent, (kids, count))
 }
 
 fn chunks(len: usize) -> impl Iterator<Item = Range<usize>> {
@@ -49,12 +53,13 @@ fn chunks(len: usize) -> impl Iterator<Item = Range<usize>> {
 /// to the parent. A leaf sends its input untouched.
 fn reduce_up<T: Transport>(
     t: &mut T,
-    g: &Group,
+    g: FromRoot,
     src: Option<&[u8]>,
     work: &mut [u8],
     e: Elements,
 ) -> Result<()> {
-    let (parent, kids) = links(g);
+    let (parent, (kids, count)) = links(g);
+    let kids = &kids[..count];
     for r in chunks(work.len()) {
         for (k, &kid) in kids.iter().enumerate() {
             let how = match src {
@@ -87,13 +92,14 @@ fn reduce_up<T: Transport>(
 }
 
 /// Down the tree: the root's `work` is copied into every rank's `work`.
-fn broadcast_down<T: Transport>(t: &mut T, g: &Group, work: &mut [u8]) -> Result<()> {
-    let (parent, kids) = links(g);
+fn broadcast_down<T: Transport>(t: &mut T, g: FromRoot, work: &mut [u8]) -> Result<()> {
+    let (parent, (kids, count)) = links(g);
+    let kids = &kids[..count];
     for r in chunks(work.len()) {
         if let Some(p) = parent {
             t.recv(p, &mut work[r.clone()], Combine::Copy)?;
         }
-        for &kid in &kids {
+        for &kid in kids {
             t.send(kid, &work[r.clone()])?;
         }
     }
@@ -103,11 +109,11 @@ fn broadcast_down<T: Transport>(t: &mut T, g: &Group, work: &mut [u8]) -> Result
 /// Pipelined chain: group index i receives chunk k from i−1 while i+1 receives chunk k−1 from
 /// it, so every rank but the root receives S once and every rank but the last forwards S once;
 /// once the pipeline is full the time is that of one pass over S, whatever the rank count.
-fn chain_down<T: Transport>(t: &mut T, g: &Group, work: &mut [u8]) -> Result<()> {
-    let (i, n, len) = (g.me, g.size(), work.len());
+fn chain_down<T: Transport>(t: &mut T, g: FromRoot, work: &mut [u8]) -> Result<()> {
+    let (i, n, len) = (g.me(), g.size(), work.len());
     let chunk = (len / 16).clamp(CHAIN_CHUNK_MIN, CHAIN_CHUNK);
-    let parent = (i > 0).then(|| g.members[i - 1]);
-    let child = (i + 1 < n).then(|| g.members[i + 1]);
+    let parent = (i > 0).then(|| g.member(i - 1));
+    let child = (i + 1 < n).then(|| g.member(i + 1));
     let piece = |k: usize| k * chunk..((k + 1) * chunk).min(len);
     let m = len.div_ceil(chunk);
     for k in 0..=m {
@@ -138,20 +144,28 @@ fn split(bufs: Buffers<'_>) -> (Option<&[u8]>, &mut [u8]) {
 /// Tree AllReduce: reduce to the root, then broadcast back.
 pub fn allreduce<T: Transport>(t: &mut T, g: &Group, bufs: Buffers<'_>, e: Elements) -> Result<()> {
     let (src, work) = split(bufs);
+    let g = FromRoot::new(g, 0);
     reduce_up(t, g, src, work, e)?;
     broadcast_down(t, g, work)
 }
 
-/// Tree Reduce to group index 0; other ranks' outputs hold partial sums afterwards.
-pub fn reduce<T: Transport>(t: &mut T, g: &Group, bufs: Buffers<'_>, e: Elements) -> Result<()> {
+/// Tree Reduce to group index `root`; other ranks' outputs hold partial sums afterwards.
+pub fn reduce<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    root: usize,
+    bufs: Buffers<'_>,
+    e: Elements,
+) -> Result<()> {
     let (src, work) = split(bufs);
-    reduce_up(t, g, src, work, e)
+    reduce_up(t, FromRoot::new(g, root), src, work, e)
 }
 
-/// Tree Broadcast from group index 0.
-pub fn broadcast<T: Transport>(t: &mut T, g: &Group, bufs: Buffers<'_>) -> Result<()> {
+/// Tree Broadcast from group index `root`.
+pub fn broadcast<T: Transport>(t: &mut T, g: &Group, root: usize, bufs: Buffers<'_>) -> Result<()> {
     let (src, work) = split(bufs);
-    if g.me == 0 {
+    let g = FromRoot::new(g, root);
+    if g.me() == 0 {
         if let Some(src) = src {
             work.copy_from_slice(src);
         }
