@@ -1,7 +1,9 @@
 //! The input and output buffers of one rank's calls, as the host and MPI backends hand them to
 //! a collective: sized per call from its [`Shape`], grown on demand and never shrunk.
 
-use crate::collective::Shape;
+use std::ops::Range;
+
+use crate::collective::{Op, Shape};
 
 /// Input and output held as u64 words, so that both are 8-byte aligned and the reduction
 /// kernels can view them as slices of any element type (f64 at most). They grow to the largest
@@ -27,6 +29,63 @@ impl CallBuffers {
         let output: &mut [u8] = bytemuck::cast_slice_mut(&mut self.output[..]);
         (&mut input[..inb], &mut output[..outb])
     }
+
+    /// Where a call of `op` reads rank `rank`'s input, in nccl-tests' layout: the input buffer,
+    /// or in place the rank's block of the one buffer (AllGather, Gather) or all of it.
+    pub fn input_region(
+        &mut self,
+        op: Op,
+        shape: &Shape,
+        in_place: bool,
+        rank: usize,
+    ) -> &mut [u8] {
+        let (input, output) = self.views(shape, in_place);
+        if !in_place {
+            return input;
+        }
+        match op {
+            Op::AllGather | Op::Gather => &mut output[own_block(rank, shape.in_bytes)],
+            Op::AllReduce
+            | Op::ReduceScatter
+            | Op::Broadcast
+            | Op::Reduce
+            | Op::AllToAll
+            | Op::SendRecv
+            | Op::Scatter => output,
+        }
+    }
+
+    /// Where a call of `op` leaves rank `rank`'s result, in nccl-tests' layout: the output
+    /// buffer, or in place the rank's block of the one buffer (ReduceScatter, Scatter) or all of
+    /// it.
+    pub fn result_region(
+        &mut self,
+        op: Op,
+        shape: &Shape,
+        in_place: bool,
+        rank: usize,
+    ) -> &mut [u8] {
+        let (_, output) = self.views(shape, in_place);
+        match op {
+            Op::ReduceScatter | Op::Scatter if in_place => {
+                &mut output[own_block(rank, shape.out_bytes)]
+            }
+            Op::ReduceScatter
+            | Op::Scatter
+            | Op::AllReduce
+            | Op::AllGather
+            | Op::Broadcast
+            | Op::Reduce
+            | Op::AllToAll
+            | Op::SendRecv
+            | Op::Gather => output,
+        }
+    }
+}
+
+/// The bytes of rank `rank`'s block of `block` bytes in a buffer split per rank.
+fn own_block(rank: usize, block: usize) -> Range<usize> {
+    rank * block..(rank + 1) * block
 }
 
 /// From this size up a buffer asks for transparent huge pages.
@@ -113,5 +172,34 @@ mod tests {
         assert_eq!((input.len(), output.len()), (6, 6));
         assert_eq!(input.as_ptr() as usize % 8, 0);
         assert_eq!(output.as_ptr() as usize % 8, 0);
+    }
+
+    #[test]
+    fn input_and_result_regions_follow_nccl_tests_layout() {
+        let mut b = CallBuffers::default();
+        // Where a region starts in the one in-place buffer.
+        let offset = |b: &mut CallBuffers, shape: &Shape, region: *const u8| {
+            region as usize - b.views(shape, true).1.as_ptr() as usize
+        };
+        // 4 ranks, 64 B: blocks of 16 B. In place, AllGather and Gather read rank 2's block.
+        for op in [Op::AllGather, Op::Gather] {
+            let shape = Shape::new(op, DType::F32, 64, 4);
+            let r = b.input_region(op, &shape, true, 2);
+            let (len, at) = (r.len(), r.as_ptr());
+            assert_eq!((len, offset(&mut b, &shape, at)), (16, 32), "{op}");
+            assert_eq!(b.result_region(op, &shape, true, 2).len(), 64, "{op}");
+        }
+        // ReduceScatter and Scatter leave rank 2's result in its block.
+        for op in [Op::ReduceScatter, Op::Scatter] {
+            let shape = Shape::new(op, DType::F32, 64, 4);
+            assert_eq!(b.input_region(op, &shape, true, 2).len(), 64, "{op}");
+            let r = b.result_region(op, &shape, true, 2);
+            let (len, at) = (r.len(), r.as_ptr());
+            assert_eq!((len, offset(&mut b, &shape, at)), (16, 32), "{op}");
+        }
+        // Out of place: the input and the output, whole.
+        let shape = Shape::new(Op::Scatter, DType::F32, 64, 4);
+        assert_eq!(b.input_region(Op::Scatter, &shape, false, 2).len(), 64);
+        assert_eq!(b.result_region(Op::Scatter, &shape, false, 2).len(), 16);
     }
 }

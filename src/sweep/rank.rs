@@ -17,7 +17,6 @@ use crate::backend::host::transport::Transport;
 use crate::backend::host::wait::{futex_wake_all, Sleeper, WaitPolicy};
 use crate::backend::host::{self};
 use crate::check::{count_wrong, fill_input};
-use crate::collective::Op;
 use crate::error::{Error, Result};
 use crate::model::plan::{Point, SweepOptions, TransportKind};
 
@@ -213,39 +212,16 @@ fn call<T: Transport>(t: &mut T, g: &Group, p: &Point, bufs: &mut RankBuffers) -
     host::run(t, g, &p.call, b, &mut bufs.scratch)
 }
 
-/// The bytes of the in-place buffer that hold this rank's input or output block.
-fn own_block(g: &Group, block: usize) -> std::ops::Range<usize> {
-    g.me * block..(g.me + 1) * block
-}
-
 /// Puts the known input pattern where the call reads its input.
 fn fill(p: &Point, g: &Group, bufs: &mut RankBuffers) {
     let c = &p.call;
-    let n = g.size();
-    let (input, output) = bufs.io.views(&c.shape, p.in_place);
-    let target = match (p.in_place, c.op) {
-        (false, _) => input,
-        (true, Op::AllGather | Op::Gather) => &mut output[own_block(g, c.shape.in_bytes)],
-        (true, _) => output,
-    };
-    fill_input(c.op, c.dtype, n, g.me, target);
+    let target = bufs.io.input_region(c.op, &c.shape, p.in_place, g.me);
+    fill_input(c.op, c.dtype, g.size(), g.me, target);
 }
 
 /// Counts wrong elements where the call left its output.
 fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
     let c = &p.call;
-    let (_, output) = bufs.io.views(&c.shape, p.in_place);
-    let out: &[u8] = match c.op {
-        Op::ReduceScatter | Op::Scatter if p.in_place => &output[own_block(g, c.shape.out_bytes)],
-        Op::ReduceScatter
-        | Op::Scatter
-        | Op::Gather
-        | Op::AllReduce
-        | Op::AllGather
-        | Op::Broadcast
-        | Op::Reduce
-        | Op::AllToAll
-        | Op::SendRecv => output,
-    };
+    let out = bufs.io.result_region(c.op, &c.shape, p.in_place, g.me);
     count_wrong(c, g.size(), g.me, out)
 }

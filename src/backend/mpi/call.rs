@@ -25,52 +25,32 @@ use crate::model::plan::Point;
 #[derive(Default)]
 pub struct MpiBuffers(CallBuffers);
 
-/// The bytes of the in-place buffer that hold this rank's input block (AllGather).
-fn own_block(rank: usize, block: usize) -> std::ops::Range<usize> {
-    rank * block..(rank + 1) * block
-}
-
 impl MpiBuffers {
     /// Input and output bytes sized for `p`; in place, `output` is the one buffer.
     fn views(&mut self, p: &Point) -> (&mut [u8], &mut [u8]) {
         self.0.views(&p.call.shape, p.in_place)
     }
 
-    /// Clears the output and puts the known input pattern where the call reads its input: the
-    /// input buffer, or in place the one buffer (AllGather: this rank's block of it).
+    /// Clears the output and puts the known input pattern where the call reads its input
+    /// ([`CallBuffers::input_region`]).
     pub(super) fn fill(&mut self, p: &Point, size: usize, rank: usize) {
         let c = &p.call;
-        let (input, output) = self.views(p);
-        output.fill(0);
-        let target = match (p.in_place, c.op) {
-            (false, _) => input,
-            (true, Op::AllGather | Op::Gather) => &mut output[own_block(rank, c.shape.in_bytes)],
-            (true, _) => output,
-        };
+        self.views(p).1.fill(0);
+        let target = self.0.input_region(c.op, &c.shape, p.in_place, rank);
         fill_input(c.op, c.dtype, size, rank, target);
     }
 
-    /// Counts the wrong elements where the call left this rank's output. In place,
-    /// `MPI_Reduce_scatter_block` leaves the rank's block at the start of the buffer (where
-    /// NCCL leaves it at the rank's offset), so the check reads the start.
+    /// Counts the wrong elements where the call left this rank's output
+    /// ([`CallBuffers::result_region`], NCCL's layout), but for in-place ReduceScatter:
+    /// `MPI_Reduce_scatter_block` leaves the rank's block at the start of the buffer, where NCCL
+    /// leaves it at the rank's offset. (In-place Scatter's non-roots receive into their block,
+    /// as NCCL lays it out; see `RawCall::in_place`.)
     pub(super) fn check(&mut self, p: &Point, size: usize, rank: usize) -> u64 {
         let c = &p.call;
-        let (_, output) = self.views(p);
-        let out: &[u8] = match c.op {
-            // In place, ReduceScatter leaves this rank's block at the start of the buffer.
-            Op::ReduceScatter if p.in_place => &output[..c.shape.out_bytes],
-            // In place, Scatter's non-roots receive into their block of the buffer (as NCCL
-            // lays it out; see `RawCall::in_place`), and the root's block is already there.
-            Op::Scatter if p.in_place => &output[own_block(rank, c.shape.out_bytes)],
-            Op::ReduceScatter
-            | Op::Scatter
-            | Op::Gather
-            | Op::AllReduce
-            | Op::AllGather
-            | Op::Broadcast
-            | Op::Reduce
-            | Op::AllToAll
-            | Op::SendRecv => output,
+        let out: &[u8] = if c.op == Op::ReduceScatter && p.in_place {
+            &self.views(p).1[..c.shape.out_bytes]
+        } else {
+            self.0.result_region(c.op, &c.shape, p.in_place, rank)
         };
         count_wrong(c, size, rank, out)
     }
