@@ -24,7 +24,7 @@ pub struct Enqueue {
     /// The count argument NCCL takes for `op`: the per-op table's
     /// [`Shape::call_count`](crate::collective::Shape::call_count).
     pub count: usize,
-    /// Root of Broadcast and Reduce (rank 0, as the checks expect).
+    /// The root of Broadcast, Reduce, Gather and Scatter (the point's `--root`).
     pub root: i32,
     /// This rank's index in the communicator, and the communicator's size: the peers of the
     /// point-to-point ops.
@@ -79,7 +79,8 @@ impl Nccl {
         self.check(name, raw)
     }
 
-    /// `e` as its group of point-to-point calls ([`transfers`]).
+    /// `e` as its group of point-to-point calls ([`transfers`], listed on every call; the
+    /// measurement lists them once per point and calls [`Nccl::group`]).
     ///
     /// # Safety
     /// As [`Nccl::enqueue`].

@@ -14,6 +14,7 @@ use std::time::Duration;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaViewMut};
 
 use super::calls::Enqueue;
+use super::p2p::{transfers, Transfer};
 use super::comm::Communicator;
 use super::gpu::{driver_error, wait_events, Gpu};
 use super::graph::Graph;
@@ -104,6 +105,9 @@ struct Launcher<'a> {
     gpu: &'a Gpu,
     m: &'a Member<'a>,
     call: Enqueue,
+    /// The point-to-point calls of an AllToAll, SendRecv, Gather or Scatter, listed once per
+    /// point so that an iteration only issues them.
+    list: Option<Vec<Transfer>>,
     graph: Option<Graph>,
 }
 
@@ -114,11 +118,13 @@ impl<'a> Launcher<'a> {
             gpu,
             m,
             call,
+            list: transfers(&call),
             graph: None,
         };
         if mode == LaunchMode::Graph {
             l.go()?;
-            l.graph = Some(Graph::capture(gpu, || launch(gpu, m, &call))?);
+            let list = l.list.as_deref();
+            l.graph = Some(Graph::capture(gpu, || launch(gpu, m, &call, list))?);
         }
         Ok(l)
     }
@@ -126,7 +132,7 @@ impl<'a> Launcher<'a> {
     fn go(&self) -> Result<()> {
         match &self.graph {
             Some(g) => g.launch(),
-            None => launch(self.gpu, self.m, &self.call),
+            None => launch(self.gpu, self.m, &self.call, self.list.as_deref()),
         }
     }
 }
@@ -255,12 +261,20 @@ fn enqueue_of(
     }
 }
 
-fn launch(gpu: &Gpu, m: &Member, call: &Enqueue) -> Result<()> {
+/// One call: the collective, or the group of `list`'s point-to-point calls.
+fn launch(gpu: &Gpu, m: &Member, call: &Enqueue, list: Option<&[Transfer]>) -> Result<()> {
     let raw = m.comm.live().map_err(|e| Error::Rank(e.to_string()))?;
+    let nccl = m.comm.nccl();
     // SAFETY: the addresses come from this rank's device buffers, sized by `buffer_sizes` for
-    // every point of the sweep and alive as long as `bufs`; the stream is the rank's own.
-    unsafe { m.comm.nccl().enqueue(raw, call, gpu.raw_stream()) }
-        .map_err(|e| Error::Rank(e.to_string()))
+    // every point of the sweep and alive as long as `bufs`, and `list` is `call`'s own
+    // (`transfers`), inside them; the stream is the rank's own.
+    unsafe {
+        match list {
+            Some(list) => nccl.group(raw, call, list, gpu.raw_stream()),
+            None => nccl.enqueue(raw, call, gpu.raw_stream()),
+        }
+    }
+    .map_err(|e| Error::Rank(e.to_string()))
 }
 
 fn estimate(gpu: &Gpu, m: &Member, call: &Enqueue) -> Result<Option<f64>> {
