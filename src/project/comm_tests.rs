@@ -117,10 +117,19 @@ fn alltoall_uses_the_fits_model_or_composes_pairwise_steps() {
     // Inside one node that is exactly the pairwise form with the ring's alpha and beta.
     let (t, _) = net.alltoall_s(node, 1e6).unwrap();
     assert!((t * 1e6 - (7.0 * 3.4 + 7.0 / 8.0 * 1000.0 / 360.0)).abs() < 1e-9);
+    // The AllToAll's note says how its steps were timed; the pipeline's note, which no
+    // pipeline transfer asked for, is not there.
+    let notes = net.notes();
     assert!(
-        net.notes().iter().any(|n| n.contains("no AllToAll model")),
-        "{:?}",
-        net.notes()
+        notes.iter().any(|n| n.contains("no AllToAll model")
+            && n.contains("each timed by the AllGather model at p = 2")),
+        "{notes:?}"
+    );
+    assert!(
+        !notes
+            .iter()
+            .any(|n| n.contains("point-to-point transfer of B bytes")),
+        "{notes:?}"
     );
     // With SendRecv but no AllToAll model, the steps are SendRecv transfers.
     let mut sr_only = p2p_fit();

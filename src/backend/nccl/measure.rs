@@ -14,10 +14,10 @@ use std::time::Duration;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaViewMut};
 
 use super::calls::Enqueue;
-use super::p2p::{transfers, Transfer};
 use super::comm::Communicator;
 use super::gpu::{driver_error, wait_events, Gpu};
 use super::graph::Graph;
+use super::p2p::{transfers, Transfer};
 use super::placement::{pieces, placement, Buf, Placement, Region};
 use crate::check::{count_wrong_in, fill_input_from, Piece};
 use crate::error::{Error, Result};

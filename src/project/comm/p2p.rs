@@ -22,24 +22,29 @@ impl Network<'_> {
     /// Seconds of one pipeline transfer of `bytes` over `pair` and the model that timed it
     /// (module docs); a note says which.
     pub fn pp_transfer_s(&self, pair: Group, bytes: f64) -> Result<(f64, P2pModel)> {
+        let (s, model) = self.transfer_s(pair, bytes)?;
+        match model {
+            P2pModel::SendRecv => self.note(format!(
+                "point-to-point transfers {} use the fit's SendRecv model",
+                level(pair)
+            )),
+            P2pModel::AllGatherPair => self.note(
+                "the fit has no SendRecv model, so a point-to-point transfer of B bytes is \
+                 the AllGather model at p = 2 with S = 2B (one step of latency plus B bytes \
+                 at the link's cost); measure one with `collbench sweep --op sendrecv`"
+                    .to_string(),
+            ),
+        }
+        Ok((s, model))
+    }
+
+    /// Seconds of one transfer of `bytes` over `pair` by [`Self::p2p_model`], without a note
+    /// (the caller says what the transfer is for).
+    fn transfer_s(&self, pair: Group, bytes: f64) -> Result<(f64, P2pModel)> {
         let model = self.p2p_model(pair);
         let s = match model {
-            P2pModel::SendRecv => {
-                self.note(format!(
-                    "point-to-point transfers {} use the fit's SendRecv model",
-                    level(pair)
-                ));
-                self.time_s(Op::SendRecv, pair, bytes)?
-            }
-            P2pModel::AllGatherPair => {
-                self.note(
-                    "the fit has no SendRecv model, so a point-to-point transfer of B bytes is \
-                     the AllGather model at p = 2 with S = 2B (one step of latency plus B bytes \
-                     at the link's cost); measure one with `collbench sweep --op sendrecv`"
-                        .to_string(),
-                );
-                self.p2p_s(pair, bytes)?
-            }
+            P2pModel::SendRecv => self.time_s(Op::SendRecv, pair, bytes)?,
+            P2pModel::AllGatherPair => self.p2p_s(pair, bytes)?,
         };
         Ok((s, model))
     }
@@ -67,11 +72,15 @@ impl Network<'_> {
         };
         let s = match model {
             AllToAllModel::AllToAll => self.time_s(Op::AllToAll, group, bytes)?,
-            AllToAllModel::Pairwise(_) => {
+            AllToAllModel::Pairwise(p2p) => {
+                let timed = match p2p {
+                    P2pModel::SendRecv => "the fit's SendRecv model",
+                    P2pModel::AllGatherPair => "the AllGather model at p = 2 (no SendRecv model)",
+                };
                 self.note(format!(
                     "the fit has no AllToAll model, so an AllToAll over {} ranks on {} node(s) \
-                     is the pairwise schedule of point-to-point transfers of its S/p blocks; \
-                     measure one with `collbench sweep --op alltoall`",
+                     is the pairwise schedule of point-to-point transfers of its S/p blocks, \
+                     each timed by {timed}; measure one with `collbench sweep --op alltoall`",
                     group.ranks, group.nodes
                 ));
                 self.pairwise_s(group, bytes)?
@@ -88,10 +97,10 @@ impl Network<'_> {
         let r = group.per_node().max(1) as f64;
         let block = bytes / p;
         let intra = Group { ranks: 2, nodes: 1 };
-        let mut s = (r - 1.0) * self.pp_transfer_s(intra, block)?.0;
+        let mut s = (r - 1.0) * self.transfer_s(intra, block)?.0;
         if nodes > 1 {
             let inter = Group { ranks: 2, nodes: 2 };
-            s += (p - r) * self.pp_transfer_s(inter, block)?.0;
+            s += (p - r) * self.transfer_s(inter, block)?.0;
         }
         Ok(s)
     }
