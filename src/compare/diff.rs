@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::collective::{Algo, DType, Op, Proto};
 use crate::fit::schema::algo_label;
-use crate::model::record::PointRecord;
+use crate::model::record::{root_label, PointRecord};
 
 /// Schema id of `collbench compare --json`.
 pub const COMPARE_SCHEMA: &str = "collbench.compare/v1";
@@ -69,10 +69,7 @@ impl MatchKey {
             self.world,
             crate::units::format_size(self.bytes),
             if self.in_place { " in-place" } else { "" },
-            match self.root {
-                Some(r) if r != 0 => format!(" root {r}"),
-                _ => String::new(),
-            }
+            root_label(self.root)
         )
     }
 }

@@ -1,7 +1,7 @@
 //! The sweep plan: typed options (parsed once from the command line) and the ordered list of
 //! points they expand to. Rank processes receive the options and expand the same plan.
 
-use crate::model::record::PointKey;
+use crate::model::record::{root_label, PointKey};
 use serde::{Deserialize, Serialize};
 
 use crate::collective::{named_enum, Algo, DType, Op, ReduceOp};
@@ -136,7 +136,7 @@ impl Point {
     pub fn describe(&self) -> String {
         let c = &self.call;
         format!(
-            "{} {} {} {} at world {}{}{}",
+            "{} {} {} {} at world {}{}{}{}",
             c.op,
             c.algo,
             c.dtype,
@@ -146,11 +146,9 @@ impl Point {
                 Some((a, b)) => format!(" between nodes {a} and {b}"),
                 None => String::new(),
             },
-            if self.in_place { " in place" } else { "" }
-        ) + &match c.op.rooted() && c.root != 0 {
-            true => format!(" root {}", c.root),
-            false => String::new(),
-        }
+            if self.in_place { " in place" } else { "" },
+            root_label(c.op.rooted().then_some(c.root))
+        )
     }
 
     /// Bytes one rank allocates for this point: input and output (or the one in-place buffer),

@@ -30,6 +30,15 @@ pub struct PointKey {
     pub root: Option<usize>,
 }
 
+/// How messages and labels name a root: ` root N` for a root other than 0, nothing for root 0
+/// (the default) or an op without one.
+pub fn root_label(root: Option<usize>) -> String {
+    match root {
+        Some(r) if r != 0 => format!(" root {r}"),
+        _ => String::new(),
+    }
+}
+
 /// A measured point: key, timing summary of the per-iteration samples (each sample is the slowest
 /// rank's time of that iteration), bandwidths derived from the median, and the correctness check.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -219,6 +228,13 @@ pub struct RankSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_root_other_than_0_is_named() {
+        assert_eq!(root_label(Some(3)), " root 3");
+        assert_eq!(root_label(Some(0)), "");
+        assert_eq!(root_label(None), "");
+    }
 
     #[test]
     fn example_statistics_and_bandwidths_follow_from_the_time_and_key() {
