@@ -188,9 +188,10 @@ fn read_record(row: &Row) -> Result<PointRecord> {
 
 /// The key columns of a row.
 fn parse_key(row: &Row) -> Result<PointKey> {
+    let op: Op = row.parse("op")?;
     Ok(PointKey {
         backend: row.get("backend")?.to_string(),
-        op: row.parse("op")?,
+        op,
         algo: row.parse("algo")?,
         dtype: row.parse("dtype")?,
         redop: row.parse("redop")?,
@@ -200,14 +201,13 @@ fn parse_key(row: &Row) -> Result<PointKey> {
         count: row.parse("count")?,
         in_place: row.boolean("in_place")?,
         proto: parse_proto(row)?,
-        root: parse_root(row)?,
+        root: parse_root(row, op)?,
     })
 }
 
 /// The `root` column: empty (or absent, in older files) for the ops without a root; a rooted
 /// op's point from a file written before the column had root 0, the only root then.
-fn parse_root(row: &Row) -> Result<Option<usize>> {
-    let op: Op = row.parse("op")?;
+fn parse_root(row: &Row, op: Op) -> Result<Option<usize>> {
     let text: String = row.parse_or("root", String::new())?;
     match (text.is_empty(), op.rooted()) {
         (true, rooted) => Ok(rooted.then_some(0)),
