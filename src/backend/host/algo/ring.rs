@@ -102,21 +102,22 @@ fn allreduce_slice<T: Transport>(
             }
         }
     }
-    gather_steps(t, g, work, blk, me + 1)
+    gather_steps(t, g, work, blk, me + 1, n - 1)
 }
 
-/// The AllGather phase: p-1 steps starting by sending block `first`, copying what arrives (so
-/// large blocks may move single-copy, see `Transport::send_recv_copy`).
+/// The AllGather phase: `steps` steps starting by sending block `first`, copying what arrives
+/// (so large blocks may move single-copy, see `Transport::send_recv_copy`).
 fn gather_steps<T: Transport>(
     t: &mut T,
     g: &Group,
     work: &mut [u8],
     blk: impl Fn(isize) -> Range<usize>,
     first: isize,
+    steps: usize,
 ) -> Result<()> {
     let me = g.me as isize;
     let (right, left) = (g.peer(me + 1), g.peer(me - 1));
-    for s in 0..g.size() as isize - 1 {
+    for s in 0..steps as isize {
         let (out, inp) = split_pair(work, blk(first - s), blk(first - s - 1));
         t.send_recv_copy(Some((right, out)), Some((left, inp, Combine::Copy)))?;
     }
@@ -142,7 +143,9 @@ fn slices(bytes: usize, e: Elements) -> impl Iterator<Item = (usize, usize)> {
 }
 
 /// Ring AllGather: each rank's `count_per_rank` elements end up in block `rank` of every output.
-/// Large blocks travel slice by slice (see [`slices`]).
+/// Large blocks travel slice by slice (see [`slices`]). Out of place, the first step sends
+/// straight from the input and the rank's own block is copied into the output last: the peer
+/// reads the input while this rank receives, instead of waiting for the copy.
 pub fn allgather<T: Transport>(
     t: &mut T,
     g: &Group,
@@ -153,15 +156,24 @@ pub fn allgather<T: Transport>(
     let n = g.size();
     let bytes = count_per_rank * e.dtype.size();
     let me = g.me as isize;
-    let work = match bufs {
-        Buffers::OutOfPlace { input, output } => {
-            output[strided(n, bytes, 0, bytes)(me)].copy_from_slice(input);
-            output
-        }
-        Buffers::InPlace(buf) => buf,
+    let (input, work) = match bufs {
+        Buffers::OutOfPlace { input, output } => (Some(input), output),
+        Buffers::InPlace(buf) => (None, buf),
     };
     for (off, len) in slices(bytes, e) {
-        gather_steps(t, g, work, strided(n, bytes, off, len), me)?;
+        let blk = strided(n, bytes, off, len);
+        match input {
+            Some(input) if n > 1 => {
+                let (right, left) = (g.peer(me + 1), g.peer(me - 1));
+                let first = Some((right, &input[off..off + len]));
+                t.send_recv_copy(first, Some((left, &mut work[blk(me - 1)], Combine::Copy)))?;
+                gather_steps(t, g, work, &blk, me - 1, n - 2)?;
+            }
+            _ => gather_steps(t, g, work, &blk, me, n - 1)?,
+        }
+    }
+    if let Some(input) = input {
+        work[strided(n, bytes, 0, bytes)(me)].copy_from_slice(input);
     }
     Ok(())
 }
