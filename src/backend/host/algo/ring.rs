@@ -133,17 +133,23 @@ fn strided(n: usize, stride: usize, off: usize, len: usize) -> impl Fn(isize) ->
     }
 }
 
-/// The slices `(offset, length)` a block of `bytes` is worked through, 256 KiB at a time, so that
-/// what one step receives is still in cache when the next step forwards it. At least one slice,
-/// so that empty calls still synchronise.
-fn slices(bytes: usize, e: Elements) -> impl Iterator<Item = (usize, usize)> {
-    let step = slice_elems(e) * e.dtype.size();
+/// The slices `(offset, length)` a block of `bytes` is worked through, `step` bytes at a time
+/// (at least one slice, so that empty calls still synchronise).
+fn slices(bytes: usize, step: usize) -> impl Iterator<Item = (usize, usize)> {
+    let step = step.max(1);
     let count = bytes.div_ceil(step).max(1);
     (0..count).map(move |i| (i * step, bytes.saturating_sub(i * step).min(step)))
 }
 
+/// The slice length of a ring that forwards what it receives: 256 KiB, so that what one step
+/// receives is still in cache when the next step forwards it.
+fn forward_step(e: Elements) -> usize {
+    slice_elems(e) * e.dtype.size()
+}
+
 /// Ring AllGather: each rank's `count_per_rank` elements end up in block `rank` of every output.
-/// Large blocks travel slice by slice (see [`slices`]). Out of place, the first step sends
+/// Large blocks travel slice by slice (see [`forward_step`]) where more than two ranks forward
+/// them; two ranks forward nothing and exchange each block as one message. Out of place, the first step sends
 /// straight from the input and the rank's own block is copied into the output last: the peer
 /// reads the input while this rank receives, instead of waiting for the copy.
 pub fn allgather<T: Transport>(
@@ -160,7 +166,8 @@ pub fn allgather<T: Transport>(
         Buffers::OutOfPlace { input, output } => (Some(input), output),
         Buffers::InPlace(buf) => (None, buf),
     };
-    for (off, len) in slices(bytes, e) {
+    let step = if n > 2 { forward_step(e) } else { bytes };
+    for (off, len) in slices(bytes, step) {
         let blk = strided(n, bytes, off, len);
         match input {
             Some(input) if n > 1 => {
@@ -201,7 +208,7 @@ pub fn reducescatter<T: Transport>(
                 output.copy_from_slice(input);
                 return Ok(());
             }
-            for (off, len) in slices(bytes, e) {
+            for (off, len) in slices(bytes, forward_step(e)) {
                 let blk = strided(n, bytes, off, len);
                 partial_steps(t, g, input, &blk, e, &mut scratch[..2 * len])?;
                 let how = Combine::ReduceWith {
@@ -223,7 +230,7 @@ pub fn reducescatter<T: Transport>(
                 dtype: e.dtype,
                 op: e.redop,
             };
-            for (off, len) in slices(bytes, e) {
+            for (off, len) in slices(bytes, forward_step(e)) {
                 let blk = strided(n, bytes, off, len);
                 partial_steps(t, g, buf, &blk, e, &mut scratch[..2 * len])?;
                 if n == 2 {
