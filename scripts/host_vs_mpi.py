@@ -9,7 +9,9 @@ the MPI backend the library's own choice (`--algo auto`). With `--osu DIR` (a bu
 micro-benchmarks' c/mpi/collective/blocking), OSU's test of each op it has runs on the same
 Open MPI at the same sizes, and its average latency is put beside the MPI backend's median
 (busbw from it by the nccl-tests rules, OSU's size being S/p for AllGather, AllToAll, Gather
-and Scatter).
+and Scatter). With `--mpi4py PYTHON` (a Python with mpi4py and numpy), scripts/mpi4py_bench.py
+times AllGather, AllToAll, Gather, Scatter and SendRecv through mpi4py on the same Open MPI, by
+collbench's protocol (barrier, slowest rank, median).
 
 Prints per op and world the median over launches of each backend's median time (small) and
 busbw (large), and the ratio taken launch pair by launch pair, with its range; a ratio of 1 or
@@ -17,6 +19,7 @@ more means the host backend at least matches MPI.
 
 Usage: python3 scripts/host_vs_mpi.py [--launches 5] [--ranks 2,4] [--mid 1M] [--large 64M]
                                      [--ops allgather,alltoall] [--osu DIR]
+                                     [--mpi4py /usr/bin/python3]
 """
 import argparse, csv, os, platform, statistics, subprocess, sys, tempfile, time
 
@@ -29,6 +32,7 @@ OSU = {"allreduce": ("osu_allreduce", False), "allgather": ("osu_allgather", Tru
        "reducescatter": ("osu_reduce_scatter", False), "broadcast": ("osu_bcast", False),
        "reduce": ("osu_reduce", False), "alltoall": ("osu_alltoall", True),
        "gather": ("osu_gather", True), "scatter": ("osu_scatter", True)}
+MPI4PY_OPS = ("allgather", "alltoall", "gather", "scatter", "sendrecv")
 BUS = {"allreduce": lambda p: 2 * (p - 1) / p, "broadcast": lambda p: 1.0,
        "reduce": lambda p: 1.0, "sendrecv": lambda p: 1.0}
 
@@ -85,6 +89,20 @@ def osu(args, op, ranks, size, metric):
     return size / (avg_us * 1e3) * factor
 
 
+def mpi4py(args, op, ranks, size, metric):
+    """mpi4py's median slowest-rank time (us) for `op` at collbench size `size`, or busbw."""
+    bench = os.path.join(ROOT, "scripts", "mpi4py_bench.py")
+    done = subprocess.run(mpirun(ranks) + [args.mpi4py, bench, "--op", op, "--bytes", str(size),
+                                           "--iters", "200" if metric == "time_us_median" else "40"],
+                          capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0 or not done.stdout.split():
+        sys.exit(f"mpi4py_bench failed ({done.returncode}): {done.stderr.strip()}")
+    moved, median_us = int(done.stdout.split()[2]), float(done.stdout.split()[3])
+    if metric == "time_us_median":
+        return median_us
+    return moved / (median_us * 1e3) * BUS.get(op, lambda p: (p - 1) / p)(ranks)
+
+
 CLASSES = (("small", ["-b", "8", "-e", "16", "-f", "2"], "time_us_median"),
            ("mid", "mid", "busbw_gbps"), ("large", "large", "busbw_gbps"))
 
@@ -106,7 +124,9 @@ def one_repetition(i, args, tmp, res):
                 if op in got["mpi"]:
                     mpi = got["mpi"][op][1]["auto"]
                     peer = osu(args, op, ranks, size, metric) if args.osu and op in OSU else None
-                    res.setdefault((name, ranks, op), []).append((size, host, mpi, peer))
+                    py = (mpi4py(args, op, ranks, size, metric)
+                          if args.mpi4py and op in MPI4PY_OPS else None)
+                    res.setdefault((name, ranks, op), []).append((size, host, mpi, peer, py))
 
 
 def better(name):
@@ -116,11 +136,11 @@ def better(name):
 def row(name, launches):
     """The host algorithm with the best median over launches, and per launch pair its value,
     MPI's and the ratio (>= 1: host at least matches)."""
-    algos = set.intersection(*(set(h) for _, h, _, _ in launches))
-    med = {a: statistics.median(h[a] for _, h, _, _ in launches) for a in algos}
+    algos = set.intersection(*(set(h) for _, h, _, _, _ in launches))
+    med = {a: statistics.median(h[a] for _, h, _, _, _ in launches) for a in algos}
     algo = better(name)(med, key=med.get)
-    pairs = [(h[algo], m, m / h[algo] if name == "small" else h[algo] / m, o)
-             for _, h, m, o in launches]
+    pairs = [(h[algo], m, m / h[algo] if name == "small" else h[algo] / m, o, py)
+             for _, h, m, o, py in launches]
     return algo, pairs
 
 
@@ -137,16 +157,18 @@ def report(res, args, seconds):
                               ("mid", "busbw GB/s", "host busbw / MPI busbw"),
                               ("large", "busbw GB/s", "host busbw / MPI busbw")):
         print(f"\n## {name}: {unit}, median [min..max] over launches; ratio = {ratio}"
-              f"{'; osu: OSU average latency (busbw from it)' if args.osu else ''}")
+              f"{'; osu: OSU average latency (busbw from it)' if args.osu else ''}"
+              f"{'; mpi4py: median slowest-rank time (busbw from it)' if args.mpi4py else ''}")
         print(f"{'ranks':>5s} {'op':13s} {'bytes':>9s} {'host algo':18s} "
-              f"{'host':>21s} {'mpi (auto)':>21s} {'ratio':>21s}{'osu':>22s}")
+              f"{'host':>21s} {'mpi (auto)':>21s} {'ratio':>21s}{'osu':>22s}{'mpi4py':>22s}")
         for (n, ranks, op), launches in sorted(res.items()):
             if n != name:
                 continue
             algo, pairs = row(name, launches)
             cols = [spread([p[k] for p in pairs]) for k in range(3)]
-            peer = [p[3] for p in pairs if p[3] is not None]
-            cols.append(spread(peer) if peer else f"{'-':>8s}")
+            for k in (3, 4):
+                peer = [p[k] for p in pairs if p[k] is not None]
+                cols.append(spread(peer) if peer else f"{'-':>21s}")
             print(f"{ranks:5d} {op:13s} {launches[0][0]:9d} {algo:18s} {' '.join(cols)}")
 
 
@@ -158,6 +180,7 @@ def main():
     ap.add_argument("--large", default="64M", help="the large size (64M)")
     ap.add_argument("--ops", default=OPS, help="collectives, comma separated (all nine)")
     ap.add_argument("--osu", help="folder of OSU's collective tests (osu_allgather, ...)")
+    ap.add_argument("--mpi4py", help="a Python with mpi4py and numpy (/usr/bin/python3)")
     ap.add_argument("--keep", action="store_true", help="keep the results folders")
     args = ap.parse_args()
     args.ranks = [int(r) for r in args.ranks.split(",")]

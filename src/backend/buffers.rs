@@ -1,5 +1,6 @@
 //! The input and output buffers of one rank's calls, as the host and MPI backends hand them to
-//! a collective: sized per call from its [`Shape`], grown on demand and never shrunk.
+//! a collective: sized per call from its [`Shape`], replaced by a larger one on demand and
+//! never shrunk.
 
 use std::ops::Range;
 
@@ -91,14 +92,20 @@ fn own_block(rank: usize, block: usize) -> Range<usize> {
 /// From this size up a buffer asks for transparent huge pages.
 const HUGE_PAGES_FROM: usize = 4 << 20;
 
-/// Makes `v` hold at least `bytes` bytes; it never shrinks. A large buffer is advised to use
+/// Makes `v` hold at least `bytes` bytes; it never shrinks, and a larger one is a fresh
+/// allocation whose contents are zero, not the old ones (every point fills its input before
+/// its first call). Growing in place would move a large buffer's pages (`mremap`) to an address
+/// that is not 2 MiB aligned and so split its huge pages for good: a sweep whose second op needs
+/// a larger input ran that op's 64 MiB Gather at half speed. A large buffer is advised to use
 /// transparent huge pages before its pages are first touched (where THP is `madvise`, the
 /// common default, the kernel backs it with 2 MiB pages only when asked): a copy of tens of
 /// MiB then walks 512 times fewer pages, and a single-copy read pins 512 times fewer.
 fn grow(v: &mut Vec<u64>, bytes: usize) {
     let words = bytes.div_ceil(8);
     if v.len() < words {
-        v.reserve_exact(words - v.len());
+        // Freed first, so that old and new are never held together.
+        *v = Vec::new();
+        v.reserve_exact(words);
         if bytes >= HUGE_PAGES_FROM {
             advise_huge_pages(v.as_mut_ptr().cast(), v.capacity() * 8);
         }
