@@ -69,6 +69,11 @@ impl<'a> FromRoot<'a> {
         self.group.size()
     }
 
+    /// The root's group index.
+    pub fn root(&self) -> usize {
+        self.root
+    }
+
     /// This rank's index counted from the root.
     pub fn me(&self) -> usize {
         let n = self.size();

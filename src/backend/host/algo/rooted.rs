@@ -13,8 +13,14 @@
 //!   the rounds backwards. ceil(log2 p) rounds at the root instead of p−1, the same bytes at the
 //!   root (its (p−1)/p of S), and each message of a subtree carries its blocks contiguously, in
 //!   rotated order (Thakur, Rabenseifner & Gropp 2005, section 4.3; MPICH's binomial gather and
-//!   scatter). Inner ranks stage their subtree in `scratch`; the root stages nothing when it is
-//!   group index 0, and otherwise rotates its buffer in place once (a pass over S).
+//!   scatter). Inner ranks stage their subtree in `scratch`.
+//!
+//! The root reads and writes its buffer where the blocks lie, in group order: a subtree that
+//! wraps past group index 0 in the root's buffer travels between the root and its child as two
+//! messages, cut where it wraps ([`before_wrap`]), so no root copies or rotates its whole
+//! buffer, whichever rank it is.
+
+use std::ops::Range;
 
 use super::{Buffers, FromRoot, Group};
 use crate::backend::host::transport::{Combine, Transport};
@@ -45,6 +51,38 @@ pub fn subtree_blocks(v: usize, n: usize) -> usize {
     }
 }
 
+/// How many of the `blocks` blocks of the subtree of rotated index `v` come before group index
+/// 0 in the root's buffer: all of them, unless the subtree wraps past it. Both ends of a message
+/// between the root and its child cut it there.
+pub fn before_wrap(v: usize, blocks: usize, n: usize, root: usize) -> usize {
+    // The rotated index of group index 0 (n: none, from root 0).
+    let wrap = n - root % n.max(1);
+    if v < wrap && wrap < v + blocks {
+        wrap - v
+    } else {
+        blocks
+    }
+}
+
+/// Where the subtree of rotated index `v` lies in the root's buffer of `b`-byte blocks: its
+/// first part, and the part after the wrap when it has one (see [`before_wrap`]).
+fn root_parts(v: usize, blocks: usize, n: usize, root: usize, b: usize) -> Parts {
+    let k = before_wrap(v, blocks, n, root);
+    let at = (v + root) % n;
+    let rest = (k < blocks).then(|| 0..(blocks - k) * b);
+    (at * b..(at + k) * b, rest)
+}
+
+/// A subtree's place in a buffer: one range, or two where it wraps.
+type Parts = (Range<usize>, Option<Range<usize>>);
+
+/// The parts a message between the root and its child `v` is cut into, as byte ranges of the
+/// child's staged subtree (the other end of [`root_parts`]).
+fn child_parts(rg: &FromRoot, v: usize, blocks: usize, b: usize) -> Parts {
+    let k = before_wrap(v, blocks, rg.size(), rg.root());
+    (0..k * b, (k < blocks).then(|| k * b..blocks * b))
+}
+
 /// Gather: every rank's block lands in block (group index) of the root's output. In place,
 /// a rank's block already sits at its own place of its buffer (AllGather's layout).
 pub fn gather<T: Transport>(
@@ -64,44 +102,49 @@ pub fn gather<T: Transport>(
         };
         return match how.schedule {
             Schedule::Linear => t.send_recv_copy(Some((rg.member(0), own)), None),
-            Schedule::Binomial => gather_inner(t, rg, own, b, scratch),
+            Schedule::Binomial => gather_inner(t, &rg, own, b, scratch),
         };
     }
-    // The root: its output in rotated order first (own block at 0), then rotated into place.
-    let out = match bufs {
-        Buffers::OutOfPlace { input, output } => {
-            output[..b].copy_from_slice(&input[..b]);
-            output
-        }
-        Buffers::InPlace(buf) => {
-            buf.copy_within(mine, 0);
-            buf
-        }
+    let (input, out) = match bufs {
+        Buffers::OutOfPlace { input, output } => (Some(&input[..b]), output),
+        Buffers::InPlace(buf) => (None, buf),
     };
-    let out = &mut out[..n * b];
-    match how.schedule {
-        Schedule::Linear => {
-            (1..n).try_for_each(|v| recv(t, rg, v, &mut out[v * b..(v + 1) * b]))?
+    // Each child's subtree straight into its place; the own block last (in place it is there).
+    let mut child = 1;
+    while child < n {
+        let blocks = match how.schedule {
+            Schedule::Linear => 1,
+            Schedule::Binomial => subtree_blocks(child, n),
+        };
+        let (first, rest) = root_parts(child, blocks, n, rg.root(), b);
+        recv(t, &rg, child, &mut out[first])?;
+        if let Some(rest) = rest {
+            recv(t, &rg, child, &mut out[rest])?;
         }
-        Schedule::Binomial => gather_children(t, rg, out, b)?,
+        child = match how.schedule {
+            Schedule::Linear => child + 1,
+            Schedule::Binomial => child << 1,
+        };
     }
-    if how.root != 0 {
-        out.rotate_right(how.root * b);
+    if let Some(input) = input {
+        out[mine].copy_from_slice(input);
     }
     Ok(())
 }
 
 /// A non-root rank of the binomial gather: stages its subtree (its own block, then its
-/// children's) and sends it to its parent; a leaf sends its block as it is.
+/// children's) and sends it to its parent, cut at the wrap if the parent is the root; a leaf
+/// sends its block as it is.
 fn gather_inner<T: Transport>(
     t: &mut T,
-    rg: FromRoot,
+    rg: &FromRoot,
     own: &[u8],
     b: usize,
     scratch: &mut Vec<u8>,
 ) -> Result<()> {
     let v = rg.me();
-    let parent = rg.member(v - (1 << v.trailing_zeros()));
+    let parent_v = v - (1 << v.trailing_zeros());
+    let parent = rg.member(parent_v);
     let blocks = subtree_blocks(v, rg.size());
     if blocks == 1 {
         return t.send_recv_copy(Some((parent, own)), None);
@@ -110,14 +153,22 @@ fn gather_inner<T: Transport>(
     scratch.resize(blocks * b, 0);
     scratch[..b].copy_from_slice(own);
     gather_children(t, rg, &mut scratch[..], b)?;
-    t.send_recv_copy(Some((parent, &scratch[..])), None)
+    if parent_v != 0 {
+        return t.send_recv_copy(Some((parent, &scratch[..])), None);
+    }
+    let (first, rest) = child_parts(rg, v, blocks, b);
+    t.send_recv_copy(Some((parent, &scratch[first])), None)?;
+    match rest {
+        Some(rest) => t.send_recv_copy(Some((parent, &scratch[rest])), None),
+        None => Ok(()),
+    }
 }
 
 /// Receives the subtrees of this rank's children into `staged` (its own subtree in rotated
 /// order, its own block first), smallest child first, as the children send once theirs are in.
 fn gather_children<T: Transport>(
     t: &mut T,
-    rg: FromRoot,
+    rg: &FromRoot,
     staged: &mut [u8],
     b: usize,
 ) -> Result<()> {
@@ -145,66 +196,78 @@ pub fn scatter<T: Transport>(
     let mine = g.me * b..(g.me + 1) * b;
     let rg = FromRoot::new(g, how.root);
     if rg.me() == 0 {
-        return scatter_root(t, rg, bufs, how, scratch);
+        return scatter_root(t, &rg, bufs, how);
     }
     let out = match bufs {
         Buffers::OutOfPlace { output, .. } => &mut output[..b],
         Buffers::InPlace(buf) => &mut buf[mine],
     };
-    let parent = rg.member(rg.me() - (1 << rg.me().trailing_zeros()));
-    let blocks = subtree_blocks(rg.me(), n);
+    let v = rg.me();
+    let parent_v = v - (1 << v.trailing_zeros());
+    let blocks = subtree_blocks(v, n);
     if how.schedule == Schedule::Linear {
         return t.send_recv_copy(None, Some((rg.member(0), out, Combine::Copy)));
     }
     if blocks == 1 {
-        return t.send_recv_copy(None, Some((parent, out, Combine::Copy)));
+        return t.send_recv_copy(None, Some((rg.member(parent_v), out, Combine::Copy)));
     }
     scratch.clear();
     scratch.resize(blocks * b, 0);
-    t.send_recv_copy(None, Some((parent, &mut scratch[..], Combine::Copy)))?;
-    scatter_children(t, rg, &scratch[..], b)?;
+    let (first, rest) = match parent_v {
+        0 => child_parts(&rg, v, blocks, b),
+        _ => (0..blocks * b, None),
+    };
+    recv(t, &rg, parent_v, &mut scratch[first])?;
+    if let Some(rest) = rest {
+        recv(t, &rg, parent_v, &mut scratch[rest])?;
+    }
+    scatter_children(t, &rg, &scratch[..], b)?;
     out.copy_from_slice(&scratch[..b]);
     Ok(())
 }
 
 /// The root of a scatter: sends every other rank its block (linear) or its children their
-/// subtrees (binomial), from its input in rotated order, and keeps its own block.
+/// subtrees (binomial, largest first so the deepest subtree starts first) from where they lie
+/// in its input, then keeps its own block.
 fn scatter_root<T: Transport>(
     t: &mut T,
-    rg: FromRoot,
+    rg: &FromRoot,
     bufs: Buffers<'_>,
     how: Rooted,
-    scratch: &mut Vec<u8>,
 ) -> Result<()> {
-    let (b, n, root) = (how.block_bytes, rg.size(), how.root);
+    let (b, n, root) = (how.block_bytes, rg.size(), rg.root());
     let (input, own_out): (&[u8], Option<&mut [u8]>) = match bufs {
         Buffers::OutOfPlace { input, output } => (&input[..n * b], Some(&mut output[..b])),
         // In place the root's own block is already where its output goes.
         Buffers::InPlace(buf) => (&buf[..n * b], None),
     };
+    let send = |t: &mut T, v: usize, blocks: usize| -> Result<()> {
+        let (first, rest) = root_parts(v, blocks, n, root, b);
+        t.send_recv_copy(Some((rg.member(v), &input[first])), None)?;
+        match rest {
+            Some(rest) => t.send_recv_copy(Some((rg.member(v), &input[rest])), None),
+            None => Ok(()),
+        }
+    };
+    match how.schedule {
+        Schedule::Linear => (1..n).try_for_each(|v| send(t, v, 1))?,
+        Schedule::Binomial => {
+            let mut mask = n.next_power_of_two() >> 1;
+            while mask > 0 {
+                send(t, mask, subtree_blocks(mask, n))?;
+                mask >>= 1;
+            }
+        }
+    }
     if let Some(out) = own_out {
         out.copy_from_slice(&input[root * b..(root + 1) * b]);
     }
-    // Rotated order: block v of `ordered` is the block of rotated index v.
-    let ordered: &[u8] = if root == 0 {
-        input
-    } else {
-        scratch.clear();
-        scratch.extend_from_slice(&input[root * b..]);
-        scratch.extend_from_slice(&input[..root * b]);
-        &scratch[..]
-    };
-    match how.schedule {
-        Schedule::Linear => (1..n).try_for_each(|v| {
-            t.send_recv_copy(Some((rg.member(v), &ordered[v * b..(v + 1) * b])), None)
-        }),
-        Schedule::Binomial => scatter_children(t, rg, ordered, b),
-    }
+    Ok(())
 }
 
 /// Sends this rank's children their subtrees from `staged` (its own subtree in rotated order),
 /// largest child first, so the deepest subtree starts first.
-fn scatter_children<T: Transport>(t: &mut T, rg: FromRoot, staged: &[u8], b: usize) -> Result<()> {
+fn scatter_children<T: Transport>(t: &mut T, rg: &FromRoot, staged: &[u8], b: usize) -> Result<()> {
     let (v, n) = (rg.me(), rg.size());
     let own = subtree_blocks(v, n);
     // The largest power of two below `own`.
@@ -219,7 +282,7 @@ fn scatter_children<T: Transport>(t: &mut T, rg: FromRoot, staged: &[u8], b: usi
 }
 
 /// Receives one message from rotated index `v` into `out`.
-fn recv<T: Transport>(t: &mut T, rg: FromRoot, v: usize, out: &mut [u8]) -> Result<()> {
+fn recv<T: Transport>(t: &mut T, rg: &FromRoot, v: usize, out: &mut [u8]) -> Result<()> {
     t.send_recv_copy(None, Some((rg.member(v), out, Combine::Copy)))
 }
 

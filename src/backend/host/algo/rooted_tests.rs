@@ -39,3 +39,37 @@ fn the_root_comes_first_seen_from_it() {
     // A root past the size wraps.
     assert_eq!(FromRoot::new(&g, 8).member(0), 13);
 }
+
+#[test]
+fn a_subtree_cut_at_the_wrap_lands_on_its_blocks_in_group_order() {
+    for n in 1..=9 {
+        for root in 0..n {
+            let members: Vec<usize> = (0..n).collect();
+            let g = Group { members, me: 0 };
+            let rg = FromRoot::new(&g, root);
+            let mut schedules = vec![];
+            for v in 1..n {
+                schedules.push((v, 1));
+                schedules.push((v, subtree_blocks(v, n)));
+            }
+            for (v, blocks) in schedules {
+                let (first, rest) = root_parts(v, blocks, n, root, 1);
+                let placed: Vec<usize> = first.chain(rest.clone().unwrap_or(0..0)).collect();
+                let want: Vec<usize> = (v..v + blocks).map(|w| (w + root) % n).collect();
+                assert_eq!(placed, want, "n {n} root {root} v {v}");
+                let (cf, cr) = child_parts(&rg, v, blocks, 3);
+                assert_eq!(
+                    (cf.start, cr.as_ref().map_or(cf.end, |r| r.end)),
+                    (0, 3 * blocks)
+                );
+                assert_eq!(cf.len() / 3, placed.len() - rest.map_or(0, |r| r.len()));
+            }
+        }
+    }
+    // Of 4 ranks, the subtree of rotated 2 is groups 0, 1 from root 2 (whole, after the wrap)
+    // and groups 3, 0 from root 1 (cut after one block); a single block is never cut.
+    assert_eq!(before_wrap(2, 2, 4, 2), 2);
+    assert_eq!(before_wrap(2, 2, 4, 1), 1);
+    assert_eq!(before_wrap(1, 1, 4, 3), 1);
+    assert_eq!(before_wrap(4, 3, 7, 0), 3);
+}
