@@ -198,6 +198,54 @@ fn default_folder_formats_and_sizes() {
 }
 
 #[test]
+fn an_op_with_more_lines_than_colours_is_split_by_root() {
+    let _guard = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    // 3 roots x 2 placements x 2 algorithms = 12 lines of Gather, over the 10 colours.
+    let args = [
+        "--op",
+        "gather",
+        "--ranks",
+        "3",
+        "--root",
+        "all",
+        "--in-place",
+        "both",
+    ];
+    let sizes = [
+        "--algo",
+        "binomial,linear",
+        "-b",
+        "1K",
+        "-e",
+        "4K",
+        "--iters",
+        "3",
+    ];
+    sweep_ok(&[&args[..], &sizes[..]].concat(), &out, LIMIT);
+    let r = plot(&[out.to_str().unwrap(), "--format", "svg"]);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let plots = out.join("plots");
+    assert!(!plots.join("busbw-gather.svg").exists());
+    for root in 0..3 {
+        let fig = fs::read_to_string(plots.join(format!("busbw-gather-root{root}.svg"))).unwrap();
+        assert!(
+            fig.contains(&format!("(root {root})")),
+            "title names the root"
+        );
+        assert!(
+            fig.contains("binomial, world 3, in place"),
+            "legend names the lines"
+        );
+        assert!(
+            !fig.contains("root 0,") && !fig.contains(", root"),
+            "no root in labels"
+        );
+    }
+}
+
+#[test]
 fn projection_figures() {
     let tmp = tempfile::tempdir().unwrap();
     let proj = tmp.path().join("proj");

@@ -18,7 +18,9 @@ collbench plot results/run --fit fit.json        # fitted alpha-beta lines over 
 collbench plot results/a results/b --out figs --format svg --sizes 8,1M,64M\n  \
 collbench plot --projection results/proj         # throughput, MFU, tokens/J, SE by GPUs\n\n\
 Figures: busbw-<op> and latency-<op> by message size; busbw-vs-world-<op> and\n\
-latency-vs-world-<op> at --sizes when several world sizes were measured; projection-*."
+latency-vs-world-<op> at --sizes when several world sizes were measured; projection-*.\n\
+An op with more than 10 lines is split over several figures by root, placement, dtype, ...\n\
+(e.g. busbw-gather-root2)."
 )]
 pub struct PlotArgs {
     /// Results folders of `collbench sweep`.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::args::PlotRequest;
 use super::draw::{write_png, write_svg};
 use super::figure::Figure;
-use super::{fitlines, measured, projection, worlds};
+use super::{fitlines, measured, panels, projection, worlds};
 use crate::error::{Error, Result};
 use crate::fit::schema::FitFile;
 use crate::report::run_reader::{read_run, Run};
@@ -74,17 +74,22 @@ pub fn run_figures(
     notes: &mut Vec<String>,
 ) -> Vec<Figure> {
     let mut figs = Vec::new();
-    for (op, lines) in measured::group(runs, notes) {
-        let labeler = measured::Labeler::new(lines.keys(), runs);
-        figs.push(measured::busbw_vs_size(op, &lines, &labeler));
-        let mut lat = measured::latency_vs_size(op, &lines, &labeler);
-        if let Some(f) = fit {
-            fitlines::overlay_sizes(&mut lat, op, &lines, f, notes);
-        }
-        figs.push(lat);
-        if worlds::has_worlds(&lines) {
-            let chosen = worlds::chosen_sizes(&lines, sizes);
-            figs.extend(worlds::vs_world(op, &lines, &labeler, &chosen, fit));
+    for (op, all) in measured::group(runs, notes) {
+        for panel in panels::split(all, runs) {
+            let start = figs.len();
+            let lines = &panel.lines;
+            let labeler = measured::Labeler::new(lines.keys(), runs);
+            figs.push(measured::busbw_vs_size(op, lines, &labeler));
+            let mut lat = measured::latency_vs_size(op, lines, &labeler);
+            if let Some(f) = fit {
+                fitlines::overlay_sizes(&mut lat, op, lines, f, notes);
+            }
+            figs.push(lat);
+            if worlds::has_worlds(lines) {
+                let chosen = worlds::chosen_sizes(lines, sizes);
+                figs.extend(worlds::vs_world(op, lines, &labeler, &chosen, fit));
+            }
+            figs[start..].iter_mut().for_each(|f| panel.tag(f));
         }
     }
     figs

@@ -19,6 +19,7 @@ pub mod figure;
 pub mod fitlines;
 pub mod font;
 pub mod measured;
+pub mod panels;
 pub mod placement;
 pub mod projection;
 pub mod ticks;
