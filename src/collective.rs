@@ -304,6 +304,12 @@ impl Op {
     }
 }
 
+/// ⌈log2 p⌉ (0 for p <= 1): the rounds of a binomial tree or of Bruck's exchange among `p`
+/// ranks, for the host schedules and the fit forms alike.
+pub fn ceil_log2(p: usize) -> u32 {
+    usize::BITS - p.max(1).saturating_sub(1).leading_zeros()
+}
+
 mod shape;
 pub use shape::{algbw_gbps, busbw_gbps, Shape};
 

@@ -347,7 +347,7 @@ fn two_level(op: Op, p: usize, nodes: usize, kb: f64) -> Option<Vec<f64>> {
 
 /// ⌈log2 p⌉ as a float (0 for p <= 1).
 fn ceil_log2(p: usize) -> f64 {
-    (usize::BITS - p.max(1).saturating_sub(1).leading_zeros()) as f64
+    f64::from(crate::collective::ceil_log2(p))
 }
 
 /// Blocks one rank sends in Bruck's AllToAll among `p` ranks: step k sends the indices below p

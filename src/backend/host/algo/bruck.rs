@@ -26,9 +26,7 @@ use crate::backend::host::transport::{Combine, Transport};
 use crate::error::Result;
 
 /// Steps of Bruck's exchange among `p` ranks: ⌈log2 p⌉ (0 for p <= 1).
-pub fn steps(p: usize) -> u32 {
-    usize::BITS - p.max(1).saturating_sub(1).leading_zeros()
-}
+pub use crate::collective::ceil_log2 as steps;
 
 /// The work-block indices sent (and received) in step `k` among `p` ranks, as runs of
 /// consecutive indices: the indices below p with bit k set.
