@@ -23,7 +23,7 @@
 use std::ops::Range;
 
 use super::{Buffers, FromRoot, Group};
-use crate::backend::host::transport::{Combine, Transport};
+use crate::backend::host::transport::{Combine, Many, Transport};
 use crate::error::Result;
 
 /// How a rooted call is carried out.
@@ -109,22 +109,30 @@ pub fn gather<T: Transport>(
         Buffers::OutOfPlace { input, output } => (Some(&input[..b]), output),
         Buffers::InPlace(buf) => (None, buf),
     };
-    // Each child's subtree straight into its place; the own block last (in place it is there).
-    let mut child = 1;
-    while child < n {
-        let blocks = match how.schedule {
-            Schedule::Linear => 1,
-            Schedule::Binomial => subtree_blocks(child, n),
-        };
-        let (first, rest) = root_parts(child, blocks, n, rg.root(), b);
-        recv(t, &rg, child, &mut out[first])?;
-        if let Some(rest) = rest {
-            recv(t, &rg, child, &mut out[rest])?;
+    // Every block straight into its place; the own block last (in place it is there already).
+    match how.schedule {
+        Schedule::Linear => {
+            // From every rank at once, in the order their blocks come.
+            let at = |i: usize| (rg.member(i + 1), root_parts(i + 1, 1, n, rg.root(), b).0);
+            let blocks = Many {
+                count: n - 1,
+                at: &at,
+                buf: &mut out[..],
+            };
+            t.exchange_all(Many::none(), blocks)?;
         }
-        child = match how.schedule {
-            Schedule::Linear => child + 1,
-            Schedule::Binomial => child << 1,
-        };
+        Schedule::Binomial => {
+            let mut child = 1;
+            while child < n {
+                let blocks = subtree_blocks(child, n);
+                let (first, rest) = root_parts(child, blocks, n, rg.root(), b);
+                recv(t, &rg, child, &mut out[first])?;
+                if let Some(rest) = rest {
+                    recv(t, &rg, child, &mut out[rest])?;
+                }
+                child <<= 1;
+            }
+        }
     }
     if let Some(input) = input {
         out[mine].copy_from_slice(input);
@@ -250,7 +258,16 @@ fn scatter_root<T: Transport>(
         }
     };
     match how.schedule {
-        Schedule::Linear => (1..n).try_for_each(|v| send(t, v, 1))?,
+        Schedule::Linear => {
+            // Every block offered at once, so the ranks read theirs at the same time.
+            let at = |i: usize| (rg.member(i + 1), root_parts(i + 1, 1, n, root, b).0);
+            let blocks = Many {
+                count: n - 1,
+                at: &at,
+                buf: input,
+            };
+            t.exchange_all(blocks, Many::none())?
+        }
         Schedule::Binomial => {
             let mut mask = n.next_power_of_two() >> 1;
             while mask > 0 {

@@ -7,6 +7,8 @@ pub mod shm;
 pub mod single_copy;
 pub mod tcp;
 
+use std::ops::Range;
+
 use crate::backend::host::reduce::{reduce3, reduce_into};
 use crate::collective::{DType, ReduceOp};
 use crate::error::Result;
@@ -35,6 +37,26 @@ impl Combine<'_> {
             Combine::ReduceWith { dtype, op, local } => {
                 reduce3(dtype, op, dst, &local[at..at + dst.len()], incoming)
             }
+        }
+    }
+}
+
+/// One side of [`Transport::exchange_all`]: `count` messages, message `i` to or from rank
+/// `at(i).0` over bytes `at(i).1` of `buf` (the ranges of received messages do not overlap, and
+/// no two messages of one side have the same peer).
+pub struct Many<'a, B> {
+    pub count: usize,
+    pub at: &'a dyn Fn(usize) -> (usize, Range<usize>),
+    pub buf: B,
+}
+
+impl<B: Default> Many<'_, B> {
+    /// No messages.
+    pub fn none() -> Self {
+        Many {
+            count: 0,
+            at: &|_| (0, 0..0),
+            buf: B::default(),
         }
     }
 }
@@ -72,6 +94,30 @@ pub trait Transport {
         recv: Option<Incoming<'_, '_>>,
     ) -> Result<()> {
         self.send_recv(send, recv)
+    }
+
+    /// Sends every message of `sends` and receives every one of `recvs` (copied as they are), in
+    /// whatever order the transport can make progress: one that keeps several messages in
+    /// flight (shared memory) lets a rank serve whichever peer is ready, and a root's peers read
+    /// its messages at the same time. The default sends message i with receive i, one pair at a
+    /// time (so lists in a deadlock-free order stay deadlock-free on every transport).
+    fn exchange_all(&mut self, sends: Many<'_, &[u8]>, recvs: Many<'_, &mut [u8]>) -> Result<()> {
+        let Many { count, at, buf } = recvs;
+        for i in 0..sends.count.max(count) {
+            let send = (i < sends.count).then(|| {
+                let (to, r) = (sends.at)(i);
+                (to, &sends.buf[r])
+            });
+            let recv = match i < count {
+                true => {
+                    let (from, r) = at(i);
+                    Some((from, &mut buf[r], Combine::Copy))
+                }
+                false => None,
+            };
+            self.send_recv_copy(send, recv)?;
+        }
+        Ok(())
     }
 
     /// Sends `data` to `to`.

@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::single_copy::{allow_peer_reads, CopyMode, Descriptor};
-use super::{Combine, Incoming, Outgoing, Transport};
+use super::{Combine, Incoming, Many, Outgoing, Transport};
 use crate::backend::host::layout::Shared;
 use crate::backend::host::wait::{notify, Sleeper, WaitError, WaitPolicy};
 use crate::error::{Error, Result};
@@ -36,6 +36,9 @@ pub struct ShmTransport {
     landing: Vec<u8>,
     /// Bytes received single-copy (for tests and diagnostics).
     single_bytes: u64,
+    /// The progress of each message of an `exchange_all` (kept, so calls do not allocate).
+    outs: Vec<Outbound>,
+    curs: Vec<Cursor>,
 }
 
 /// Progress through one message.
@@ -74,6 +77,8 @@ impl ShmTransport {
             pid: std::process::id(),
             landing: Vec::new(),
             single_bytes: 0,
+            outs: Vec::new(),
+            curs: Vec::new(),
         }
     }
 
@@ -221,19 +226,28 @@ impl ShmTransport {
     /// Waits until `from` has published something or `to` can move on: a free slot, or with
     /// `drain` every slot freed (a posted single-copy message read).
     fn wait_for(&self, to: Option<usize>, drain: bool, from: Option<usize>) -> Result<()> {
-        let sh = &self.shared;
-        let peer = from.or(to).map_or(-1, |p| p as i32);
-        sh.waiting_on(self.rank).store(peer, Ordering::Relaxed);
-        let sleeper = Sleeper {
-            doorbell: sh.doorbell(self.rank),
-            sleeping: sh.sleeping(self.rank),
-            abort: sh.abort_flag(),
-        };
         let sendable = |t: usize| match drain {
             true => self.drained(t),
             false => self.can_send(t),
         };
         let ready = || to.is_some_and(sendable) || from.is_some_and(|f| self.can_recv(f));
+        self.wait_until(from.or(to), ready)
+    }
+
+    /// Waits until `ready()`; `peer` is the rank named if the wait stalls.
+    pub(super) fn wait_until(
+        &self,
+        peer: Option<usize>,
+        ready: impl FnMut() -> bool,
+    ) -> Result<()> {
+        let sh = &self.shared;
+        sh.waiting_on(self.rank)
+            .store(peer.map_or(-1, |p| p as i32), Ordering::Relaxed);
+        let sleeper = Sleeper {
+            doorbell: sh.doorbell(self.rank),
+            sleeping: sh.sleeping(self.rank),
+            abort: sh.abort_flag(),
+        };
         let deadline = self.stall.map(|d| Instant::now() + d);
         let res = sleeper.wait(self.policy, deadline, ready);
         sh.waiting_on(self.rank).store(-1, Ordering::Relaxed);
@@ -241,9 +255,7 @@ impl ShmTransport {
         res.map_err(|e| match e {
             WaitError::Aborted => Error::Rank(format!("rank {me}: run aborted by the launcher")),
             WaitError::TimedOut => {
-                let peer = from
-                    .or(to)
-                    .map_or(String::from("?"), |p| self.names[p].to_string());
+                let peer = peer.map_or(String::from("?"), |p| self.names[p].to_string());
                 let after = self.stall.unwrap_or_default();
                 Error::Rank(format!(
                     "rank {me}: timed out after {after:?} waiting for rank {peer} (shared memory)"
@@ -278,6 +290,10 @@ impl Transport for ShmTransport {
         self.exchange(send, recv, true)
     }
 
+    fn exchange_all(&mut self, sends: Many<'_, &[u8]>, recvs: Many<'_, &mut [u8]>) -> Result<()> {
+        self.exchange_all_shm(sends, recvs)
+    }
+
     fn mark_progress(&mut self) {
         self.shared
             .progress(self.rank)
@@ -285,6 +301,7 @@ impl Transport for ShmTransport {
     }
 }
 
+mod many;
 mod rendezvous;
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::ShmTransport;
 use crate::backend::host::layout::{Layout, Shared};
 use crate::backend::host::transport::single_copy::CopyMode;
-use crate::backend::host::transport::{Combine, Transport};
+use crate::backend::host::transport::{Combine, Many, Transport};
 use crate::backend::host::wait::WaitPolicy;
 use crate::collective::{DType, ReduceOp};
 
@@ -119,4 +119,64 @@ fn a_refused_read_falls_back_to_staged_copies() {
     assert_eq!(shared.single_copy_refused(0, 1).load(Ordering::Relaxed), 1);
     assert_eq!(shared.single_copy_refused(1, 0).load(Ordering::Relaxed), 0);
     assert_eq!(shared.fallback_noted().load(Ordering::Relaxed), 1);
+}
+
+/// Four ranks, each sending a different message to every other at once and receiving all of
+/// theirs (`exchange_all`); the bytes each rank got, in order of sender.
+fn all_to_all_at_once(mode: CopyMode) -> Vec<Vec<u8>> {
+    const N: usize = 4;
+    let shared = Shared::create(Layout::new(N, 1)).unwrap();
+    let fd = shared.segment().fd();
+    let handles: Vec<_> = (0..N)
+        .map(|rank| {
+            // SAFETY: dup of a descriptor this test owns; the thread's Shared takes the copy.
+            let fd = unsafe { libc::dup(fd) };
+            std::thread::spawn(move || {
+                let sh = Rc::new(Shared::attach(fd, Layout::new(N, 1)).unwrap());
+                let mut t = ShmTransport::new(sh, rank, WaitPolicy::for_load(N, 1))
+                    .with_stall_timeout(Duration::from_secs(20), (0..N).collect())
+                    .with_copy_mode(mode);
+                let input: Vec<u8> = (0..N).flat_map(|to| pattern(rank, to as u32)).collect();
+                let mut output = vec![0u8; N * LEN];
+                // Peers in a different order on each side, so no rank's lists pair up.
+                let send_at = |i: usize| {
+                    let to = (rank + 1 + i) % N;
+                    (to, to * LEN..(to + 1) * LEN)
+                };
+                let recv_at = |i: usize| {
+                    let from = (rank + N - 1 - i) % N;
+                    (from, from * LEN..(from + 1) * LEN)
+                };
+                let sends = Many {
+                    count: N - 1,
+                    at: &send_at,
+                    buf: &input[..],
+                };
+                let recvs = Many {
+                    count: N - 1,
+                    at: &recv_at,
+                    buf: &mut output[..],
+                };
+                t.exchange_all(sends, recvs).unwrap();
+                output
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+#[test]
+fn every_message_in_flight_at_once_arrives_exactly() {
+    for mode in [CopyMode::Staged, CopyMode::Single, CopyMode::Auto] {
+        for (rank, got) in all_to_all_at_once(mode).iter().enumerate() {
+            for from in (0..4).filter(|&f| f != rank) {
+                let block = &got[from * LEN..(from + 1) * LEN];
+                assert!(
+                    *block == pattern(from, rank as u32),
+                    "{mode:?}: {from} -> {rank}"
+                );
+            }
+            assert!(got[rank * LEN..(rank + 1) * LEN].iter().all(|&b| b == 0));
+        }
+    }
 }
