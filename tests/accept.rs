@@ -62,7 +62,7 @@ fn junit_counts(path: &Path) -> (usize, usize, usize) {
 }
 
 fn verdict_json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap()
+    common::read_json(path)
 }
 
 #[test]

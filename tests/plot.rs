@@ -54,9 +54,7 @@ fn real_run() -> &'static (PathBuf, PathBuf) {
 }
 
 fn plot(args: &[&str]) -> Run {
-    let mut full = vec!["plot"];
-    full.extend_from_slice(args);
-    run(&full, LIMIT)
+    common::run_cmd("plot", args, LIMIT)
 }
 
 /// Decodes a PNG: (width, height, RGB pixels).

@@ -6,14 +6,12 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{csv_rows, run, Run};
+use common::{csv_rows, Run};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn project(args: &[&str]) -> Run {
-    let mut full = vec!["project"];
-    full.extend_from_slice(args);
-    run(&full, LIMIT)
+    common::run_cmd("project", args, LIMIT)
 }
 
 /// Exit 2, one stderr line naming every piece of `names`, nothing on stdout.

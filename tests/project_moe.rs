@@ -70,13 +70,7 @@ fn hand_made_fit(dir: &Path) -> PathBuf {
 }
 
 fn project(args: &[&str]) -> common::Run {
-    let mut full = vec!["project"];
-    full.extend_from_slice(args);
-    run(&full, LIMIT)
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    common::run_cmd("project", args, LIMIT)
 }
 
 #[test]
@@ -121,7 +115,7 @@ fn mixtral_expert_parallel_rows_use_the_fits_alltoall_and_sendrecv_models() {
         "{}",
         r.stderr
     );
-    let json = read_json(&out.join("projection.json"));
+    let json = common::read_json(&out.join("projection.json"));
     assert_eq!(json["request"]["eps"], json!([1, 8]));
     assert_eq!(json["request"]["model"]["experts"], 8);
     assert_eq!(json["request"]["model"]["top_k"], 2);
@@ -207,7 +201,7 @@ fn mixtral_expert_parallel_rows_use_the_fits_alltoall_and_sendrecv_models() {
     for note in ["no SendRecv model", "no AllToAll model"] {
         assert!(r.stderr.contains(note), "{note}: {}", r.stderr);
     }
-    let json = read_json(&plain.join("projection.json"));
+    let json = common::read_json(&plain.join("projection.json"));
     let row = &json["rows"][0];
     assert_eq!(row["pp_p2p_model"], "allgather-pair");
     assert_eq!(row["alltoall_model"], "pairwise-allgather-pair");
@@ -305,7 +299,7 @@ fn a_real_host_sweep_of_sendrecv_and_alltoall_times_pipeline_and_expert_layouts(
         LIMIT,
     );
     assert_eq!(r.code(), 0, "{r:?}");
-    let f = read_json(&fit);
+    let f = common::read_json(&fit);
     let has = |op: &str, algo: &str| {
         let curves = f["curves"].as_array().unwrap();
         curves
@@ -339,7 +333,7 @@ fn a_real_host_sweep_of_sendrecv_and_alltoall_times_pipeline_and_expert_layouts(
         out.to_str().unwrap(),
     ]);
     assert_eq!(r.code(), 0, "{r:?}");
-    let json = read_json(&out.join("projection.json"));
+    let json = common::read_json(&out.join("projection.json"));
     let rows = json["rows"].as_array().unwrap();
     // pp 2 leaves dp 2: ep 4 is skipped there, with a note.
     assert_eq!(rows.len(), 5, "{json}");

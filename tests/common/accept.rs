@@ -4,7 +4,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{recorded, run, Run};
+use super::{recorded, Run};
 
 /// The hang limit of one accept: it may run a sweep of its own.
 pub const LIMIT: Duration = Duration::from_secs(120);
@@ -18,9 +18,7 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// `collbench accept args`, waited for up to [`LIMIT`].
 pub fn accept(args: &[&str]) -> Run {
-    let mut full = vec!["accept"];
-    full.extend_from_slice(args);
-    run(&full, LIMIT)
+    super::run_cmd("accept", args, LIMIT)
 }
 
 /// Exit 2 with exactly one line on stderr holding every `names`, nothing on stdout.

@@ -170,6 +170,19 @@ pub fn run(args: &[&str], limit: Duration) -> Run {
     Spawned::start(command(args)).finish(started, limit)
 }
 
+/// Runs `collbench <cmd> args...` to the end (killing it after `limit`).
+pub fn run_cmd(cmd: &str, args: &[&str], limit: Duration) -> Run {
+    let mut full = vec![cmd];
+    full.extend_from_slice(args);
+    run(&full, limit)
+}
+
+/// A JSON file collbench wrote, parsed (the test fails naming the file if it does not parse).
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// Runs a sweep into `out` and insists that it succeeded.
 pub fn sweep_ok(args: &[&str], out: &Path, limit: Duration) -> Run {
     let mut full = vec!["sweep", "--no-progress", "--out", out.to_str().unwrap()];
