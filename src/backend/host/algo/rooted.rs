@@ -236,7 +236,7 @@ pub fn scatter<T: Transport>(
 
 /// The root of a scatter: sends every other rank its block (linear) or its children their
 /// subtrees (binomial, largest first so the deepest subtree starts first) from where they lie
-/// in its input, then keeps its own block.
+/// in its input, and copies its own block while the first of them are read.
 fn scatter_root<T: Transport>(
     t: &mut T,
     rg: &FromRoot,
@@ -244,42 +244,77 @@ fn scatter_root<T: Transport>(
     how: Rooted,
 ) -> Result<()> {
     let (b, n, root) = (how.block_bytes, rg.size(), rg.root());
-    let (input, own_out): (&[u8], Option<&mut [u8]>) = match bufs {
+    let (input, mut own_out): (&[u8], Option<&mut [u8]>) = match bufs {
         Buffers::OutOfPlace { input, output } => (&input[..n * b], Some(&mut output[..b])),
         // In place the root's own block is already where its output goes.
         Buffers::InPlace(buf) => (&buf[..n * b], None),
     };
-    let send = |t: &mut T, v: usize, blocks: usize| -> Result<()> {
-        let (first, rest) = root_parts(v, blocks, n, root, b);
-        t.send_recv_copy(Some((rg.member(v), &input[first])), None)?;
-        match rest {
-            Some(rest) => t.send_recv_copy(Some((rg.member(v), &input[rest])), None),
-            None => Ok(()),
+    let mut own = || {
+        if let Some(out) = own_out.as_deref_mut() {
+            out.copy_from_slice(&input[root * b..(root + 1) * b]);
         }
     };
     match how.schedule {
+        // Every block offered at once, the own block copied while they are read.
         Schedule::Linear => {
-            // Every block offered at once, so the ranks read theirs at the same time.
             let at = |i: usize| (rg.member(i + 1), root_parts(i + 1, 1, n, root, b).0);
-            let blocks = Many {
+            let offered = Many {
                 count: n - 1,
                 at: &at,
                 buf: input,
             };
-            t.exchange_all(blocks, Many::none())?
+            t.exchange_all_while(offered, Many::none(), &mut own)
         }
+        // Largest subtree first, the own block copied while it is read (unless it wraps: two
+        // messages to one child go one after the other).
         Schedule::Binomial => {
-            let mut mask = n.next_power_of_two() >> 1;
+            let largest = n.next_power_of_two() >> 1;
+            let blocks = subtree_blocks(largest, n);
+            if largest > 0 && before_wrap(largest, blocks, n, root) == blocks {
+                let at = |_| {
+                    (
+                        rg.member(largest),
+                        root_parts(largest, blocks, n, root, b).0,
+                    )
+                };
+                let offered = Many {
+                    count: 1,
+                    at: &at,
+                    buf: input,
+                };
+                t.exchange_all_while(offered, Many::none(), &mut own)?;
+            } else {
+                own();
+                if largest > 0 {
+                    send_parts(t, rg, largest, blocks, input, b)?;
+                }
+            }
+            let mut mask = largest >> 1;
             while mask > 0 {
-                send(t, mask, subtree_blocks(mask, n))?;
+                send_parts(t, rg, mask, subtree_blocks(mask, n), input, b)?;
                 mask >>= 1;
             }
+            Ok(())
         }
     }
-    if let Some(out) = own_out {
-        out.copy_from_slice(&input[root * b..(root + 1) * b]);
+}
+
+/// Sends the subtree of the root's child `v` (`blocks` blocks) from the root's `input`, as one
+/// message or two where it wraps.
+fn send_parts<T: Transport>(
+    t: &mut T,
+    rg: &FromRoot,
+    v: usize,
+    blocks: usize,
+    input: &[u8],
+    b: usize,
+) -> Result<()> {
+    let (first, rest) = root_parts(v, blocks, rg.size(), rg.root(), b);
+    t.send_recv_copy(Some((rg.member(v), &input[first])), None)?;
+    match rest {
+        Some(rest) => t.send_recv_copy(Some((rg.member(v), &input[rest])), None),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Sends this rank's children their subtrees from `staged` (its own subtree in rotated order),

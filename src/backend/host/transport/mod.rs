@@ -102,6 +102,20 @@ pub trait Transport {
     /// its messages at the same time. The default sends message i with receive i, one pair at a
     /// time (so lists in a deadlock-free order stay deadlock-free on every transport).
     fn exchange_all(&mut self, sends: Many<'_, &[u8]>, recvs: Many<'_, &mut [u8]>) -> Result<()> {
+        self.exchange_all_while(sends, recvs, &mut || {})
+    }
+
+    /// [`exchange_all`](Transport::exchange_all), running `meanwhile` once on the way: a
+    /// transport whose peers read the sent bytes themselves (shared memory, single-copy) runs it
+    /// once every send is offered, so this rank's own work (a root's copy of its own block)
+    /// overlaps the peers' reads; the default runs it first.
+    fn exchange_all_while(
+        &mut self,
+        sends: Many<'_, &[u8]>,
+        recvs: Many<'_, &mut [u8]>,
+        meanwhile: &mut dyn FnMut(),
+    ) -> Result<()> {
+        meanwhile();
         let Many { count, at, buf } = recvs;
         for i in 0..sends.count.max(count) {
             let send = (i < sends.count).then(|| {

@@ -290,8 +290,13 @@ impl Transport for ShmTransport {
         self.exchange(send, recv, true)
     }
 
-    fn exchange_all(&mut self, sends: Many<'_, &[u8]>, recvs: Many<'_, &mut [u8]>) -> Result<()> {
-        self.exchange_all_shm(sends, recvs)
+    fn exchange_all_while(
+        &mut self,
+        sends: Many<'_, &[u8]>,
+        recvs: Many<'_, &mut [u8]>,
+        meanwhile: &mut dyn FnMut(),
+    ) -> Result<()> {
+        self.exchange_all_shm(sends, recvs, meanwhile)
     }
 
     fn mark_progress(&mut self) {

@@ -19,6 +19,7 @@ impl ShmTransport {
         &mut self,
         sends: Many<'_, &[u8]>,
         recvs: Many<'_, &mut [u8]>,
+        meanwhile: &mut dyn FnMut(),
     ) -> Result<()> {
         let (mut outs, mut curs) = (
             std::mem::take(&mut self.outs),
@@ -31,25 +32,33 @@ impl ShmTransport {
             outs.push(self.outbound(to, r.len(), true));
         }
         curs.extend((0..recvs.count).map(|i| Cursor::new((recvs.at)(i).1.len())));
-        let done = self.drive(&sends, recvs, &mut outs, &mut curs);
+        let done = self.drive(&sends, recvs, &mut outs, &mut curs, meanwhile);
         (self.outs, self.curs) = (outs, curs);
         done
     }
 
-    /// Moves every message on until all are through, waiting while none can move.
+    /// Moves every message on until all are through, waiting while none can move; runs
+    /// `meanwhile` once, after the first round of offers.
     fn drive(
         &mut self,
         sends: &Many<'_, &[u8]>,
         recvs: Many<'_, &mut [u8]>,
         outs: &mut [Outbound],
         curs: &mut [Cursor],
+        meanwhile: &mut dyn FnMut(),
     ) -> Result<()> {
         let Many { at, buf, .. } = recvs;
+        let mut first = true;
         loop {
             let mut moved = false;
             for (i, ob) in outs.iter_mut().enumerate() {
                 let (to, r) = (sends.at)(i);
                 moved |= self.advance(to, &sends.buf[r], ob);
+            }
+            if std::mem::take(&mut first) {
+                // Every send has been offered (those whose channel had room): peers read them
+                // while this rank does its own work.
+                meanwhile();
             }
             for (i, cur) in curs.iter_mut().enumerate() {
                 let (from, r) = at(i);
