@@ -14,7 +14,7 @@
 use std::ops::Range;
 
 use super::{split_pair, Buffers, Elements, FromRoot, Group};
-use crate::backend::host::transport::{Combine, Transport};
+use crate::backend::host::transport::{Combine, Many, Transport};
 use crate::error::Result;
 
 /// Pipeline chunk; a multiple of every element size.
@@ -109,7 +109,14 @@ fn broadcast_down<T: Transport>(t: &mut T, g: FromRoot, work: &mut [u8]) -> Resu
 /// Pipelined chain: group index i receives chunk k from i−1 while i+1 receives chunk k−1 from
 /// it, so every rank but the root receives S once and every rank but the last forwards S once;
 /// once the pipeline is full the time is that of one pass over S, whatever the rank count.
-fn chain_down<T: Transport>(t: &mut T, g: FromRoot, work: &mut [u8]) -> Result<()> {
+/// Given the root's separate input `src`, the root sends from it and copies each piece into
+/// `work` while its child reads that piece.
+fn chain_down<T: Transport>(
+    t: &mut T,
+    g: FromRoot,
+    src: Option<&[u8]>,
+    work: &mut [u8],
+) -> Result<()> {
     let (i, n, len) = (g.me(), g.size(), work.len());
     let chunk = (len / 16).clamp(CHAIN_CHUNK_MIN, CHAIN_CHUNK);
     let parent = (i > 0).then(|| g.member(i - 1));
@@ -124,7 +131,19 @@ fn chain_down<T: Transport>(t: &mut T, g: FromRoot, work: &mut [u8]) -> Result<(
                 let (out, inp) = split_pair(work, s, r);
                 t.send_recv_copy(Some((c, out)), Some((p, inp, Combine::Copy)))?;
             }
-            (Some((c, s)), None) => t.send_recv_copy(Some((c, &work[s])), None)?,
+            (Some((c, s)), None) => match src {
+                Some(src) => {
+                    let at = |_| (c, s.clone());
+                    let mut copy = || work[s.clone()].copy_from_slice(&src[s.clone()]);
+                    let piece = Many {
+                        count: 1,
+                        at: &at,
+                        buf: src,
+                    };
+                    t.exchange_all_while(piece, Many::none(), &mut copy)?
+                }
+                None => t.send_recv_copy(Some((c, &work[s])), None)?,
+            },
             (None, Some((p, r))) => {
                 t.send_recv_copy(None, Some((p, &mut work[r], Combine::Copy)))?
             }
@@ -165,13 +184,16 @@ pub fn reduce<T: Transport>(
 pub fn broadcast<T: Transport>(t: &mut T, g: &Group, root: usize, bufs: Buffers<'_>) -> Result<()> {
     let (src, work) = split(bufs);
     let g = FromRoot::new(g, root);
-    if g.me() == 0 {
+    let chain = work.len() >= CHAIN_MIN;
+    // A chain's root sends from its input and copies each piece while its child reads it.
+    let piecewise = chain && g.me() == 0 && g.size() > 1;
+    if g.me() == 0 && !piecewise {
         if let Some(src) = src {
             work.copy_from_slice(src);
         }
     }
-    if work.len() >= CHAIN_MIN {
-        return chain_down(t, g, work);
+    if chain {
+        return chain_down(t, g, src.filter(|_| piecewise), work);
     }
     broadcast_down(t, g, work)
 }
