@@ -76,10 +76,19 @@ fn root_parts(v: usize, blocks: usize, n: usize, root: usize, b: usize) -> Parts
 /// A subtree's place in a buffer: one range, or two where it wraps.
 type Parts = (Range<usize>, Option<Range<usize>>);
 
-/// The parts a message between the root and its child `v` is cut into, as byte ranges of the
-/// child's staged subtree (the other end of [`root_parts`]).
-fn child_parts(rg: &FromRoot, v: usize, blocks: usize, b: usize) -> Parts {
-    let k = before_wrap(v, blocks, rg.size(), rg.root());
+/// The rotated index of `v`'s parent in the binomial tree (`v` > 0).
+fn parent_of(v: usize) -> usize {
+    v - (1 << v.trailing_zeros())
+}
+
+/// The parts the message between rotated index `v` and its parent is cut into, as byte ranges
+/// of `v`'s staged subtree of `blocks` blocks: cut at the wrap where the parent is the root (the
+/// other end of [`root_parts`]), whole otherwise.
+fn parent_parts(rg: &FromRoot, v: usize, blocks: usize, b: usize) -> Parts {
+    let k = match parent_of(v) {
+        0 => before_wrap(v, blocks, rg.size(), rg.root()),
+        _ => blocks,
+    };
     (0..k * b, (k < blocks).then(|| k * b..blocks * b))
 }
 
@@ -125,11 +134,8 @@ pub fn gather<T: Transport>(
             let mut child = 1;
             while child < n {
                 let blocks = subtree_blocks(child, n);
-                let (first, rest) = root_parts(child, blocks, n, rg.root(), b);
-                recv(t, &rg, child, &mut out[first])?;
-                if let Some(rest) = rest {
-                    recv(t, &rg, child, &mut out[rest])?;
-                }
+                let parts = root_parts(child, blocks, n, rg.root(), b);
+                recv_cut(t, &rg, child, out, parts)?;
                 child <<= 1;
             }
         }
@@ -151,25 +157,15 @@ fn gather_inner<T: Transport>(
     scratch: &mut Vec<u8>,
 ) -> Result<()> {
     let v = rg.me();
-    let parent_v = v - (1 << v.trailing_zeros());
-    let parent = rg.member(parent_v);
     let blocks = subtree_blocks(v, rg.size());
     if blocks == 1 {
-        return t.send_recv_copy(Some((parent, own)), None);
+        return t.send_recv_copy(Some((rg.member(parent_of(v)), own)), None);
     }
     scratch.clear();
     scratch.resize(blocks * b, 0);
     scratch[..b].copy_from_slice(own);
     gather_children(t, rg, &mut scratch[..], b)?;
-    if parent_v != 0 {
-        return t.send_recv_copy(Some((parent, &scratch[..])), None);
-    }
-    let (first, rest) = child_parts(rg, v, blocks, b);
-    t.send_recv_copy(Some((parent, &scratch[first])), None)?;
-    match rest {
-        Some(rest) => t.send_recv_copy(Some((parent, &scratch[rest])), None),
-        None => Ok(()),
-    }
+    send_cut(t, rg, parent_of(v), scratch, parent_parts(rg, v, blocks, b))
 }
 
 /// Receives the subtrees of this rank's children into `staged` (its own subtree in rotated
@@ -211,7 +207,7 @@ pub fn scatter<T: Transport>(
         Buffers::InPlace(buf) => &mut buf[mine],
     };
     let v = rg.me();
-    let parent_v = v - (1 << v.trailing_zeros());
+    let parent_v = parent_of(v);
     let blocks = subtree_blocks(v, n);
     if how.schedule == Schedule::Linear {
         return t.send_recv_copy(None, Some((rg.member(0), out, Combine::Copy)));
@@ -221,14 +217,7 @@ pub fn scatter<T: Transport>(
     }
     scratch.clear();
     scratch.resize(blocks * b, 0);
-    let (first, rest) = match parent_v {
-        0 => child_parts(&rg, v, blocks, b),
-        _ => (0..blocks * b, None),
-    };
-    recv(t, &rg, parent_v, &mut scratch[first])?;
-    if let Some(rest) = rest {
-        recv(t, &rg, parent_v, &mut scratch[rest])?;
-    }
+    recv_cut(t, &rg, parent_v, scratch, parent_parts(&rg, v, blocks, b))?;
     scatter_children(t, &rg, &scratch[..], b)?;
     out.copy_from_slice(&scratch[..b]);
     Ok(())
@@ -286,12 +275,19 @@ fn scatter_root<T: Transport>(
             } else {
                 own();
                 if largest > 0 {
-                    send_parts(t, rg, largest, blocks, input, b)?;
+                    send_cut(
+                        t,
+                        rg,
+                        largest,
+                        input,
+                        root_parts(largest, blocks, n, root, b),
+                    )?;
                 }
             }
             let mut mask = largest >> 1;
             while mask > 0 {
-                send_parts(t, rg, mask, subtree_blocks(mask, n), input, b)?;
+                let parts = root_parts(mask, subtree_blocks(mask, n), n, root, b);
+                send_cut(t, rg, mask, input, parts)?;
                 mask >>= 1;
             }
             Ok(())
@@ -299,20 +295,34 @@ fn scatter_root<T: Transport>(
     }
 }
 
-/// Sends the subtree of the root's child `v` (`blocks` blocks) from the root's `input`, as one
-/// message or two where it wraps.
-fn send_parts<T: Transport>(
+/// Sends `parts` of `buf` to rotated index `v`: one message, or two where a subtree wraps.
+fn send_cut<T: Transport>(
     t: &mut T,
     rg: &FromRoot,
     v: usize,
-    blocks: usize,
-    input: &[u8],
-    b: usize,
+    buf: &[u8],
+    parts: Parts,
 ) -> Result<()> {
-    let (first, rest) = root_parts(v, blocks, rg.size(), rg.root(), b);
-    t.send_recv_copy(Some((rg.member(v), &input[first])), None)?;
+    let (first, rest) = parts;
+    t.send_recv_copy(Some((rg.member(v), &buf[first])), None)?;
     match rest {
-        Some(rest) => t.send_recv_copy(Some((rg.member(v), &input[rest])), None),
+        Some(rest) => t.send_recv_copy(Some((rg.member(v), &buf[rest])), None),
+        None => Ok(()),
+    }
+}
+
+/// Receives `parts` of `buf` from rotated index `v` (the other end of [`send_cut`]).
+fn recv_cut<T: Transport>(
+    t: &mut T,
+    rg: &FromRoot,
+    v: usize,
+    buf: &mut [u8],
+    parts: Parts,
+) -> Result<()> {
+    let (first, rest) = parts;
+    recv(t, rg, v, &mut buf[first])?;
+    match rest {
+        Some(rest) => recv(t, rg, v, &mut buf[rest]),
         None => Ok(()),
     }
 }
