@@ -154,16 +154,18 @@ impl Point {
     /// Bytes one rank allocates for this point: input and output (or the one in-place buffer),
     /// plus the algorithm's scratch (ring ReduceScatter: two 256 KiB slices at most; recursive
     /// doubling: one partner buffer; Bruck AllToAll: one step's outgoing and incoming blocks,
-    /// ⌊p/2⌋ blocks of S/p each).
+    /// ⌊p/2⌋ blocks of S/p each; binomial Gather and Scatter: a subtree of ⌊p/2⌋ blocks).
     pub fn bytes_per_rank(&self) -> usize {
         let s = &self.call.shape;
         let scratch = match (self.call.op, self.call.algo) {
             (Op::ReduceScatter, Algo::Ring) => 2 * s.out_bytes.min(256 << 10),
             (_, Algo::RecursiveDoubling) => s.out_bytes,
             (Op::AllToAll, Algo::Bruck) => 2 * (self.world / 2) * (s.bytes / self.world.max(1)),
-            // A binomial inner rank stages its subtree (at most half the blocks); the root of
-            // a Scatter from a rank other than 0 stages the whole buffer in rotated order.
-            (Op::Gather | Op::Scatter, Algo::Binomial | Algo::Linear) => s.bytes,
+            // A binomial inner rank stages its subtree: ⌊p/2⌋ blocks at most (the root works
+            // in its own buffer, from any root).
+            (Op::Gather | Op::Scatter, Algo::Binomial) => {
+                (self.world / 2) * (s.bytes / self.world.max(1))
+            }
             // In place, the input is first copied to scratch (`Buffers::separate`).
             (Op::AllToAll, Algo::Pairwise) | (Op::SendRecv, Algo::Direct) if self.in_place => {
                 s.bytes

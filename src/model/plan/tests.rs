@@ -193,4 +193,10 @@ fn memory_estimate_counts_only_the_scratch_an_algorithm_uses() {
         point(Op::SendRecv, Algo::Direct, true).bytes_per_rank(),
         128 * mib
     );
+    // Gather and Scatter at 4 ranks: 16 MiB and 64 MiB beside; binomial inner ranks stage a
+    // subtree of 2 blocks, linear nothing.
+    for op in [Op::Gather, Op::Scatter] {
+        assert_eq!(point(op, Algo::Binomial, false).bytes_per_rank(), 112 * mib);
+        assert_eq!(point(op, Algo::Linear, false).bytes_per_rank(), 80 * mib);
+    }
 }
