@@ -109,8 +109,8 @@ fn broadcast_down<T: Transport>(t: &mut T, g: FromRoot, work: &mut [u8]) -> Resu
 /// Pipelined chain: group index i receives chunk k from i−1 while i+1 receives chunk k−1 from
 /// it, so every rank but the root receives S once and every rank but the last forwards S once;
 /// once the pipeline is full the time is that of one pass over S, whatever the rank count.
-/// Given the root's separate input `src`, the root sends from it and copies each piece into
-/// `work` while its child reads that piece.
+/// Given a separate input `src` (out of place), the root sends from it and copies each piece
+/// into `work` while its child reads that piece; the other ranks ignore it.
 fn chain_down<T: Transport>(
     t: &mut T,
     g: FromRoot,
@@ -121,6 +121,11 @@ fn chain_down<T: Transport>(
     let chunk = (len / 16).clamp(CHAIN_CHUNK_MIN, CHAIN_CHUNK);
     let parent = (i > 0).then(|| g.member(i - 1));
     let child = (i + 1 < n).then(|| g.member(i + 1));
+    let src = src.filter(|_| parent.is_none());
+    if let (Some(src), None) = (src, child) {
+        // A root alone: nothing to send.
+        work.copy_from_slice(src);
+    }
     let piece = |k: usize| k * chunk..((k + 1) * chunk).min(len);
     let m = len.div_ceil(chunk);
     for k in 0..=m {
@@ -184,16 +189,11 @@ pub fn reduce<T: Transport>(
 pub fn broadcast<T: Transport>(t: &mut T, g: &Group, root: usize, bufs: Buffers<'_>) -> Result<()> {
     let (src, work) = split(bufs);
     let g = FromRoot::new(g, root);
-    let chain = work.len() >= CHAIN_MIN;
-    // A chain's root sends from its input and copies each piece while its child reads it.
-    let piecewise = chain && g.me() == 0 && g.size() > 1;
-    if g.me() == 0 && !piecewise {
-        if let Some(src) = src {
-            work.copy_from_slice(src);
-        }
+    if work.len() >= CHAIN_MIN {
+        return chain_down(t, g, src, work);
     }
-    if chain {
-        return chain_down(t, g, src.filter(|_| piecewise), work);
+    if let (0, Some(src)) = (g.me(), src) {
+        work.copy_from_slice(src);
     }
     broadcast_down(t, g, work)
 }
