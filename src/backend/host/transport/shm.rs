@@ -13,7 +13,6 @@ use super::{Combine, Incoming, Many, Outgoing, Transport};
 use crate::backend::host::layout::Shared;
 use crate::backend::host::wait::{notify, Sleeper, WaitError, WaitPolicy};
 use crate::error::{Error, Result};
-use rendezvous::Outbound;
 
 /// The shared-memory transport of one rank.
 pub struct ShmTransport {
@@ -36,9 +35,9 @@ pub struct ShmTransport {
     landing: Vec<u8>,
     /// Bytes received single-copy (for tests and diagnostics).
     single_bytes: u64,
-    /// The progress of each message of an `exchange_all` (kept, so calls do not allocate).
-    outs: Vec<Outbound>,
-    curs: Vec<Cursor>,
+    /// The messages of an `exchange_all` (kept, so calls do not allocate).
+    outs: Vec<many::OutMsg>,
+    ins: Vec<many::InMsg>,
 }
 
 /// Progress through one message.
@@ -78,7 +77,7 @@ impl ShmTransport {
             landing: Vec::new(),
             single_bytes: 0,
             outs: Vec::new(),
-            curs: Vec::new(),
+            ins: Vec::new(),
         }
     }
 
@@ -216,22 +215,14 @@ impl ShmTransport {
                 return Ok(());
             }
             if !moved {
-                let drain = pending.is_some_and(|(_, _, ob)| matches!(ob, Outbound::Posted));
                 let f = from.filter(|_| !rcur.finished());
-                self.wait_for(pending.map(|(t, _, _)| *t), drain, f)?;
+                let ready = || {
+                    pending.is_some_and(|(t, _, ob)| self.can_move(*t, ob))
+                        || f.is_some_and(|f| self.can_recv(f))
+                };
+                self.wait_until(f.or(pending.map(|(t, _, _)| *t)), ready)?;
             }
         }
-    }
-
-    /// Waits until `from` has published something or `to` can move on: a free slot, or with
-    /// `drain` every slot freed (a posted single-copy message read).
-    fn wait_for(&self, to: Option<usize>, drain: bool, from: Option<usize>) -> Result<()> {
-        let sendable = |t: usize| match drain {
-            true => self.drained(t),
-            false => self.can_send(t),
-        };
-        let ready = || to.is_some_and(sendable) || from.is_some_and(|f| self.can_recv(f));
-        self.wait_until(from.or(to), ready)
     }
 
     /// Waits until `ready()`; `peer` is the rank named if the wait stalls.

@@ -3,37 +3,50 @@
 //! peer's message is ready instead of waiting for one partner per step, and the peers of a root
 //! read its messages at the same time. Each message is on its own channel (one per peer and
 //! direction), so their order on a channel is never in question.
+//!
+//! [`Transport::exchange_all`]: crate::backend::host::transport::Transport::exchange_all
+
+use std::ops::Range;
 
 use super::rendezvous::Outbound;
 use super::{Cursor, ShmTransport};
 use crate::backend::host::transport::{Combine, Many};
 use crate::error::Result;
 
+/// One outgoing message of an exchange: its peer, its bytes in the send buffer, its progress.
+pub(super) type OutMsg = (usize, Range<usize>, Outbound);
+
+/// One incoming message: its peer, its place in the receive buffer, its progress.
+pub(super) type InMsg = (usize, Range<usize>, Cursor);
+
 impl ShmTransport {
-    /// [`Transport::exchange_all`] over shared memory. The progress of each message lives in
-    /// vectors the transport keeps between calls, so a call allocates nothing once they have
-    /// grown.
-    ///
-    /// [`Transport::exchange_all`]: crate::backend::host::transport::Transport::exchange_all
+    /// `exchange_all_while` over shared memory. Each message's peer, place and progress are
+    /// listed once per call in vectors the transport keeps, so a call allocates nothing once
+    /// they have grown.
     pub(super) fn exchange_all_shm(
         &mut self,
         sends: Many<'_, &[u8]>,
         recvs: Many<'_, &mut [u8]>,
         meanwhile: &mut dyn FnMut(),
     ) -> Result<()> {
-        let (mut outs, mut curs) = (
+        let (mut outs, mut ins) = (
             std::mem::take(&mut self.outs),
-            std::mem::take(&mut self.curs),
+            std::mem::take(&mut self.ins),
         );
         outs.clear();
-        curs.clear();
+        ins.clear();
         for i in 0..sends.count {
             let (to, r) = (sends.at)(i);
-            outs.push(self.outbound(to, r.len(), true));
+            let ob = self.outbound(to, r.len(), true);
+            outs.push((to, r, ob));
         }
-        curs.extend((0..recvs.count).map(|i| Cursor::new((recvs.at)(i).1.len())));
-        let done = self.drive(&sends, recvs, &mut outs, &mut curs, meanwhile);
-        (self.outs, self.curs) = (outs, curs);
+        for i in 0..recvs.count {
+            let (from, r) = (recvs.at)(i);
+            let cur = Cursor::new(r.len());
+            ins.push((from, r, cur));
+        }
+        let done = self.drive(sends.buf, recvs.buf, &mut outs, &mut ins, meanwhile);
+        (self.outs, self.ins) = (outs, ins);
         done
     }
 
@@ -41,57 +54,42 @@ impl ShmTransport {
     /// `meanwhile` once, after the first round of offers.
     fn drive(
         &mut self,
-        sends: &Many<'_, &[u8]>,
-        recvs: Many<'_, &mut [u8]>,
-        outs: &mut [Outbound],
-        curs: &mut [Cursor],
+        input: &[u8],
+        output: &mut [u8],
+        outs: &mut [OutMsg],
+        ins: &mut [InMsg],
         meanwhile: &mut dyn FnMut(),
     ) -> Result<()> {
-        let Many { at, buf, .. } = recvs;
         let mut first = true;
         loop {
             let mut moved = false;
-            for (i, ob) in outs.iter_mut().enumerate() {
-                let (to, r) = (sends.at)(i);
-                moved |= self.advance(to, &sends.buf[r], ob);
+            for (to, r, ob) in outs.iter_mut() {
+                moved |= self.advance(*to, &input[r.clone()], ob);
             }
             if std::mem::take(&mut first) {
                 // Every send has been offered (those whose channel had room): peers read them
                 // while this rank does its own work.
                 meanwhile();
             }
-            for (i, cur) in curs.iter_mut().enumerate() {
-                let (from, r) = at(i);
-                while !cur.finished() && self.can_recv(from) {
-                    self.pop(from, &mut buf[r.clone()], Combine::Copy, cur)?;
+            for (from, r, cur) in ins.iter_mut() {
+                while !cur.finished() && self.can_recv(*from) {
+                    self.pop(*from, &mut output[r.clone()], Combine::Copy, cur)?;
                     moved = true;
                 }
             }
-            let sending = outs.iter().position(|ob| !ob.finished());
-            let receiving = curs.iter().position(|c| !c.finished());
+            let sending = outs.iter().find(|(_, _, ob)| !ob.finished());
+            let receiving = ins.iter().find(|(_, _, c)| !c.finished());
             if sending.is_none() && receiving.is_none() {
                 return Ok(());
             }
             if !moved {
                 let ready = || {
-                    outs.iter().enumerate().any(|(i, ob)| {
-                        let to = (sends.at)(i).0;
-                        match ob {
-                            Outbound::Offer | Outbound::Staged(_) => {
-                                !ob.finished() && self.can_send(to)
-                            }
-                            Outbound::Posted => self.drained(to),
-                            Outbound::Done => false,
-                        }
-                    }) || curs
-                        .iter()
-                        .enumerate()
-                        .any(|(i, c)| !c.finished() && self.can_recv(at(i).0))
+                    outs.iter().any(|(to, _, ob)| self.can_move(*to, ob))
+                        || ins
+                            .iter()
+                            .any(|(from, _, c)| !c.finished() && self.can_recv(*from))
                 };
-                let peer = match receiving {
-                    Some(i) => Some(at(i).0),
-                    None => sending.map(|i| (sends.at)(i).0),
-                };
+                let peer = receiving.map(|m| m.0).or(sending.map(|m| m.0));
                 self.wait_until(peer, ready)?;
             }
         }

@@ -66,6 +66,16 @@ impl ShmTransport {
         }
     }
 
+    /// Whether `out` (to `to`) could move on now: a free slot for an offer or a staged chunk, or
+    /// every slot freed for a posted single-copy message (it has been read).
+    pub(super) fn can_move(&self, to: usize, out: &Outbound) -> bool {
+        match out {
+            Outbound::Posted => self.drained(to),
+            Outbound::Done => false,
+            Outbound::Offer | Outbound::Staged(_) => !out.finished() && self.can_send(to),
+        }
+    }
+
     /// Moves an outgoing message on as far as it can without waiting; true if anything moved.
     pub(super) fn advance(&mut self, to: usize, data: &[u8], out: &mut Outbound) -> bool {
         match out {
