@@ -364,7 +364,7 @@ fn mark_best(rows: &mut [Row]) {
 
 fn marginals(rows: &mut [Row]) {
     for i in 0..rows.len() {
-        let (w, tp, pp, ep) = (rows[i].world, rows[i].tp, rows[i].pp, rows[i].ep);
+        let (w, layout) = (rows[i].world, scaling::key(&rows[i]));
         let Some(now) = tps(&rows[i]) else { continue };
         let earlier = |same: &dyn Fn(&Row) -> bool| {
             rows[..i]
@@ -374,7 +374,7 @@ fn marginals(rows: &mut [Row]) {
                 .find_map(|r| tps(r).map(|t| (t - now, r.world)))
                 .map(|(d, pw)| -d / (w - pw) as f64)
         };
-        let same_layout = earlier(&|r: &Row| r.tp == tp && r.pp == pp && r.ep == ep);
+        let same_layout = earlier(&|r: &Row| scaling::key(r) == layout);
         let best = if rows[i].best {
             earlier(&|r: &Row| r.best)
         } else {

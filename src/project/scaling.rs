@@ -83,9 +83,9 @@ pub fn against(base: (usize, f64), world: usize, tokens_per_s: f64) -> (f64, f64
 }
 
 /// A layout's key: (tp, pp, ep).
-type Key = (usize, usize, usize);
+pub(super) type Key = (usize, usize, usize);
 
-fn key(r: &Row) -> Key {
+pub(super) fn key(r: &Row) -> Key {
     (r.tp, r.pp, r.ep)
 }
 
