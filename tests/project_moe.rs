@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{csv_rows, run, serial, sweep_ok};
+use common::{csv_rows, serial, sweep_ok};
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(300);
@@ -289,16 +289,7 @@ fn a_real_host_sweep_of_sendrecv_and_alltoall_times_pipeline_and_expert_layouts(
         LIMIT,
     );
     let fit = tmp.path().join("fit.json");
-    let r = run(
-        &[
-            "fit",
-            run_dir.to_str().unwrap(),
-            "--output",
-            fit.to_str().unwrap(),
-        ],
-        LIMIT,
-    );
-    assert_eq!(r.code(), 0, "{r:?}");
+    common::fit_ok(&run_dir, &fit, LIMIT);
     let f = common::read_json(&fit);
     let has = |op: &str, algo: &str| {
         let curves = f["curves"].as_array().unwrap();

@@ -51,16 +51,7 @@ fn host_fit(dir: &Path) -> PathBuf {
         LIMIT,
     );
     let fit = dir.join("fit.json");
-    let r = run(
-        &[
-            "fit",
-            out.to_str().unwrap(),
-            "--output",
-            fit.to_str().unwrap(),
-        ],
-        LIMIT,
-    );
-    assert_eq!(r.code(), 0, "{r:?}");
+    common::fit_ok(&out, &fit, LIMIT);
     fit
 }
 

@@ -177,6 +177,18 @@ pub fn run_cmd(cmd: &str, args: &[&str], limit: Duration) -> Run {
     run(&full, limit)
 }
 
+/// Runs `collbench fit RUN --output FIT` and insists that it succeeded.
+pub fn fit_ok(run_dir: &Path, fit: &Path, limit: Duration) {
+    let args = [
+        "fit",
+        run_dir.to_str().unwrap(),
+        "--output",
+        fit.to_str().unwrap(),
+    ];
+    let r = run(&args, limit);
+    assert_eq!(r.code(), 0, "collbench {args:?} failed: {r:?}");
+}
+
 /// A JSON file collbench wrote, parsed (the test fails naming the file if it does not parse).
 pub fn read_json(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
