@@ -232,8 +232,9 @@ impl Shared {
         self.at(off + 8)
     }
 
-    /// Non-zero once the receiver of channel `from → to` could not read the sender's memory;
-    /// written by the receiver before it frees the descriptor's slot.
+    /// Non-zero once the receiver of channel `from → to` could not read the sender's memory
+    /// (written by the receiver before it frees the descriptor's slot), or the sender could not
+    /// write the receiver's (written by the sender before it frees the offer's slot).
     pub fn single_copy_refused(&self, from: usize, to: usize) -> &AtomicU32 {
         let off = self.layout.heads_off() + self.channel_index(from, to) * CHANNEL_HEAD_BYTES;
         self.at(off + LINE + 8)

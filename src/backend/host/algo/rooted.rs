@@ -24,6 +24,7 @@ use std::ops::Range;
 
 use super::{Buffers, FromRoot, Group};
 use crate::backend::host::transport::{Combine, Many, Transport};
+use crate::collective::ceil_log2;
 use crate::error::Result;
 
 /// How a rooted call is carried out.
@@ -93,7 +94,9 @@ fn parent_parts(rg: &FromRoot, v: usize, blocks: usize, b: usize) -> Parts {
 }
 
 /// Gather: every rank's block lands in block (group index) of the root's output. In place,
-/// a rank's block already sits at its own place of its buffer (AllGather's layout).
+/// a rank's block already sits at its own place of its buffer (AllGather's layout). Every
+/// message is written into place by its sender where the transport can
+/// ([`Transport::send_written`]), so the root copies only its own block, while they write.
 pub fn gather<T: Transport>(
     t: &mut T,
     g: &Group,
@@ -101,16 +104,16 @@ pub fn gather<T: Transport>(
     how: Rooted,
     scratch: &mut Vec<u8>,
 ) -> Result<()> {
-    let (b, n) = (how.block_bytes, g.size());
+    let (b, n, root) = (how.block_bytes, g.size(), how.root);
     let mine = g.me * b..(g.me + 1) * b;
-    let rg = FromRoot::new(g, how.root);
+    let rg = FromRoot::new(g, root);
     if rg.me() != 0 {
         let own = match &bufs {
             Buffers::OutOfPlace { input, .. } => &input[..b],
             Buffers::InPlace(buf) => &buf[mine],
         };
         return match how.schedule {
-            Schedule::Linear => t.send_recv_copy(Some((rg.member(0), own)), None),
+            Schedule::Linear => t.send_written(rg.member(0), own),
             Schedule::Binomial => gather_inner(t, &rg, own, b, scratch),
         };
     }
@@ -118,37 +121,66 @@ pub fn gather<T: Transport>(
         Buffers::OutOfPlace { input, output } => (Some(&input[..b]), output),
         Buffers::InPlace(buf) => (None, buf),
     };
-    // Every block straight into its place; the own block last (in place it is there already).
-    match how.schedule {
-        Schedule::Linear => {
-            // From every rank at once, in the order their blocks come.
-            let at = |i: usize| (rg.member(i + 1), root_parts(i + 1, 1, n, rg.root(), b).0);
-            let blocks = Many {
-                count: n - 1,
-                at: &at,
-                buf: &mut out[..],
-            };
-            t.exchange_all(Many::none(), blocks)?;
+    // In place the own block is where it belongs already.
+    let mut own = |out: &mut [u8]| {
+        if let Some(input) = input {
+            out[mine.clone()].copy_from_slice(input);
         }
-        Schedule::Binomial => {
-            let mut child = 1;
-            while child < n {
-                let blocks = subtree_blocks(child, n);
-                let parts = root_parts(child, blocks, n, rg.root(), b);
-                recv_cut(t, &rg, child, out, parts)?;
-                child <<= 1;
+    };
+    let linear = |i: usize| (rg.member(i + 1), root_parts(i + 1, 1, n, root, b).0);
+    let binomial = |i: usize| {
+        let (v, part) = from_child(n, root, b, i);
+        (rg.member(v), part)
+    };
+    let (count, at): (usize, &dyn Fn(usize) -> (usize, Range<usize>)) = match how.schedule {
+        // From every rank at once, in the order their blocks come.
+        Schedule::Linear => (n - 1, &linear),
+        // Every child's subtree, each as soon as that child has it.
+        Schedule::Binomial => (messages_from_children(n, root), &binomial),
+    };
+    t.recv_written_while(
+        Many {
+            count,
+            at,
+            buf: out,
+        },
+        &mut own,
+    )
+}
+
+/// The `i`-th message a binomial root receives from its children (smallest child first, a
+/// subtree that wraps as two): the child's rotated index and where it goes in the buffer.
+fn from_child(n: usize, root: usize, b: usize, i: usize) -> (usize, Range<usize>) {
+    let mut k = 0;
+    let mut child = 1;
+    while child < n {
+        let (first, rest) = root_parts(child, subtree_blocks(child, n), n, root, b);
+        for part in std::iter::once(first).chain(rest) {
+            if k == i {
+                return (child, part);
             }
+            k += 1;
         }
+        child <<= 1;
     }
-    if let Some(input) = input {
-        out[mine].copy_from_slice(input);
+    (0, 0..0)
+}
+
+/// How many messages a binomial root receives from its children.
+fn messages_from_children(n: usize, root: usize) -> usize {
+    let mut child = 1;
+    let mut count = 0;
+    while child < n {
+        let blocks = subtree_blocks(child, n);
+        count += 1 + usize::from(before_wrap(child, blocks, n, root) < blocks);
+        child <<= 1;
     }
-    Ok(())
+    count
 }
 
 /// A non-root rank of the binomial gather: stages its subtree (its own block, then its
-/// children's) and sends it to its parent, cut at the wrap if the parent is the root; a leaf
-/// sends its block as it is.
+/// children's, written by them) and sends it to its parent, cut at the wrap if the parent is the
+/// root; a leaf sends its block as it is.
 fn gather_inner<T: Transport>(
     t: &mut T,
     rg: &FromRoot,
@@ -156,35 +188,35 @@ fn gather_inner<T: Transport>(
     b: usize,
     scratch: &mut Vec<u8>,
 ) -> Result<()> {
-    let v = rg.me();
-    let blocks = subtree_blocks(v, rg.size());
+    let (v, n) = (rg.me(), rg.size());
+    let blocks = subtree_blocks(v, n);
+    let parent = rg.member(parent_of(v));
     if blocks == 1 {
-        return t.send_recv_copy(Some((rg.member(parent_of(v)), own)), None);
+        return t.send_written(parent, own);
     }
     scratch.clear();
     scratch.resize(blocks * b, 0);
-    scratch[..b].copy_from_slice(own);
-    gather_children(t, rg, &mut scratch[..], b)?;
-    send_cut(t, rg, parent_of(v), scratch, parent_parts(rg, v, blocks, b))
-}
-
-/// Receives the subtrees of this rank's children into `staged` (its own subtree in rotated
-/// order, its own block first), smallest child first, as the children send once theirs are in.
-fn gather_children<T: Transport>(
-    t: &mut T,
-    rg: &FromRoot,
-    staged: &mut [u8],
-    b: usize,
-) -> Result<()> {
-    let (v, n) = (rg.me(), rg.size());
-    let mut mask = 1;
-    while mask < subtree_blocks(v, n) {
+    // Child v + 2^i's subtree follows the blocks of the smaller children, never cut.
+    let at = |i: usize| {
+        let mask = 1 << i;
         let child = v + mask;
-        let blocks = subtree_blocks(child, n);
-        recv(t, rg, child, &mut staged[mask * b..(mask + blocks) * b])?;
-        mask <<= 1;
+        (
+            rg.member(child),
+            mask * b..(mask + subtree_blocks(child, n)) * b,
+        )
+    };
+    let children = Many {
+        count: ceil_log2(blocks) as usize,
+        at: &at,
+        buf: &mut scratch[..],
+    };
+    t.recv_written_while(children, &mut |s: &mut [u8]| s[..b].copy_from_slice(own))?;
+    let (first, rest) = parent_parts(rg, v, blocks, b);
+    t.send_written(parent, &scratch[first])?;
+    match rest {
+        Some(rest) => t.send_written(parent, &scratch[rest]),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Scatter: block j of the root's input lands in group index j's output. In place, a rank's

@@ -134,6 +134,29 @@ pub trait Transport {
         Ok(())
     }
 
+    /// Receives every message of `recvs` (copied as they are), each written into place by its
+    /// sender where the transport can, and runs `meanwhile` on the buffer once they are asked for: over
+    /// shared memory each sender copies its own bytes on its own core (single-copy writes), so
+    /// a root that gathers from many ranks only does its own work (`meanwhile`: its own block,
+    /// which no message covers) while they write. Each sender sends these messages with
+    /// [`send_written`](Transport::send_written), in the order listed here. The default runs
+    /// `meanwhile` first, then receives them as [`exchange_all`](Transport::exchange_all) does.
+    fn recv_written_while(
+        &mut self,
+        recvs: Many<'_, &mut [u8]>,
+        meanwhile: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<()> {
+        let Many { count, at, buf } = recvs;
+        meanwhile(buf);
+        self.exchange_all(Many::none(), Many { count, at, buf })
+    }
+
+    /// Sends `data` to `to`, which receives it with
+    /// [`recv_written_while`](Transport::recv_written_while).
+    fn send_written(&mut self, to: usize, data: &[u8]) -> Result<()> {
+        self.send_recv_copy(Some((to, data)), None)
+    }
+
     /// Sends `data` to `to`.
     fn send(&mut self, to: usize, data: &[u8]) -> Result<()> {
         self.send_recv(Some((to, data)), None)

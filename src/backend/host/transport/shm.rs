@@ -2,7 +2,8 @@
 //! Chunks are copied in by the sender and copied or reduced out by the receiver while they are
 //! still in cache, which streams large messages at close to memory bandwidth. Messages from a
 //! size up skip the slots: the receiver reads them from the sender's buffer with one copy
-//! ([`single_copy`](super::single_copy)).
+//! ([`single_copy`](super::single_copy)), or the sender writes them into the receiver's
+//! buffer where the algorithm asks for that ([`written`]).
 
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -38,6 +39,8 @@ pub struct ShmTransport {
     /// The messages of an `exchange_all` (kept, so calls do not allocate).
     outs: Vec<many::OutMsg>,
     ins: Vec<many::InMsg>,
+    /// The messages of a `recv_written_while` (kept, so calls do not allocate).
+    offers: Vec<written::Offer>,
 }
 
 /// Progress through one message.
@@ -78,6 +81,7 @@ impl ShmTransport {
             single_bytes: 0,
             outs: Vec::new(),
             ins: Vec::new(),
+            offers: Vec::new(),
         }
     }
 
@@ -290,6 +294,18 @@ impl Transport for ShmTransport {
         self.exchange_all_shm(sends, recvs, meanwhile)
     }
 
+    fn recv_written_while(
+        &mut self,
+        recvs: Many<'_, &mut [u8]>,
+        meanwhile: &mut dyn FnMut(&mut [u8]),
+    ) -> Result<()> {
+        self.recv_written_shm(recvs, meanwhile)
+    }
+
+    fn send_written(&mut self, to: usize, data: &[u8]) -> Result<()> {
+        self.send_written_shm(to, data)
+    }
+
     fn mark_progress(&mut self) {
         self.shared
             .progress(self.rank)
@@ -301,3 +317,4 @@ mod many;
 mod rendezvous;
 #[cfg(test)]
 mod tests;
+mod written;

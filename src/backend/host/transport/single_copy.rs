@@ -142,6 +142,31 @@ pub fn read_remote(pid: u32, addr: usize, dst: &mut [u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Writes `src` at `addr` in process `pid` (the receiver's own buffer, which it offered).
+pub fn write_remote(pid: u32, addr: usize, src: &[u8]) -> io::Result<()> {
+    let mut done = 0;
+    while done < src.len() {
+        let local = libc::iovec {
+            iov_base: src[done..].as_ptr() as *mut libc::c_void,
+            iov_len: src.len() - done,
+        };
+        let remote = libc::iovec {
+            iov_base: (addr + done) as *mut libc::c_void,
+            iov_len: src.len() - done,
+        };
+        // SAFETY: `local` covers the unwritten rest of `src`, which the kernel only reads; it
+        // checks `remote` against the other process's mappings and fails with EFAULT outside
+        // them. The receiver offered exactly this range and does not touch it until we are done.
+        let n = unsafe { libc::process_vm_writev(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
+        match n {
+            n if n > 0 => done += n as usize,
+            0 => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+            _ => return Err(io::Error::last_os_error()),
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +202,16 @@ mod tests {
         assert_eq!(dst, src);
         // pid_max never exceeds 2^22, so this process cannot exist.
         let e = read_remote(1 << 30, src.as_ptr() as usize, &mut dst[..8]).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::ESRCH));
+    }
+
+    #[test]
+    fn writes_own_memory_and_reports_a_missing_process() {
+        let src: Vec<u8> = (0..=255).rev().cycle().take(300_000).collect();
+        let mut dst = vec![0u8; src.len()];
+        write_remote(std::process::id(), dst.as_mut_ptr() as usize, &src).unwrap();
+        assert_eq!(dst, src);
+        let e = write_remote(1 << 30, dst.as_mut_ptr() as usize, &src[..8]).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ESRCH));
     }
 }

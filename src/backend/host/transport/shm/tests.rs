@@ -180,3 +180,106 @@ fn every_message_in_flight_at_once_arrives_exactly() {
         }
     }
 }
+
+/// Rank 0 of three receives two messages from each of ranks 1 and 2, written into place by them
+/// (`recv_written_while`), twice, with its own work in between; `pid_of_rank0` replaces the
+/// process id its offers name. What rank 0 got each time, and its single-copy byte count.
+fn gather_written(mode: CopyMode, pid_of_rank0: Option<u32>) -> (Vec<Vec<u8>>, u64, Shared) {
+    const N: usize = 3;
+    let shared = Shared::create(Layout::new(N, 1)).unwrap();
+    let fd = shared.segment().fd();
+    let handles: Vec<_> = (0..N)
+        .map(|rank| {
+            // SAFETY: dup of a descriptor this test owns; the thread's Shared takes the copy.
+            let fd = unsafe { libc::dup(fd) };
+            std::thread::spawn(move || {
+                let sh = Rc::new(Shared::attach(fd, Layout::new(N, 1)).unwrap());
+                let mut t = ShmTransport::new(sh, rank, WaitPolicy::for_load(N, 1))
+                    .with_stall_timeout(Duration::from_secs(20), (0..N).collect())
+                    .with_copy_mode(mode);
+                if let (0, Some(pid)) = (rank, pid_of_rank0) {
+                    t = t.advertise_pid(pid);
+                }
+                let rounds = (0..2u32).map(|round| match rank {
+                    0 => receive_written(&mut t, round),
+                    _ => {
+                        for part in 0..2 {
+                            let salt = round * 10 + part;
+                            t.send_written(0, &pattern(rank, salt)).unwrap();
+                        }
+                        Vec::new()
+                    }
+                });
+                let got: Vec<Vec<u8>> = rounds.collect();
+                (got, t.single_copy_bytes())
+            })
+        })
+        .collect();
+    let mut all = handles.into_iter().map(|h| h.join().unwrap());
+    let (got, bytes) = all.next().unwrap();
+    (got, bytes, shared)
+}
+
+/// Rank 0's side of [`gather_written`]: message `part` of rank `from` lands in block
+/// `2 * (from - 1) + part`; its own work writes block 4.
+fn receive_written(t: &mut ShmTransport, round: u32) -> Vec<u8> {
+    let mut out = vec![0u8; 5 * LEN];
+    let at = |i: usize| (1 + i / 2, i * LEN..(i + 1) * LEN);
+    let recvs = Many {
+        count: 4,
+        at: &at,
+        buf: &mut out[..],
+    };
+    let own = pattern(0, round);
+    t.recv_written_while(recvs, &mut |buf: &mut [u8]| {
+        buf[4 * LEN..].copy_from_slice(&own)
+    })
+    .unwrap();
+    out
+}
+
+fn assert_gathered(got: &[Vec<u8>]) {
+    for (round, out) in got.iter().enumerate() {
+        for i in 0..4 {
+            let salt = round as u32 * 10 + (i % 2) as u32;
+            let want = pattern(1 + i / 2, salt);
+            assert!(
+                out[i * LEN..(i + 1) * LEN] == want,
+                "round {round} block {i}"
+            );
+        }
+        assert!(
+            out[4 * LEN..] == pattern(0, round as u32),
+            "round {round} own"
+        );
+    }
+}
+
+#[test]
+fn senders_write_several_messages_into_place_in_every_mode() {
+    for (mode, written) in [
+        (CopyMode::Staged, 0),
+        (CopyMode::Single, 8 * LEN as u64),
+        (CopyMode::Auto, 8 * LEN as u64),
+    ] {
+        let (got, bytes, _) = gather_written(mode, None);
+        assert_gathered(&got);
+        assert_eq!(bytes, written, "{mode:?}");
+    }
+}
+
+#[test]
+fn a_refused_write_falls_back_to_staged_copies() {
+    // No process has this id, so every write into rank 0 fails; the second round's offers
+    // already say "through the slots".
+    let (got, bytes, shared) = gather_written(CopyMode::Single, Some(1 << 30));
+    assert_gathered(&got);
+    assert_eq!(bytes, 0, "nothing written into rank 0");
+    for from in 1..3 {
+        assert_eq!(
+            shared.single_copy_refused(from, 0).load(Ordering::Relaxed),
+            1
+        );
+    }
+    assert_eq!(shared.fallback_noted().load(Ordering::Relaxed), 1);
+}
