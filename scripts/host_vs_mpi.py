@@ -18,7 +18,7 @@ busbw (large), and the ratio taken launch pair by launch pair, with its range; a
 more means the host backend at least matches MPI.
 
 Usage: python3 scripts/host_vs_mpi.py [--launches 5] [--ranks 2,4] [--mid 1M] [--large 64M]
-                                     [--ops allgather,alltoall] [--osu DIR]
+                                     [--ops allgather,alltoall] [--classes small] [--osu DIR]
                                      [--mpi4py /usr/bin/python3]
 """
 import argparse, csv, os, platform, statistics, subprocess, sys, tempfile, time
@@ -43,7 +43,8 @@ def mpirun(ranks):
 
 
 def sweep(backend, ranks, sizes, out, ops):
-    """One whole launch; the rows of its summary.csv."""
+    """One whole launch; the rows of its summary.csv, each with `osu_stat_us` added: OSU's own
+    statistic from ranks.csv, the mean over ranks of each rank's mean time."""
     args = ["sweep", "--no-progress", "--out", out, "--op", ops, "--dtype", "f32"] + sizes
     if backend == "host":
         cmd = [BIN] + args + ["--ranks", str(ranks), "--algo", HOST_ALGOS]
@@ -53,7 +54,20 @@ def sweep(backend, ranks, sizes, out, ops):
     if done.returncode != 0:
         sys.exit(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr.strip()}")
     with open(os.path.join(out, "summary.csv")) as f:
-        return list(csv.DictReader(f))
+        rows = list(csv.DictReader(f))
+    means = rank_means(out)
+    for r in rows:
+        r["osu_stat_us"] = statistics.mean(means[(r["op"], r["algo"], r["bytes"])])
+    return rows
+
+
+def rank_means(out):
+    """{(op, algo, bytes): [each rank's mean time, us]} from a run's ranks.csv."""
+    found = {}
+    with open(os.path.join(out, "ranks.csv")) as f:
+        for r in csv.DictReader(f):
+            found.setdefault((r["op"], r["algo"], r["bytes"]), []).append(float(r["time_us_mean"]))
+    return found
 
 
 def smallest(rows, metric):
@@ -111,22 +125,26 @@ def one_repetition(i, args, tmp, res):
     """Every (world, size class) once per backend, host and MPI alternating which goes first,
     then OSU where asked."""
     for ranks in args.ranks:
-        for name, sizes, metric in CLASSES:
+        for name, sizes, metric in (c for c in CLASSES if c[0] in args.classes):
             if isinstance(sizes, str):
                 size = getattr(args, sizes)
                 sizes = ["-b", size, "-e", size]
             order = ("host", "mpi") if i % 2 == 0 else ("mpi", "host")
-            got = {}
+            got, stat = {}, {}
             for backend in order:
                 out = os.path.join(tmp, f"{backend}-{ranks}-{name}-{i}")
-                got[backend] = smallest(sweep(backend, ranks, sizes, out, args.ops), metric)
+                rows = sweep(backend, ranks, sizes, out, args.ops)
+                got[backend] = smallest(rows, metric)
+                stat[backend] = smallest(rows, "osu_stat_us")
             for op, (size, host) in got["host"].items():
                 if op in got["mpi"]:
                     mpi = got["mpi"][op][1]["auto"]
                     peer = osu(args, op, ranks, size, metric) if args.osu and op in OSU else None
                     py = (mpi4py(args, op, ranks, size, metric)
                           if args.mpi4py and op in MPI4PY_OPS else None)
-                    res.setdefault((name, ranks, op), []).append((size, host, mpi, peer, py))
+                    stats = (stat["host"][op][1], stat["mpi"][op][1]["auto"])
+                    res.setdefault((name, ranks, op), []).append(
+                        (size, host, mpi, peer, py, stats))
 
 
 def better(name):
@@ -136,11 +154,11 @@ def better(name):
 def row(name, launches):
     """The host algorithm with the best median over launches, and per launch pair its value,
     MPI's and the ratio (>= 1: host at least matches)."""
-    algos = set.intersection(*(set(h) for _, h, _, _, _ in launches))
-    med = {a: statistics.median(h[a] for _, h, _, _, _ in launches) for a in algos}
+    algos = set.intersection(*(set(launch[1]) for launch in launches))
+    med = {a: statistics.median(launch[1][a] for launch in launches) for a in algos}
     algo = better(name)(med, key=med.get)
-    pairs = [(h[algo], m, m / h[algo] if name == "small" else h[algo] / m, o, py)
-             for _, h, m, o, py in launches]
+    pairs = [(h[algo], m, m / h[algo] if name == "small" else h[algo] / m, o, py,
+              stats[0][algo], stats[1]) for _, h, m, o, py, stats in launches]
     return algo, pairs
 
 
@@ -156,11 +174,18 @@ def report(res, args, seconds):
     for name, unit, ratio in (("small", "median time us", "MPI time / host time"),
                               ("mid", "busbw GB/s", "host busbw / MPI busbw"),
                               ("large", "busbw GB/s", "host busbw / MPI busbw")):
+        if name not in args.classes:
+            continue
         print(f"\n## {name}: {unit}, median [min..max] over launches; ratio = {ratio}"
               f"{'; osu: OSU average latency (busbw from it)' if args.osu else ''}"
               f"{'; mpi4py: median slowest-rank time (busbw from it)' if args.mpi4py else ''}")
+        rank_mean = name == "small" and args.osu
+        if rank_mean:
+            print("# host~osu, mpi~osu: OSU's own statistic from each backend's ranks.csv, the mean"
+                  " over ranks of each rank's mean time (us), to compare with osu like for like")
+        extra = f"{'host~osu':>22s}{'mpi~osu':>22s}" if rank_mean else ""
         print(f"{'ranks':>5s} {'op':13s} {'bytes':>9s} {'host algo':18s} "
-              f"{'host':>21s} {'mpi (auto)':>21s} {'ratio':>21s}{'osu':>22s}{'mpi4py':>22s}")
+              f"{'host':>21s} {'mpi (auto)':>21s} {'ratio':>21s}{'osu':>22s}{'mpi4py':>22s}{extra}")
         for (n, ranks, op), launches in sorted(res.items()):
             if n != name:
                 continue
@@ -169,6 +194,8 @@ def report(res, args, seconds):
             for k in (3, 4):
                 peer = [p[k] for p in pairs if p[k] is not None]
                 cols.append(spread(peer) if peer else f"{'-':>21s}")
+            if rank_mean:
+                cols += [spread([p[k] for p in pairs]) for k in (5, 6)]
             print(f"{ranks:5d} {op:13s} {launches[0][0]:9d} {algo:18s} {' '.join(cols)}")
 
 
@@ -181,9 +208,14 @@ def main():
     ap.add_argument("--ops", default=OPS, help="collectives, comma separated (all nine)")
     ap.add_argument("--osu", help="folder of OSU's collective tests (osu_allgather, ...)")
     ap.add_argument("--mpi4py", help="a Python with mpi4py and numpy (/usr/bin/python3)")
+    ap.add_argument("--classes", default="small,mid,large",
+                    help="size classes measured, comma separated (small,mid,large)")
     ap.add_argument("--keep", action="store_true", help="keep the results folders")
     args = ap.parse_args()
     args.ranks = [int(r) for r in args.ranks.split(",")]
+    args.classes = args.classes.split(",")
+    if not set(args.classes) <= {c[0] for c in CLASSES}:
+        ap.error(f"--classes {','.join(args.classes)}: give some of small,mid,large")
     if args.launches < 1:
         ap.error(f"--launches {args.launches}: give 1 or more (5 or more for numbers to keep)")
     subprocess.run(["cargo", "build", "--release", "-q", "--features", "mpi", "--bin", "collbench"],
