@@ -134,12 +134,15 @@ enum Kind {
     Memory,
 }
 
-/// One part of a unit's forward.
+/// One part of a unit's forward, run `copies` times over.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Part {
     kind: Kind,
     flops: f64,
     bytes: f64,
+    /// Identical kernels of this size (a MoE layer's local experts, up to 2¹⁶ of them): timed
+    /// once and counted this often, since efficiency depends on one kernel's size, not the sum.
+    copies: usize,
 }
 
 /// The seconds of `unit` for one microbatch.
@@ -186,7 +189,7 @@ pub fn optimizer_seconds(chip: &Chip, shard_params: f64, cm: ComputeModel) -> f6
     }
 }
 
-/// A part's seconds and whether its bytes, not its FLOPs, set them.
+/// A part's seconds, all its copies, and whether its bytes, not its FLOPs, set them.
 fn part_seconds(p: &Part, chip: &Chip) -> (f64, bool) {
     let ceiling = match p.kind {
         Kind::Gemm => chip.gemm_efficiency,
@@ -199,7 +202,7 @@ fn part_seconds(p: &Part, chip: &Chip) -> (f64, bool) {
         0.0
     };
     let memory = p.bytes / (hbm_efficiency(chip, p.bytes) * chip.hbm_bytes_per_s);
-    (compute.max(memory), memory > compute)
+    (compute.max(memory) * p.copies as f64, memory > compute)
 }
 
 /// Calculon's GEMM efficiency by size, relative to its largest GEMMs' 0.95.
@@ -237,6 +240,7 @@ fn gemm(m: f64, k: f64, n: f64) -> Part {
         kind: Kind::Gemm,
         flops: 2.0 * m * k * n,
         bytes: 2.0 * (m * k + k * n + m * n),
+        copies: 1,
     }
 }
 
@@ -245,6 +249,7 @@ fn memory(bytes: f64) -> Part {
         kind: Kind::Memory,
         flops: 0.0,
         bytes,
+        copies: 1,
     }
 }
 
@@ -277,6 +282,7 @@ fn layer_parts(model: &ModelSpec, w: &Work) -> Vec<Part> {
         kind: Kind::Attention,
         flops: 4.0 * t * w.seq as f64 * h / tp,
         bytes: 2.0 * t * (2.0 * h + 2.0 * kv) / tp,
+        copies: 1,
     };
     let mut parts = vec![
         memory(2.0 * 2.0 * 2.0 * t * h),
@@ -317,9 +323,7 @@ fn moe_parts(model: &ModelSpec, w: &Work) -> Vec<Part> {
         gemm(t, h, experts as f64),
         memory(2.0 * 2.0 * 2.0 * t * k * h),
     ];
-    for _ in 0..local {
-        parts.extend(mlp_parts(rows, h, f));
-    }
+    parts.extend(mlp_parts(rows, h, f).map(|p| Part { copies: local, ..p }));
     parts
 }
 

@@ -174,9 +174,9 @@ fn a_moe_layer_computes_k_experts_and_reads_its_local_ones() {
         let parts = parts(&m, UnitKind::Layer, &work(ep));
         let g: Vec<&Part> = parts.iter().filter(|p| p.kind == Kind::Gemm).collect();
         (
-            g.iter().map(|p| p.flops).sum(),
-            g.iter().map(|p| p.bytes).sum(),
-            g.len(),
+            g.iter().map(|p| p.flops * p.copies as f64).sum(),
+            g.iter().map(|p| p.bytes * p.copies as f64).sum(),
+            g.iter().map(|p| p.copies).sum(),
         )
     };
     let (f1, b1, n1) = gemms(1);
