@@ -59,14 +59,11 @@ fn pipeline_transfers_use_the_fits_sendrecv_model() {
     // node, 20 + 1000·0.025 = 45 µs between two.
     let intra = Group { ranks: 2, nodes: 1 };
     let inter = Group { ranks: 2, nodes: 2 };
-    let (t, m) = net.pp_transfer_s(intra, 1e6).unwrap();
-    assert_eq!(m, P2pModel::SendRecv);
+    let t = net.pp_transfer_s(intra, 1e6).unwrap();
+    assert_eq!(net.p2p_model(intra), P2pModel::SendRecv);
     assert!((t * 1e6 - 15.0).abs() < 1e-9, "{}", t * 1e6);
-    let (t, m) = net.pp_transfer_s(inter, 1e6).unwrap();
-    assert_eq!(
-        (m.name(), net.p2p_model(inter)),
-        ("sendrecv", P2pModel::SendRecv)
-    );
+    let t = net.pp_transfer_s(inter, 1e6).unwrap();
+    assert_eq!(net.p2p_model(inter).name(), "sendrecv");
     assert!((t * 1e6 - 45.0).abs() < 1e-9, "{}", t * 1e6);
     let notes = net.notes();
     assert!(
@@ -78,8 +75,8 @@ fn pipeline_transfers_use_the_fits_sendrecv_model() {
     // Without a SendRecv model: the AllGather pair, exactly as before, with a note.
     let plain = profile("h100-ib400").unwrap();
     let net = Network::new(&plain);
-    let (t, m) = net.pp_transfer_s(inter, 1e6).unwrap();
-    assert_eq!(m, P2pModel::AllGatherPair);
+    let t = net.pp_transfer_s(inter, 1e6).unwrap();
+    assert_eq!(net.p2p_model(inter), P2pModel::AllGatherPair);
     assert_eq!(t, net.p2p_s(inter, 1e6).unwrap());
     assert!((t * 1e6 - (37.8 + 1000.0 / 45.0)).abs() < 1e-9);
     assert!(
@@ -95,12 +92,13 @@ fn alltoall_uses_the_fits_model_or_composes_pairwise_steps() {
     let net = Network::new(&fit);
     // 8 ranks in a node, S = 1 MB: 7·15 + 7/8·1000·0.004 = 108.5 µs.
     let node = Group { ranks: 8, nodes: 1 };
-    let (t, m) = net.alltoall_s(node, 1e6).unwrap();
-    assert_eq!(m, Some(AllToAllModel::AllToAll));
+    let t = net.alltoall_s(node, 1e6).unwrap();
+    assert_eq!(net.alltoall_model(node), Some(AllToAllModel::AllToAll));
     assert!((t * 1e6 - 108.5).abs() < 1e-9, "{}", t * 1e6);
     // One rank: nothing to exchange, no model.
     let one = Group { ranks: 1, nodes: 1 };
-    assert_eq!(net.alltoall_s(one, 1e6).unwrap(), (0.0, None));
+    assert_eq!(net.alltoall_s(one, 1e6).unwrap(), 0.0);
+    assert_eq!(net.alltoall_model(one), None);
     // The profile has no AllToAll model: 16 ranks on 2 nodes, S = 1.6 MB, blocks of 100 kB:
     // 7 steps inside the node (3.4 + 100/360 µs each, the AllGather pair) and 8 to the
     // other node (37.8 + 100/45 µs each).
@@ -110,12 +108,15 @@ fn alltoall_uses_the_fits_model_or_composes_pairwise_steps() {
         ranks: 16,
         nodes: 2,
     };
-    let (t, m) = net.alltoall_s(two, 1.6e6).unwrap();
+    let t = net.alltoall_s(two, 1.6e6).unwrap();
     let want = 7.0 * (3.4 + 100.0 / 360.0) + 8.0 * (37.8 + 100.0 / 45.0);
-    assert_eq!(m.unwrap().name(), "pairwise-allgather-pair");
+    assert_eq!(
+        net.alltoall_model(two).map(|m| m.name()),
+        Some("pairwise-allgather-pair")
+    );
     assert!((t * 1e6 - want).abs() < 1e-9, "{} vs {want}", t * 1e6);
     // Inside one node that is exactly the pairwise form with the ring's alpha and beta.
-    let (t, _) = net.alltoall_s(node, 1e6).unwrap();
+    let t = net.alltoall_s(node, 1e6).unwrap();
     assert!((t * 1e6 - (7.0 * 3.4 + 7.0 / 8.0 * 1000.0 / 360.0)).abs() < 1e-9);
     // The AllToAll's note says how its steps were timed; the pipeline's note, which no
     // pipeline transfer asked for, is not there.
@@ -135,8 +136,11 @@ fn alltoall_uses_the_fits_model_or_composes_pairwise_steps() {
     let mut sr_only = p2p_fit();
     sr_only.models.retain(|m| m.op != Op::AllToAll);
     let net = Network::new(&sr_only);
-    let (t, m) = net.alltoall_s(node, 1e6).unwrap();
-    assert_eq!(m.unwrap().name(), "pairwise-sendrecv");
+    let t = net.alltoall_s(node, 1e6).unwrap();
+    assert_eq!(
+        net.alltoall_model(node).map(|m| m.name()),
+        Some("pairwise-sendrecv")
+    );
     assert!((t * 1e6 - 7.0 * (10.0 + 125.0 * 0.005)).abs() < 1e-9);
 }
 

@@ -39,9 +39,7 @@ pub fn moe_alltoall_s(
     if !model.is_moe() || layout.ep <= 1 {
         return Ok(0.0);
     }
-    Ok(net
-        .alltoall_s(layout.ep_group(), alltoall_bytes(model, tokens))?
-        .0)
+    net.alltoall_s(layout.ep_group(), alltoall_bytes(model, tokens))
 }
 
 /// FSDP's AllGather and ReduceScatter seconds of one unit without hybrid sharding: the whole

@@ -113,7 +113,7 @@ pub fn step_time(
         let (costs, alltoall) = unit_costs(model, chip, layout, stage, batch, opts, net)?;
         let p2p = if layout.pp > 1 {
             let bytes = 2.0 * (batch.microbatch * batch.seq * model.hidden) as f64;
-            2.0 * net.pp_transfer_s(layout.pp_pair(), bytes)?.0
+            2.0 * net.pp_transfer_s(layout.pp_pair(), bytes)?
         } else {
             0.0
         };

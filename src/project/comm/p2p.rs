@@ -19,9 +19,9 @@ impl Network<'_> {
         }
     }
 
-    /// Seconds of one pipeline transfer of `bytes` over `pair` and the model that timed it
-    /// (module docs); a note says which.
-    pub fn pp_transfer_s(&self, pair: Group, bytes: f64) -> Result<(f64, P2pModel)> {
+    /// Seconds of one pipeline transfer of `bytes` over `pair` (module docs); a note says which
+    /// model timed it ([`Self::p2p_model`]).
+    pub fn pp_transfer_s(&self, pair: Group, bytes: f64) -> Result<f64> {
         let (s, model) = self.transfer_s(pair, bytes)?;
         match model {
             P2pModel::SendRecv => self.note(format!(
@@ -35,7 +35,7 @@ impl Network<'_> {
                     .to_string(),
             ),
         }
-        Ok((s, model))
+        Ok(s)
     }
 
     /// Seconds of one transfer of `bytes` over `pair` by [`Self::p2p_model`], without a note
@@ -65,10 +65,10 @@ impl Network<'_> {
     }
 
     /// Seconds of one AllToAll of `bytes` per rank (the nccl-tests S: a block of S/p for every
-    /// rank) over `group` and the model that timed it (module docs); 0 and None for one rank.
-    pub fn alltoall_s(&self, group: Group, bytes: f64) -> Result<(f64, Option<AllToAllModel>)> {
+    /// rank) over `group`, timed by [`Self::alltoall_model`] (module docs); 0 for one rank.
+    pub fn alltoall_s(&self, group: Group, bytes: f64) -> Result<f64> {
         let Some(model) = self.alltoall_model(group) else {
-            return Ok((0.0, None));
+            return Ok(0.0);
         };
         let s = match model {
             AllToAllModel::AllToAll => self.time_s(Op::AllToAll, group, bytes)?,
@@ -86,7 +86,7 @@ impl Network<'_> {
                 self.pairwise_s(group, bytes)?
             }
         };
-        Ok((s, Some(model)))
+        Ok(s)
     }
 
     /// The pairwise AllToAll as point-to-point steps: `r − 1` to peers in the node and `p − r`
