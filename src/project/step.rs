@@ -191,7 +191,6 @@ fn unit_costs(
     } else {
         None
     };
-    let mut alltoall = 0.0;
     let costs = stage
         .units
         .iter()
@@ -215,7 +214,6 @@ fn unit_costs(
             };
             let blocking = tp_cost + a2a_cost;
             let recomputed = if recomputes(u, opts) { blocking } else { 0.0 };
-            alltoall += 2.0 * a2a_cost + if recomputes(u, opts) { a2a_cost } else { 0.0 };
             Ok(UnitCost {
                 fwd: secs.fwd,
                 bwd: secs.bwd,
@@ -227,6 +225,15 @@ fn unit_costs(
             })
         })
         .collect::<Result<Vec<UnitCost>>>()?;
+    // A layer's AllToAlls run in its forward and backward, and again in a recomputed forward.
+    let alltoall = stage
+        .units
+        .iter()
+        .filter(|u| u.kind == UnitKind::Layer)
+        .fold(0.0, |sum, u| {
+            let runs = if recomputes(u, opts) { 3.0 } else { 2.0 };
+            sum + runs * a2a
+        });
     Ok((costs, alltoall))
 }
 
