@@ -7,7 +7,7 @@ use std::os::raw::{c_int, c_void};
 
 use super::error::NcclError;
 use super::loader::{Nccl, RawComm};
-use super::p2p::{transfers, Dir, Transfer};
+use super::p2p::{Dir, Transfer};
 use super::{map, sys};
 use crate::collective::{DType, Op, ReduceOp};
 
@@ -33,8 +33,10 @@ pub struct Enqueue {
 }
 
 impl Nccl {
-    /// Enqueues `e` on `stream` for `comm`. Asynchronous: errors found on the device surface
-    /// later through [`Nccl::async_error`].
+    /// Enqueues the collective `e` on `stream` for `comm`. Asynchronous: errors found on the
+    /// device surface later through [`Nccl::async_error`]. A point-to-point op is refused: it is
+    /// a list of calls ([`transfers`](super::p2p::transfers)), which the measurement makes once
+    /// per point and issues with [`Nccl::group`].
     ///
     /// # Safety
     /// `e.send` and `e.recv` must be device allocations of the communicator's device, large
@@ -73,30 +75,13 @@ impl Nccl {
                 (self.reduce)(send, recv, e.count, dt, op, e.root, c, stream),
             ),
             Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => {
-                return self.enqueue_p2p(comm, e, stream)
+                return Err(NcclError::Argument(format!(
+                    "{} is a group of point-to-point calls, not one collective call",
+                    e.op
+                )))
             }
         };
         self.check(name, raw)
-    }
-
-    /// `e` as its group of point-to-point calls ([`transfers`], listed on every call; the
-    /// measurement lists them once per point and calls [`Nccl::group`]).
-    ///
-    /// # Safety
-    /// As [`Nccl::enqueue`].
-    unsafe fn enqueue_p2p(
-        &self,
-        comm: &RawComm,
-        e: &Enqueue,
-        stream: sys::cudaStream_t,
-    ) -> Result<(), NcclError> {
-        let Some(list) = transfers(e) else {
-            return Err(NcclError::Argument(format!(
-                "{} is a collective, not a group of point-to-point calls",
-                e.op
-            )));
-        };
-        self.group(comm, e, &list, stream)
     }
 
     /// Issues `list` as one group: `ncclGroupStart`, each `ncclSend` or `ncclRecv` in order
