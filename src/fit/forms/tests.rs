@@ -113,7 +113,10 @@ fn bruck_alltoall_counts_the_blocks_it_forwards() {
         assert_eq!(bruck_blocks(p), bits, "p = {p}");
         // The host algorithm's own schedule sends exactly these.
         use crate::backend::host::algo::bruck;
-        let sent: usize = (0..bruck::steps(p)).map(|k| bruck::step_blocks(p, k)).sum();
+        let sent: usize = (0..bruck::steps(p))
+            .flat_map(|k| bruck::step_runs(p, k))
+            .map(|run| run.len())
+            .sum();
         assert_eq!(sent, bits, "p = {p}");
         assert_eq!(bruck::steps(p) as f64, ceil_log2(p), "p = {p}");
         if p.is_power_of_two() {

@@ -37,19 +37,6 @@ pub fn step_runs(p: usize, k: u32) -> impl Iterator<Item = Range<usize>> {
         .map(move |start| start..(start + d).min(p))
 }
 
-/// How many blocks step `k` sends among `p` ranks: `(p >> (k+1)) << k` from the whole periods
-/// of 2^(k+1) indices, plus what the last, partial period holds beyond its first 2^k.
-pub fn step_blocks(p: usize, k: u32) -> usize {
-    let d = 1usize << k;
-    ((p >> (k + 1)) << k) + (p % (2 * d)).saturating_sub(d)
-}
-
-/// The input block that rank `r` puts at work index `i` in the local rotation: the block for
-/// rank r + i.
-pub fn rotated(p: usize, r: usize, i: usize) -> usize {
-    (r + i) % p
-}
-
 /// The output block that work index `i` of rank `r` goes to in the inverse rotation: after
 /// the steps it holds the block rank r − i sent.
 pub fn unrotated(p: usize, r: usize, i: usize) -> usize {
@@ -95,7 +82,7 @@ pub fn alltoall<T: Transport>(
 }
 
 /// The local rotation into the work buffer (the output, or the one in-place buffer): work block
-/// i = input block [`rotated`]`(p, r, i)`. Returns the work buffer's `p` blocks of `b` bytes.
+/// i = input block (r + i) mod p. Returns the work buffer's `p` blocks of `b` bytes.
 fn rotate_in(bufs: Buffers<'_>, p: usize, r: usize, b: usize) -> &mut [u8] {
     let total = p * b;
     match bufs {
@@ -160,6 +147,20 @@ mod tests {
     use super::*;
 
     const PS: std::ops::RangeInclusive<usize> = 1..=9;
+
+    /// How many blocks step `k` sends among `p` ranks: `(p >> (k+1)) << k` from the whole
+    /// periods of 2^(k+1) indices, plus what the last, partial period holds beyond its first
+    /// 2^k; a closed form to check [`step_runs`] against.
+    fn step_blocks(p: usize, k: u32) -> usize {
+        let d = 1usize << k;
+        ((p >> (k + 1)) << k) + (p % (2 * d)).saturating_sub(d)
+    }
+
+    /// The input block that rank `r` puts at work index `i` in the local rotation
+    /// ([`rotate_in`]): the block for rank r + i.
+    fn rotated(p: usize, r: usize, i: usize) -> usize {
+        (r + i) % p
+    }
 
     #[test]
     fn steps_are_ceil_log2() {
