@@ -255,16 +255,13 @@ impl ModelSpec {
         Ok(())
     }
 
-    /// [`Self::total_params`] in 128 bits (for the check that it fits in 64).
+    /// Every parameter, in 128 bits, for the check that the total is below [`MAX_PARAMS`]: one
+    /// layer's count fits in 64 bits for any size within [`SIZE_LIMITS`] and [`EXPERTS`]
+    /// (at most `2^16·3·2^20·2^22` for the experts), `layers` times it may not.
     fn total_params_wide(&self) -> u128 {
-        let h = self.hidden as u128;
-        let kv = (self.kv_heads * self.head_dim()) as u128;
-        let mlp = 3 * h * self.ffn as u128 * self.experts.max(1) as u128;
-        let router = h * self.experts as u128;
-        let layer = 2 * h * h + 2 * h * kv + mlp + router + 2 * h;
-        let table = self.vocab as u128 * h;
-        let head = if self.tied_embeddings { 0 } else { table };
-        self.layers as u128 * layer + table + head + h
+        self.layers as u128 * self.layer_params() as u128
+            + self.embedding_params() as u128
+            + self.head_params() as u128
     }
 
     /// Whether the MLPs are mixtures of experts.
@@ -328,9 +325,10 @@ impl ModelSpec {
         proj + self.hidden as u64
     }
 
-    /// Every parameter.
+    /// Every parameter: the 128-bit count, which fits in 64 bits once [`Self::validate`] has
+    /// passed (saturated otherwise, where a 64-bit sum would wrap).
     pub fn total_params(&self) -> u64 {
-        self.layers as u64 * self.layer_params() + self.embedding_params() + self.head_params()
+        u64::try_from(self.total_params_wide()).unwrap_or(u64::MAX)
     }
 
     /// Parameters one token's compute uses: every parameter of a dense model; of a MoE model
