@@ -9,7 +9,10 @@ the MPI backend the library's own choice (`--algo auto`). With `--osu DIR` (a bu
 micro-benchmarks' c/mpi/collective/blocking), OSU's test of each op it has runs on the same
 Open MPI at the same sizes, and its average latency is put beside the MPI backend's median
 (busbw from it by the nccl-tests rules, OSU's size being S/p for AllGather, AllToAll, Gather
-and Scatter). With `--mpi4py PYTHON` (a Python with mpi4py and numpy), scripts/mpi4py_bench.py
+and Scatter). OSU's latency is another statistic than collbench's (each rank's mean time per
+call, a barrier after each call, averaged over the ranks, where collbench takes the slowest
+rank's median), so for the smallest size the same statistic is also taken from each backend's
+ranks.csv (columns host~osu and mpi~osu): compare those with osu like for like. With `--mpi4py PYTHON` (a Python with mpi4py and numpy), scripts/mpi4py_bench.py
 times AllGather, AllToAll, Gather, Scatter and SendRecv through mpi4py on the same Open MPI, by
 collbench's protocol (barrier, slowest rank, median).
 

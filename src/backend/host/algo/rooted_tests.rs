@@ -82,3 +82,31 @@ fn a_subtree_cut_at_the_wrap_lands_on_its_blocks_in_group_order() {
     assert_eq!(before_wrap(1, 1, 4, 3), 1);
     assert_eq!(before_wrap(4, 3, 7, 0), 3);
 }
+
+#[test]
+fn a_binomial_root_lists_every_childs_parts_once_and_covers_all_but_its_block() {
+    let b = 3;
+    for n in 1..=9 {
+        for root in 0..n {
+            let count = messages_from_children(n, root);
+            let mut covered = vec![0u32; n * b];
+            let mut children = Vec::new();
+            for i in 0..count {
+                let (child, part) = from_child(n, root, b, i);
+                assert!(child > 0 && child < n, "n {n} root {root} message {i}");
+                children.push(child);
+                part.for_each(|byte| covered[byte] += 1);
+            }
+            // Smallest child first, a child's two parts one after the other.
+            assert!(
+                children.windows(2).all(|w| w[0] <= w[1]),
+                "n {n} root {root}"
+            );
+            for (byte, &c) in covered.iter().enumerate() {
+                let own = byte / b == root;
+                assert_eq!(c, u32::from(!own), "n {n} root {root} byte {byte}");
+            }
+            assert_eq!(from_child(n, root, b, count), (0, 0..0));
+        }
+    }
+}
