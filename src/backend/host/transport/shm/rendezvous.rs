@@ -163,15 +163,26 @@ impl ShmTransport {
 
     /// Marks channel `from → self` refused and prints the launch's one note about it.
     fn refuse(&mut self, from: usize, e: &std::io::Error) {
+        self.refuse_channel((from, self.rank), "read", e);
+    }
+
+    /// Marks channel `from → to` refused (this rank could not `verb` the other's memory, so
+    /// messages on it go through the slots) and prints the launch's one note about it.
+    pub(super) fn refuse_channel(
+        &self,
+        (from, to): (usize, usize),
+        verb: &str,
+        e: &std::io::Error,
+    ) {
         let sh = &self.shared;
-        sh.single_copy_refused(from, self.rank)
-            .store(1, Ordering::Relaxed);
+        sh.single_copy_refused(from, to).store(1, Ordering::Relaxed);
         if sh.fallback_noted().swap(1, Ordering::Relaxed) == 0 {
+            let other = if from == self.rank { to } else { from };
             eprintln!(
-                "collbench: note: rank {} cannot read rank {}'s memory ({e}); large messages \
+                "collbench: note: rank {} cannot {verb} rank {}'s memory ({e}); large messages \
                  go through the shared-memory slots instead (two copies instead of one, same \
                  results)",
-                self.names[self.rank], self.names[from]
+                self.names[self.rank], self.names[other]
             );
         }
     }

@@ -44,28 +44,43 @@ fn exchange(mut t: ShmTransport, rank: usize) -> Seen {
     (got, sum, t.single_copy_bytes())
 }
 
-/// Runs [`exchange`] on both ranks; `pid_of_rank0` replaces rank 0's advertised process id.
-fn run_pair(mode: CopyMode, pid_of_rank0: Option<u32>) -> ([Seen; 2], Shared) {
-    let shared = Shared::create(Layout::new(2, 1)).unwrap();
+/// Runs `body` on `n` ranks, each a thread with its own mapping of one segment and the
+/// transport in `mode` (rank 0 advertising `pid_of_rank0` where given); their results in rank
+/// order, and the segment.
+fn on_ranks<R: Send + 'static>(
+    n: usize,
+    mode: CopyMode,
+    pid_of_rank0: Option<u32>,
+    body: fn(ShmTransport, usize) -> R,
+) -> (Vec<R>, Shared) {
+    let shared = Shared::create(Layout::new(n, 1)).unwrap();
     let fd = shared.segment().fd();
-    let handles: Vec<_> = (0..2)
+    let handles: Vec<_> = (0..n)
         .map(|rank| {
             // SAFETY: dup of a descriptor this test owns; the thread's Shared takes the copy.
             let fd = unsafe { libc::dup(fd) };
             std::thread::spawn(move || {
-                let sh = Rc::new(Shared::attach(fd, Layout::new(2, 1)).unwrap());
-                let policy = WaitPolicy::for_load(2, 1);
-                let mut t = ShmTransport::new(sh, rank, policy)
-                    .with_stall_timeout(Duration::from_secs(20), vec![0, 1])
+                let sh = Rc::new(Shared::attach(fd, Layout::new(n, 1)).unwrap());
+                let mut t = ShmTransport::new(sh, rank, WaitPolicy::for_load(n, 1))
+                    .with_stall_timeout(Duration::from_secs(20), (0..n).collect())
                     .with_copy_mode(mode);
                 if let (0, Some(pid)) = (rank, pid_of_rank0) {
                     t = t.advertise_pid(pid);
                 }
-                exchange(t, rank)
+                body(t, rank)
             })
         })
         .collect();
-    let mut seen = handles.into_iter().map(|h| h.join().unwrap());
+    (
+        handles.into_iter().map(|h| h.join().unwrap()).collect(),
+        shared,
+    )
+}
+
+/// Runs [`exchange`] on both ranks; `pid_of_rank0` replaces rank 0's advertised process id.
+fn run_pair(mode: CopyMode, pid_of_rank0: Option<u32>) -> ([Seen; 2], Shared) {
+    let (seen, shared) = on_ranks(2, mode, pid_of_rank0, exchange);
+    let mut seen = seen.into_iter();
     ([seen.next().unwrap(), seen.next().unwrap()], shared)
 }
 
@@ -124,45 +139,34 @@ fn a_refused_read_falls_back_to_staged_copies() {
 /// Four ranks, each sending a different message to every other at once and receiving all of
 /// theirs (`exchange_all`); the bytes each rank got, in order of sender.
 fn all_to_all_at_once(mode: CopyMode) -> Vec<Vec<u8>> {
+    on_ranks(4, mode, None, send_to_all_at_once).0
+}
+
+fn send_to_all_at_once(mut t: ShmTransport, rank: usize) -> Vec<u8> {
     const N: usize = 4;
-    let shared = Shared::create(Layout::new(N, 1)).unwrap();
-    let fd = shared.segment().fd();
-    let handles: Vec<_> = (0..N)
-        .map(|rank| {
-            // SAFETY: dup of a descriptor this test owns; the thread's Shared takes the copy.
-            let fd = unsafe { libc::dup(fd) };
-            std::thread::spawn(move || {
-                let sh = Rc::new(Shared::attach(fd, Layout::new(N, 1)).unwrap());
-                let mut t = ShmTransport::new(sh, rank, WaitPolicy::for_load(N, 1))
-                    .with_stall_timeout(Duration::from_secs(20), (0..N).collect())
-                    .with_copy_mode(mode);
-                let input: Vec<u8> = (0..N).flat_map(|to| pattern(rank, to as u32)).collect();
-                let mut output = vec![0u8; N * LEN];
-                // Peers in a different order on each side, so no rank's lists pair up.
-                let send_at = |i: usize| {
-                    let to = (rank + 1 + i) % N;
-                    (to, to * LEN..(to + 1) * LEN)
-                };
-                let recv_at = |i: usize| {
-                    let from = (rank + N - 1 - i) % N;
-                    (from, from * LEN..(from + 1) * LEN)
-                };
-                let sends = Many {
-                    count: N - 1,
-                    at: &send_at,
-                    buf: &input[..],
-                };
-                let recvs = Many {
-                    count: N - 1,
-                    at: &recv_at,
-                    buf: &mut output[..],
-                };
-                t.exchange_all(sends, recvs).unwrap();
-                output
-            })
-        })
-        .collect();
-    handles.into_iter().map(|h| h.join().unwrap()).collect()
+    let input: Vec<u8> = (0..N).flat_map(|to| pattern(rank, to as u32)).collect();
+    let mut output = vec![0u8; N * LEN];
+    // Peers in a different order on each side, so no rank's lists pair up.
+    let send_at = |i: usize| {
+        let to = (rank + 1 + i) % N;
+        (to, to * LEN..(to + 1) * LEN)
+    };
+    let recv_at = |i: usize| {
+        let from = (rank + N - 1 - i) % N;
+        (from, from * LEN..(from + 1) * LEN)
+    };
+    let sends = Many {
+        count: N - 1,
+        at: &send_at,
+        buf: &input[..],
+    };
+    let recvs = Many {
+        count: N - 1,
+        at: &recv_at,
+        buf: &mut output[..],
+    };
+    t.exchange_all(sends, recvs).unwrap();
+    output
 }
 
 #[test]
@@ -185,39 +189,25 @@ fn every_message_in_flight_at_once_arrives_exactly() {
 /// (`recv_written_while`), twice, with its own work in between; `pid_of_rank0` replaces the
 /// process id its offers name. What rank 0 got each time, and its single-copy byte count.
 fn gather_written(mode: CopyMode, pid_of_rank0: Option<u32>) -> (Vec<Vec<u8>>, u64, Shared) {
-    const N: usize = 3;
-    let shared = Shared::create(Layout::new(N, 1)).unwrap();
-    let fd = shared.segment().fd();
-    let handles: Vec<_> = (0..N)
-        .map(|rank| {
-            // SAFETY: dup of a descriptor this test owns; the thread's Shared takes the copy.
-            let fd = unsafe { libc::dup(fd) };
-            std::thread::spawn(move || {
-                let sh = Rc::new(Shared::attach(fd, Layout::new(N, 1)).unwrap());
-                let mut t = ShmTransport::new(sh, rank, WaitPolicy::for_load(N, 1))
-                    .with_stall_timeout(Duration::from_secs(20), (0..N).collect())
-                    .with_copy_mode(mode);
-                if let (0, Some(pid)) = (rank, pid_of_rank0) {
-                    t = t.advertise_pid(pid);
-                }
-                let rounds = (0..2u32).map(|round| match rank {
-                    0 => receive_written(&mut t, round),
-                    _ => {
-                        for part in 0..2 {
-                            let salt = round * 10 + part;
-                            t.send_written(0, &pattern(rank, salt)).unwrap();
-                        }
-                        Vec::new()
-                    }
-                });
-                let got: Vec<Vec<u8>> = rounds.collect();
-                (got, t.single_copy_bytes())
-            })
-        })
-        .collect();
-    let mut all = handles.into_iter().map(|h| h.join().unwrap());
-    let (got, bytes) = all.next().unwrap();
+    let (mut all, shared) = on_ranks(3, mode, pid_of_rank0, written_rounds);
+    let (got, bytes) = all.swap_remove(0);
     (got, bytes, shared)
+}
+
+/// Both rounds of [`gather_written`] on one rank.
+fn written_rounds(mut t: ShmTransport, rank: usize) -> (Vec<Vec<u8>>, u64) {
+    let rounds = (0..2u32).map(|round| match rank {
+        0 => receive_written(&mut t, round),
+        _ => {
+            for part in 0..2 {
+                let salt = round * 10 + part;
+                t.send_written(0, &pattern(rank, salt)).unwrap();
+            }
+            Vec::new()
+        }
+    });
+    let got: Vec<Vec<u8>> = rounds.collect();
+    (got, t.single_copy_bytes())
 }
 
 /// Rank 0's side of [`gather_written`]: message `part` of rank `from` lands in block

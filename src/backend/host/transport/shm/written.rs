@@ -167,19 +167,9 @@ impl ShmTransport {
         }
     }
 
-    /// Marks channel `self → to` refused after a failed write and prints the launch's one note.
+    /// Marks channel `self → to` refused after a failed write (and notes it once per launch).
     fn refuse_write(&mut self, to: usize, e: &std::io::Error) -> u64 {
-        let sh = &self.shared;
-        sh.single_copy_refused(self.rank, to)
-            .store(1, Ordering::Relaxed);
-        if sh.fallback_noted().swap(1, Ordering::Relaxed) == 0 {
-            eprintln!(
-                "collbench: note: rank {} cannot write rank {}'s memory ({e}); large messages \
-                 go through the shared-memory slots instead (two copies instead of one, same \
-                 results)",
-                self.names[self.rank], self.names[to]
-            );
-        }
+        self.refuse_channel((self.rank, to), "write", e);
         STAGED
     }
 }
