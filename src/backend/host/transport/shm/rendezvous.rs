@@ -53,16 +53,23 @@ impl ShmTransport {
     /// a message (`copied`: the receiver copies it as it is) and the receiver has not refused
     /// single-copy reads.
     pub(super) fn outbound(&self, to: usize, len: usize, copied: bool) -> Outbound {
-        let wanted = match self.mode {
-            CopyMode::Staged => false,
-            CopyMode::Auto => copied && len >= AUTO_MIN_BYTES,
-            CopyMode::Single => len > 0,
-        };
+        let wanted = self.single_copy_wanted(len, copied);
         let refused = self.shared.single_copy_refused(self.rank, to);
         if wanted && refused.load(Ordering::Relaxed) == 0 {
             Outbound::Offer
         } else {
             Outbound::Staged(Cursor::new(len))
+        }
+    }
+
+    /// Whether the mode moves a message of `len` bytes single-copy (read by the receiver, or
+    /// written by the sender), before asking whether the channel refuses it; `copied`: the
+    /// receiver copies it as it is. Both ends of a message decide alike from these alone.
+    pub(super) fn single_copy_wanted(&self, len: usize, copied: bool) -> bool {
+        match self.mode {
+            CopyMode::Staged => false,
+            CopyMode::Auto => copied && len >= AUTO_MIN_BYTES,
+            CopyMode::Single => len > 0,
         }
     }
 

@@ -18,9 +18,7 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 
 use super::ShmTransport;
-use crate::backend::host::transport::single_copy::{
-    write_remote, CopyMode, Descriptor, AUTO_MIN_BYTES,
-};
+use crate::backend::host::transport::single_copy::{write_remote, Descriptor};
 use crate::backend::host::transport::{Combine, Many};
 use crate::backend::host::wait::notify;
 use crate::error::{Error, Result};
@@ -40,15 +38,6 @@ const WRITTEN: u64 = 1;
 const STAGED: u64 = 2;
 
 impl ShmTransport {
-    /// Whether a message of `len` bytes is written by its sender (both ends decide alike).
-    fn written(&self, len: usize) -> bool {
-        match self.mode {
-            CopyMode::Staged => false,
-            CopyMode::Auto => len >= AUTO_MIN_BYTES,
-            CopyMode::Single => len > 0,
-        }
-    }
-
     /// `recv_written_while` over shared memory: every offer first, then `meanwhile`, then each
     /// message in turn.
     pub(super) fn recv_written_shm(
@@ -60,25 +49,34 @@ impl ShmTransport {
         let base = buf.as_mut_ptr() as usize;
         let mut offers = std::mem::take(&mut self.offers);
         offers.clear();
-        let mut res = Ok(());
+        let res = self
+            .offer_all((count, at), base, &mut offers)
+            .and_then(|()| {
+                meanwhile(buf);
+                self.collect(buf, &offers)
+            });
+        self.offers = offers;
+        res
+    }
+
+    /// Lists the `count` messages `at` names in `offers`, offering a place at `base` + its
+    /// range to each sender whose message goes single-copy.
+    fn offer_all(
+        &mut self,
+        (count, at): (usize, &dyn Fn(usize) -> (usize, Range<usize>)),
+        base: usize,
+        offers: &mut Vec<Offer>,
+    ) -> Result<()> {
         for i in 0..count {
             let (from, r) = at(i);
             let mut seq = None;
-            if self.written(r.len()) {
-                res = self.wait_until(Some(from), || self.can_send(from));
-                if res.is_err() {
-                    break;
-                }
+            if self.single_copy_wanted(r.len(), true) {
+                self.wait_until(Some(from), || self.can_send(from))?;
                 seq = Some(self.offer(from, base + r.start, r.len()));
             }
             offers.push((from, r, seq));
         }
-        if res.is_ok() {
-            meanwhile(buf);
-            res = self.collect(buf, &offers);
-        }
-        self.offers = offers;
-        res
+        Ok(())
     }
 
     /// Offers `len` bytes at `addr` of this process to `from`; the offer's sequence number.
@@ -126,7 +124,7 @@ impl ShmTransport {
     /// `send_written` over shared memory: takes the receiver's offer and writes the bytes where it
     /// says, or sends them through the slots.
     pub(super) fn send_written_shm(&mut self, to: usize, data: &[u8]) -> Result<()> {
-        if !self.written(data.len()) {
+        if !self.single_copy_wanted(data.len(), true) {
             return self.exchange(Some((to, data)), None, true);
         }
         self.wait_until(Some(to), || self.can_recv(to))?;
