@@ -120,47 +120,49 @@ pub fn allow_peer_reads() {
 
 /// Reads `dst.len()` bytes at `addr` in process `pid` into `dst`.
 pub fn read_remote(pid: u32, addr: usize, dst: &mut [u8]) -> io::Result<()> {
-    let mut done = 0;
-    while done < dst.len() {
-        let local = libc::iovec {
-            iov_base: dst[done..].as_mut_ptr() as *mut libc::c_void,
-            iov_len: dst.len() - done,
-        };
-        let remote = libc::iovec {
-            iov_base: (addr + done) as *mut libc::c_void,
-            iov_len: dst.len() - done,
-        };
+    let base = dst.as_mut_ptr();
+    move_all(dst.len(), io::ErrorKind::UnexpectedEof, |done, len| {
+        let local = iovec(base as usize + done, len);
+        let remote = iovec(addr + done, len);
         // SAFETY: `local` covers the unread rest of `dst`, which we borrow mutably; the kernel
         // checks `remote` against the other process's mappings and fails with EFAULT outside them.
-        let n = unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
-        match n {
-            n if n > 0 => done += n as usize,
-            0 => return Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
-            _ => return Err(io::Error::last_os_error()),
-        }
-    }
-    Ok(())
+        unsafe { libc::process_vm_readv(pid as libc::pid_t, &local, 1, &remote, 1, 0) }
+    })
 }
 
 /// Writes `src` at `addr` in process `pid` (the receiver's own buffer, which it offered).
 pub fn write_remote(pid: u32, addr: usize, src: &[u8]) -> io::Result<()> {
-    let mut done = 0;
-    while done < src.len() {
-        let local = libc::iovec {
-            iov_base: src[done..].as_ptr() as *mut libc::c_void,
-            iov_len: src.len() - done,
-        };
-        let remote = libc::iovec {
-            iov_base: (addr + done) as *mut libc::c_void,
-            iov_len: src.len() - done,
-        };
+    let base = src.as_ptr();
+    move_all(src.len(), io::ErrorKind::WriteZero, |done, len| {
+        let local = iovec(base as usize + done, len);
+        let remote = iovec(addr + done, len);
         // SAFETY: `local` covers the unwritten rest of `src`, which the kernel only reads; it
         // checks `remote` against the other process's mappings and fails with EFAULT outside
         // them. The receiver offered exactly this range and does not touch it until we are done.
-        let n = unsafe { libc::process_vm_writev(pid as libc::pid_t, &local, 1, &remote, 1, 0) };
-        match n {
+        unsafe { libc::process_vm_writev(pid as libc::pid_t, &local, 1, &remote, 1, 0) }
+    })
+}
+
+/// One iovec of `len` bytes at `addr`.
+fn iovec(addr: usize, len: usize) -> libc::iovec {
+    libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: len,
+    }
+}
+
+/// Calls `step(done, rest)` until `len` bytes have moved: the kernel may move fewer than asked
+/// per call (a partial transfer); 0 bytes moved is `none_moved`, a negative result the OS error.
+fn move_all(
+    len: usize,
+    none_moved: io::ErrorKind,
+    mut step: impl FnMut(usize, usize) -> isize,
+) -> io::Result<()> {
+    let mut done = 0;
+    while done < len {
+        match step(done, len - done) {
             n if n > 0 => done += n as usize,
-            0 => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+            0 => return Err(io::Error::from(none_moved)),
             _ => return Err(io::Error::last_os_error()),
         }
     }
