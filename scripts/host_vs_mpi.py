@@ -16,6 +16,11 @@ ranks.csv (columns host~osu and mpi~osu): compare those with osu like for like. 
 times AllGather, AllToAll, Gather, Scatter and SendRecv through mpi4py on the same Open MPI, by
 collbench's protocol (barrier, slowest rank, median).
 
+For the large size each launch also measures the copy bound: examples/memcpy.rs copying on
+min(ranks, cores) cores at once gives each core's rate, and a call that must copy COPIED(p) x S
+bytes in all over those cores cannot reach a busbw above cores x rate / COPIED(p) x the op's bus
+factor (column `bound`; none for the reductions, whose arithmetic is not a copy).
+
 Prints per op and world the median over launches of each backend's median time (small) and
 busbw (large), and the ratio taken launch pair by launch pair, with its range; a ratio of 1 or
 more means the host backend at least matches MPI.
@@ -36,6 +41,10 @@ OSU = {"allreduce": ("osu_allreduce", False), "allgather": ("osu_allgather", Tru
        "reduce": ("osu_reduce", False), "alltoall": ("osu_alltoall", True),
        "gather": ("osu_gather", True), "scatter": ("osu_scatter", True)}
 MPI4PY_OPS = ("allgather", "alltoall", "gather", "scatter", "sendrecv")
+# Bytes a call must copy in all, per byte of S, out of place, where every byte of a rank's
+# output is one copy (no reduction): what the copy bound below divides among the cores.
+COPIED = {"allgather": lambda p: p, "alltoall": lambda p: p, "sendrecv": lambda p: p,
+          "broadcast": lambda p: p, "gather": lambda p: 1, "scatter": lambda p: 1}
 BUS = {"allreduce": lambda p: 2 * (p - 1) / p, "broadcast": lambda p: 1.0,
        "reduce": lambda p: 1.0, "sendrecv": lambda p: 1.0}
 
@@ -120,6 +129,25 @@ def mpi4py(args, op, ranks, size, metric):
     return moved / (median_us * 1e3) * BUS.get(op, lambda p: (p - 1) / p)(ranks)
 
 
+def copy_rate(size, threads):
+    """Each core's copy rate (GB/s) while `threads` cores copy `size` bytes at once, on the
+    buffers the collectives use (examples/memcpy.rs)."""
+    exe = os.path.join(ROOT, "target", "release", "examples", "memcpy")
+    done = subprocess.run([exe, size, "20", str(threads)], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"memcpy failed ({done.returncode}): {done.stderr.strip()}")
+    return float(done.stdout.strip().splitlines()[-1].split("=")[1])
+
+
+def copy_bound(op, ranks, rate):
+    """The busbw (GB/s) a call of `op` cannot exceed when min(ranks, cores) cores each copy at
+    `rate`: t >= COPIED(p) x S / (cores x rate), busbw = S / t x the op's bus factor."""
+    if op not in COPIED:
+        return None
+    cores = min(ranks, os.cpu_count() or 1)
+    return cores * rate / COPIED[op](ranks) * BUS.get(op, lambda p: (p - 1) / p)(ranks)
+
+
 CLASSES = (("small", ["-b", "8", "-e", "16", "-f", "2"], "time_us_median"),
            ("mid", "mid", "busbw_gbps"), ("large", "large", "busbw_gbps"))
 
@@ -133,6 +161,8 @@ def one_repetition(i, args, tmp, res):
                 size = getattr(args, sizes)
                 sizes = ["-b", size, "-e", size]
             order = ("host", "mpi") if i % 2 == 0 else ("mpi", "host")
+            rate = (copy_rate(args.large, min(ranks, os.cpu_count() or 1))
+                    if name == "large" else None)
             got, stat = {}, {}
             for backend in order:
                 out = os.path.join(tmp, f"{backend}-{ranks}-{name}-{i}")
@@ -146,8 +176,9 @@ def one_repetition(i, args, tmp, res):
                     py = (mpi4py(args, op, ranks, size, metric)
                           if args.mpi4py and op in MPI4PY_OPS else None)
                     stats = (stat["host"][op][1], stat["mpi"][op][1]["auto"])
+                    bound = copy_bound(op, ranks, rate) if rate else None
                     res.setdefault((name, ranks, op), []).append(
-                        (size, host, mpi, peer, py, stats))
+                        (size, host, mpi, peer, py, stats, bound))
 
 
 def better(name):
@@ -161,7 +192,7 @@ def row(name, launches):
     med = {a: statistics.median(launch[1][a] for launch in launches) for a in algos}
     algo = better(name)(med, key=med.get)
     pairs = [(h[algo], m, m / h[algo] if name == "small" else h[algo] / m, o, py,
-              stats[0][algo], stats[1]) for _, h, m, o, py, stats in launches]
+              stats[0][algo], stats[1], bound) for _, h, m, o, py, stats, bound in launches]
     return algo, pairs
 
 
@@ -186,7 +217,11 @@ def report(res, args, seconds):
         if rank_mean:
             print("# host~osu, mpi~osu: OSU's own statistic from each backend's ranks.csv, the mean"
                   " over ranks of each rank's mean time (us), to compare with osu like for like")
+        if name == "large":
+            print("# bound: the copy bound, min(ranks, cores) cores each copying at the rate "
+                  "examples/memcpy.rs measures with that many copying at once (- for reductions)")
         extra = f"{'host~osu':>22s}{'mpi~osu':>22s}" if rank_mean else ""
+        extra += f"{'bound':>22s}" if name == "large" else ""
         print(f"{'ranks':>5s} {'op':13s} {'bytes':>9s} {'host algo':18s} "
               f"{'host':>21s} {'mpi (auto)':>21s} {'ratio':>21s}{'osu':>22s}{'mpi4py':>22s}{extra}")
         for (n, ranks, op), launches in sorted(res.items()):
@@ -194,7 +229,7 @@ def report(res, args, seconds):
                 continue
             algo, pairs = row(name, launches)
             cols = [spread([p[k] for p in pairs]) for k in range(3)]
-            for k in (3, 4):
+            for k in (3, 4) + ((7,) if name == "large" else ()):
                 peer = [p[k] for p in pairs if p[k] is not None]
                 cols.append(spread(peer) if peer else f"{'-':>21s}")
             if rank_mean:
@@ -221,8 +256,8 @@ def main():
         ap.error(f"--classes {','.join(args.classes)}: give some of small,mid,large")
     if args.launches < 1:
         ap.error(f"--launches {args.launches}: give 1 or more (5 or more for numbers to keep)")
-    subprocess.run(["cargo", "build", "--release", "-q", "--features", "mpi", "--bin", "collbench"],
-                   check=True, cwd=ROOT)
+    subprocess.run(["cargo", "build", "--release", "-q", "--features", "mpi", "--bin", "collbench",
+                    "--example", "memcpy"], check=True, cwd=ROOT)
     tmp = tempfile.mkdtemp(prefix="collbench-host-vs-mpi-")
     res = {}
     start = time.monotonic()

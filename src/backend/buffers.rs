@@ -105,12 +105,21 @@ fn grow(v: &mut Vec<u64>, bytes: usize) {
     if v.len() < words {
         // Freed first, so that old and new are never held together.
         *v = Vec::new();
-        v.reserve_exact(words);
-        if bytes >= HUGE_PAGES_FROM {
-            advise_huge_pages(v.as_mut_ptr().cast(), v.capacity() * 8);
-        }
-        v.resize(words, 0);
+        *v = advised(bytes);
     }
+}
+
+/// A zeroed buffer of at least `bytes` bytes, advised to use transparent huge pages before
+/// its first touch when it is large (see [`grow`]); also the buffers of `examples/memcpy.rs`,
+/// so that its copy rate is measured on the pages the collectives use.
+pub fn advised(bytes: usize) -> Vec<u64> {
+    let words = bytes.div_ceil(8);
+    let mut v: Vec<u64> = Vec::with_capacity(words);
+    if bytes >= HUGE_PAGES_FROM {
+        advise_huge_pages(v.as_mut_ptr().cast(), v.capacity() * 8);
+    }
+    v.resize(words, 0);
+    v
 }
 
 /// `madvise(MADV_HUGEPAGE)` over the 2 MiB-aligned part of `len` bytes at `start`. Advice
