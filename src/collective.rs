@@ -224,7 +224,7 @@ impl Op {
             Op::ReduceScatter => &[Auto, RecursiveDoubling, RecursiveHalving],
             Op::Broadcast => &[Auto, Tree],
             Op::Reduce => &[Auto, Tree, Rabenseifner],
-            Op::AllToAll => &[Auto, Pairwise, Bruck],
+            Op::AllToAll => &[Auto, Pairwise, Bruck, Linear],
             Op::SendRecv => &[Auto],
             Op::Gather | Op::Scatter => &[Auto, Linear, Binomial],
         }
@@ -297,7 +297,7 @@ impl Op {
             Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling],
             Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
             Op::Broadcast | Op::Reduce => &[Algo::Tree],
-            Op::AllToAll => &[Algo::Pairwise, Algo::Bruck],
+            Op::AllToAll => &[Algo::Pairwise, Algo::Bruck, Algo::Linear],
             Op::SendRecv => &[Algo::Direct],
             Op::Gather | Op::Scatter => &[Algo::Binomial, Algo::Linear],
         }

@@ -29,7 +29,7 @@ fn algos(op: &str) -> &'static [&'static str] {
         "allreduce" => &["ring", "tree"],
         "allgather" | "reducescatter" => &["ring"],
         "broadcast" | "reduce" => &["tree"],
-        "alltoall" => &["pairwise", "bruck"],
+        "alltoall" => &["pairwise", "bruck", "linear"],
         "sendrecv" => &["direct"],
         "gather" | "scatter" => &["binomial", "linear"],
         other => panic!("unknown op {other}"),

@@ -195,10 +195,11 @@ fn a_forced_algorithm_is_set_for_open_mpi_and_recorded() {
     assert_eq!(env["OMPI_MCA_coll_tuned_allgather_algorithm"], "4");
 }
 
-/// Open MPI's other `coll_tuned` variants, forced one per launch at 4 ranks (a power of two, so
-/// none falls back to another algorithm), Bruck's AllToAll also at 3 and 5 (Open MPI's modified
-/// Bruck runs at any p): exact, and the number set is recorded. In place, Open MPI's AllToAll
-/// algorithms all run its basic in-place exchange instead (coll_base_alltoall.c).
+/// Open MPI's other `coll_tuned` variants (the linear AllToAll among them), forced one per
+/// launch at 4 ranks (a power of two, so none falls back to another algorithm), Bruck's AllToAll
+/// also at 3 and 5 (Open MPI's modified Bruck runs at any p): exact, and the number set is
+/// recorded. In place, Open MPI's AllToAll algorithms all run its basic in-place exchange
+/// instead (coll_base_alltoall.c).
 #[test]
 fn rabenseifner_bruck_neighbor_exchange_and_recursive_halving_are_exact() {
     if !common::mpirun::have_mpirun() {
@@ -211,6 +212,7 @@ fn rabenseifner_bruck_neighbor_exchange_and_recursive_halving_are_exact() {
         ("rabenseifner", "allreduce,reduce", &[("allreduce", "6"), ("reduce", "7")][..], 4, "4"),
         ("bruck", "allgather,alltoall", bruck, 4, "4"),
         ("bruck", "alltoall", &bruck[1..], 5, "3,5"),
+        ("linear", "alltoall", &[("alltoall", "1")], 4, "4"),
         ("neighbor-exchange", "allgather", &[("allgather", "5")], 4, "4"),
         ("recursive-halving", "reducescatter", &[("reduce_scatter_block", "3")], 4, "4"),
     ];

@@ -92,7 +92,10 @@ fn alltoall_follows_nccl_tests() {
     assert_eq!((s.bytes, s.count, s.count_per_rank), (96, 24, 8));
     assert_eq!((s.in_bytes, s.out_bytes), (96, 96));
     assert_eq!(s.call_count(Op::AllToAll), 8);
-    assert_eq!(Op::AllToAll.host_algos(), &[Algo::Pairwise, Algo::Bruck]);
+    assert_eq!(
+        Op::AllToAll.host_algos(),
+        &[Algo::Pairwise, Algo::Bruck, Algo::Linear]
+    );
     assert!(!Op::AllToAll.reduces());
     // NCCL runs it as grouped ncclSend/ncclRecv: no algorithm to force, no in-place form.
     assert_eq!(Op::AllToAll.nccl_algos(), &[Algo::Auto]);

@@ -293,7 +293,10 @@ impl Form {
             (Form::Direct, Op::SendRecv) => Some(vec![1.0, kb]),
             // The root sends (receives) every block but its own: p-1 messages, or ceil(log2 p)
             // subtrees of the binomial tree (Thakur, Rabenseifner & Gropp 2005, section 4.3).
-            (Form::Linear, Op::Gather | Op::Scatter) => Some(vec![pf - 1.0, (pf - 1.0) / pf * kb]),
+            // A linear AllToAll has every rank send and receive p-1 blocks, all at once.
+            (Form::Linear, Op::AllToAll | Op::Gather | Op::Scatter) => {
+                Some(vec![pf - 1.0, (pf - 1.0) / pf * kb])
+            }
             (Form::Binomial, Op::Gather | Op::Scatter) => {
                 Some(vec![ceil_log2(p), (pf - 1.0) / pf * kb])
             }

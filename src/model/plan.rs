@@ -167,7 +167,9 @@ impl Point {
                 (self.world / 2) * (s.bytes / self.world.max(1))
             }
             // In place, the input is first copied to scratch (`Buffers::separate`).
-            (Op::AllToAll, Algo::Pairwise) | (Op::SendRecv, Algo::Direct) if self.in_place => {
+            (Op::AllToAll, Algo::Pairwise | Algo::Linear) | (Op::SendRecv, Algo::Direct)
+                if self.in_place =>
+            {
                 s.bytes
             }
             _ => 0,

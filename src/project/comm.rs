@@ -296,7 +296,7 @@ fn algos_of(op: Op) -> &'static [Algo] {
     match op {
         Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling, Algo::Auto],
         Op::AllGather | Op::ReduceScatter | Op::Broadcast | Op::Reduce => &[Algo::Ring, Algo::Auto],
-        Op::AllToAll => &[Algo::Pairwise, Algo::Auto],
+        Op::AllToAll => &[Algo::Pairwise, Algo::Linear, Algo::Auto],
         Op::SendRecv => &[Algo::Direct, Algo::Auto],
         Op::Gather | Op::Scatter => &[Algo::Binomial, Algo::Linear, Algo::Auto],
     }

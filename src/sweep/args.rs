@@ -23,7 +23,7 @@ pub struct SweepArgs {
     /// alltoall, sendrecv, gather, scatter.
     #[arg(long, default_value = "allreduce,allgather,reducescatter")]
     pub op: String,
-    /// Algorithms, comma separated: ring, tree, recursive-doubling, pairwise and bruck
+    /// Algorithms, comma separated: ring, tree, recursive-doubling, pairwise, bruck and linear
     /// (alltoall), direct (sendrecv), binomial and linear (gather, scatter); with
     /// --backend mpi also auto (the library's own choice), recursive-halving, rabenseifner, bruck
     /// and neighbor-exchange; with --backend nccl auto, ring, tree, nvls and collnet. Ops without

@@ -80,6 +80,9 @@ fn dispatch<T: Transport>(
         (Op::AllToAll, Algo::Pairwise) => {
             algo::pairwise::alltoall(t, g, bufs, shape.count_per_rank, e, scratch)
         }
+        (Op::AllToAll, Algo::Linear) => {
+            algo::pairwise::alltoall_linear(t, g, bufs, shape.count_per_rank, e, scratch)
+        }
         (Op::AllToAll, Algo::Bruck) => {
             algo::bruck::alltoall(t, g, bufs, shape.count_per_rank, e, scratch)
         }

@@ -40,6 +40,7 @@ pub(super) fn tuned(op: Op, algo: Algo) -> Option<(&'static str, u32)> {
         (Op::Broadcast, Algo::Tree) => 5,
         (Op::Reduce, Algo::Tree) => 4,
         (Op::Reduce, Algo::Rabenseifner) => 7,
+        (Op::AllToAll, Algo::Linear) => 1,
         (Op::AllToAll, Algo::Pairwise) => 2,
         (Op::AllToAll, Algo::Bruck) => 3,
         // basic_linear and binomial, rooted anywhere.
@@ -132,6 +133,7 @@ mod tests {
         assert_eq!(n(Op::AllGather, Algo::NeighborExchange), Some(5));
         assert_eq!(n(Op::ReduceScatter, Algo::RecursiveHalving), Some(3));
         assert_eq!(n(Op::Reduce, Algo::Rabenseifner), Some(7));
+        assert_eq!(n(Op::AllToAll, Algo::Linear), Some(1));
         assert_eq!(n(Op::AllToAll, Algo::Pairwise), Some(2));
         assert_eq!(n(Op::AllToAll, Algo::Bruck), Some(3));
         assert_eq!(n(Op::ReduceScatter, Algo::Ring), None);

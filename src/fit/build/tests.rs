@@ -117,6 +117,7 @@ fn single_level_forms_recover_their_parameters() {
         (Op::Broadcast, Algo::Tree),
         (Op::AllToAll, Algo::Pairwise),
         (Op::AllToAll, Algo::Bruck),
+        (Op::AllToAll, Algo::Linear),
     ] {
         let exact = recovered(op, algo, &truth, &SINGLE, 0.0, 0.0);
         assert_close(&exact, &truth, 1e-9);

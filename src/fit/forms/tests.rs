@@ -96,6 +96,9 @@ fn names_round_trip_and_parameters_match_coefficients() {
         .coefficients(Op::AllToAll, 8, 1, 1e6)
         .unwrap();
     assert_eq!(c, vec![7.0, 875.0]);
+    // The linear AllToAll sends the same p-1 blocks, all at once.
+    let lin = Form::Linear.coefficients(Op::AllToAll, 8, 1, 1e6);
+    assert_eq!(lin, Some(vec![7.0, 875.0]));
     // SendRecv: one message of S whatever p.
     let c = Form::Direct.coefficients(Op::SendRecv, 8, 1, 1e6).unwrap();
     assert_eq!(c, vec![1.0, 1000.0]);

@@ -5,7 +5,7 @@
 //! Gropp 2005, section 4.4). SendRecv is the one-step case every rank of a ring takes at once.
 
 use super::{Buffers, Elements, Group};
-use crate::backend::host::transport::{Combine, Transport};
+use crate::backend::host::transport::{Combine, Many, Transport};
 use crate::error::Result;
 
 /// Pairwise AllToAll of `count_per_rank` elements per block. In place, the input is first
@@ -51,4 +51,43 @@ pub fn sendrecv<T: Transport>(
     }
     let (next, prev) = (g.peer(g.me as isize + 1), g.peer(g.me as isize - 1));
     t.send_recv_copy(Some((next, input)), Some((prev, output, Combine::Copy)))
+}
+
+/// Linear AllToAll (Open MPI's `linear`, coll_tuned alltoall 1): every block offered to its
+/// peer at once and each peer's block taken as soon as it is there
+/// ([`Transport::exchange_all`]), so no rank waits for one partner per step; on a transport
+/// that moves one pair at a time, message i goes to r+1+i while the one from r-1-i comes in:
+/// the pairwise schedule. In place, the input is first copied to `scratch`.
+pub fn alltoall_linear<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    bufs: Buffers<'_>,
+    count_per_rank: usize,
+    e: Elements,
+    scratch: &mut Vec<u8>,
+) -> Result<()> {
+    let (input, output) = bufs.separate(scratch);
+    let (n, me) = (g.size(), g.me);
+    let b = count_per_rank * e.dtype.size();
+    let blk = |j: usize| j * b..(j + 1) * b;
+    output[blk(me)].copy_from_slice(&input[blk(me)]);
+    let to = |i: usize| {
+        let j = (me + 1 + i) % n;
+        (g.members[j], blk(j))
+    };
+    let from = |i: usize| {
+        let j = (me + n - 1 - i) % n;
+        (g.members[j], blk(j))
+    };
+    let sends = Many {
+        count: n - 1,
+        at: &to,
+        buf: input,
+    };
+    let recvs = Many {
+        count: n - 1,
+        at: &from,
+        buf: output,
+    };
+    t.exchange_all(sends, recvs)
 }
