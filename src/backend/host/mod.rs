@@ -77,11 +77,9 @@ fn dispatch<T: Transport>(
             algo::rooted::scatter(t, g, bufs, rooted(call), scratch)
         }
         (Op::SendRecv, Algo::Direct) => algo::pairwise::sendrecv(t, g, bufs, scratch),
-        (Op::AllToAll, Algo::Pairwise) => {
-            algo::pairwise::alltoall(t, g, bufs, shape.count_per_rank, e, scratch)
-        }
-        (Op::AllToAll, Algo::Linear) => {
-            algo::pairwise::alltoall_linear(t, g, bufs, shape.count_per_rank, e, scratch)
+        (Op::AllToAll, Algo::Pairwise | Algo::Linear) => {
+            let linear = call.algo == Algo::Linear;
+            algo::pairwise::alltoall(t, g, bufs, (shape.count_per_rank, e), scratch, linear)
         }
         (Op::AllToAll, Algo::Bruck) => {
             algo::bruck::alltoall(t, g, bufs, shape.count_per_rank, e, scratch)
