@@ -49,6 +49,16 @@ BUS = {"allreduce": lambda p: 2 * (p - 1) / p, "broadcast": lambda p: 1.0,
        "reduce": lambda p: 1.0, "sendrecv": lambda p: 1.0}
 
 
+def bus(op, ranks):
+    """nccl-tests' bus factor of `op` at `ranks` ((p-1)/p unless BUS says otherwise)."""
+    return BUS.get(op, lambda p: (p - 1) / p)(ranks)
+
+
+def copiers(ranks):
+    """How many ranks copy at the same time: one per core at most."""
+    return min(ranks, os.cpu_count() or 1)
+
+
 def mpirun(ranks):
     root = ["--allow-run-as-root"] if os.geteuid() == 0 else []
     return ["mpirun", "-np", str(ranks), "--oversubscribe"] + root
@@ -111,8 +121,7 @@ def osu(args, op, ranks, size, metric):
     avg_us = float(rows[-1][1])
     if metric == "time_us_median":
         return avg_us
-    factor = BUS.get(op, lambda p: (p - 1) / p)(ranks)
-    return size / (avg_us * 1e3) * factor
+    return size / (avg_us * 1e3) * bus(op, ranks)
 
 
 def mpi4py(args, op, ranks, size, metric):
@@ -126,7 +135,7 @@ def mpi4py(args, op, ranks, size, metric):
     moved, median_us = int(done.stdout.split()[2]), float(done.stdout.split()[3])
     if metric == "time_us_median":
         return median_us
-    return moved / (median_us * 1e3) * BUS.get(op, lambda p: (p - 1) / p)(ranks)
+    return moved / (median_us * 1e3) * bus(op, ranks)
 
 
 def copy_rate(size, threads):
@@ -144,8 +153,7 @@ def copy_bound(op, ranks, rate):
     `rate`: t >= COPIED(p) x S / (cores x rate), busbw = S / t x the op's bus factor."""
     if op not in COPIED:
         return None
-    cores = min(ranks, os.cpu_count() or 1)
-    return cores * rate / COPIED[op](ranks) * BUS.get(op, lambda p: (p - 1) / p)(ranks)
+    return copiers(ranks) * rate / COPIED[op](ranks) * bus(op, ranks)
 
 
 CLASSES = (("small", ["-b", "8", "-e", "16", "-f", "2"], "time_us_median"),
@@ -161,8 +169,7 @@ def one_repetition(i, args, tmp, res):
                 size = getattr(args, sizes)
                 sizes = ["-b", size, "-e", size]
             order = ("host", "mpi") if i % 2 == 0 else ("mpi", "host")
-            rate = (copy_rate(args.large, min(ranks, os.cpu_count() or 1))
-                    if name == "large" else None)
+            rate = copy_rate(args.large, copiers(ranks)) if name == "large" else None
             got, stat = {}, {}
             for backend in order:
                 out = os.path.join(tmp, f"{backend}-{ranks}-{name}-{i}")
