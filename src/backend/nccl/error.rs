@@ -20,6 +20,7 @@ pub enum ResultCode {
     InvalidUsage,
     RemoteError,
     InProgress,
+    Timeout,
     /// A code this build does not know (a newer NCCL).
     Unknown(i32),
 }
@@ -29,13 +30,14 @@ impl ResultCode {
     pub fn from_raw(raw: sys::ncclResult_t) -> Option<Self> {
         Some(match raw {
             sys::NCCL_SUCCESS => return None,
-            1 => ResultCode::UnhandledCudaError,
-            2 => ResultCode::SystemError,
-            3 => ResultCode::InternalError,
-            4 => ResultCode::InvalidArgument,
-            5 => ResultCode::InvalidUsage,
-            6 => ResultCode::RemoteError,
-            7 => ResultCode::InProgress,
+            sys::NCCL_UNHANDLED_CUDA_ERROR => ResultCode::UnhandledCudaError,
+            sys::NCCL_SYSTEM_ERROR => ResultCode::SystemError,
+            sys::NCCL_INTERNAL_ERROR => ResultCode::InternalError,
+            sys::NCCL_INVALID_ARGUMENT => ResultCode::InvalidArgument,
+            sys::NCCL_INVALID_USAGE => ResultCode::InvalidUsage,
+            sys::NCCL_REMOTE_ERROR => ResultCode::RemoteError,
+            sys::NCCL_IN_PROGRESS => ResultCode::InProgress,
+            sys::NCCL_TIMEOUT => ResultCode::Timeout,
             other => ResultCode::Unknown(other),
         })
     }
@@ -43,13 +45,14 @@ impl ResultCode {
     /// The raw value.
     pub fn raw(self) -> i32 {
         match self {
-            ResultCode::UnhandledCudaError => 1,
-            ResultCode::SystemError => 2,
-            ResultCode::InternalError => 3,
-            ResultCode::InvalidArgument => 4,
-            ResultCode::InvalidUsage => 5,
-            ResultCode::RemoteError => 6,
-            ResultCode::InProgress => 7,
+            ResultCode::UnhandledCudaError => sys::NCCL_UNHANDLED_CUDA_ERROR,
+            ResultCode::SystemError => sys::NCCL_SYSTEM_ERROR,
+            ResultCode::InternalError => sys::NCCL_INTERNAL_ERROR,
+            ResultCode::InvalidArgument => sys::NCCL_INVALID_ARGUMENT,
+            ResultCode::InvalidUsage => sys::NCCL_INVALID_USAGE,
+            ResultCode::RemoteError => sys::NCCL_REMOTE_ERROR,
+            ResultCode::InProgress => sys::NCCL_IN_PROGRESS,
+            ResultCode::Timeout => sys::NCCL_TIMEOUT,
             ResultCode::Unknown(raw) => raw,
         }
     }
@@ -64,6 +67,7 @@ impl ResultCode {
             ResultCode::InvalidUsage => "ncclInvalidUsage",
             ResultCode::RemoteError => "ncclRemoteError",
             ResultCode::InProgress => "ncclInProgress",
+            ResultCode::Timeout => "ncclTimeout",
             ResultCode::Unknown(_) => "unknown ncclResult_t",
         }
     }
@@ -78,6 +82,7 @@ impl ResultCode {
             ResultCode::InvalidUsage => "invalid usage of the NCCL API",
             ResultCode::RemoteError => "a remote rank exited or the network failed",
             ResultCode::InProgress => "operation still in progress",
+            ResultCode::Timeout => "operation timed out",
             ResultCode::Unknown(_) => "unknown NCCL result code",
         }
     }
@@ -131,6 +136,9 @@ pub enum LoadError {
         reason: String,
         fix: &'static str,
     },
+    /// The library is older than the oldest NCCL collbench runs.
+    #[error("{}: {reason}; point {NCCL_LIB_ENV} at a newer libnccl.so.2", .path.display())]
+    Unsupported { path: PathBuf, reason: String },
     /// The library opened but lacks a symbol collbench needs.
     #[error("{}: no symbol {symbol} ({reason}); it is not a usable library, point {var} at the right one", .path.display())]
     Symbol {
@@ -184,7 +192,7 @@ mod tests {
     #[test]
     fn every_code_maps_to_a_name_and_back() {
         assert_eq!(ResultCode::from_raw(0), None);
-        for raw in 1..=7 {
+        for raw in 1..=8 {
             let code = ResultCode::from_raw(raw).unwrap();
             assert_eq!(code.raw(), raw);
             assert!(code.name().starts_with("nccl"), "{code:?}");

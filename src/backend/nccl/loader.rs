@@ -10,12 +10,13 @@ use std::sync::Arc;
 use libloading::Library;
 
 use super::error::{check, LoadError, NcclError, ResultCode, NCCL_LIB_ENV};
-use super::sys;
+use super::{features, search, sys};
 
 /// The names tried, in order, when no override is given.
 pub const NCCL_NAMES: &[&str] = &["libnccl.so.2", "libnccl.so"];
-const NCCL_FIX: &str = "install NCCL (the libnccl2 package or NVIDIA's tarball) and add its lib \
-     folder to LD_LIBRARY_PATH, or set COLLBENCH_NCCL_LIB=/path/to/libnccl.so.2";
+const NCCL_FIX: &str = "install NCCL (the libnccl2 package or NVIDIA's tarball, its lib folder on \
+     LD_LIBRARY_PATH; or `pip install nvidia-nccl-cu12` for the python3 on PATH), or set \
+     COLLBENCH_NCCL_LIB=/path/to/libnccl.so.2";
 
 /// The override path from an environment value; an empty value counts as unset.
 pub fn override_path(value: Option<std::ffi::OsString>) -> Option<PathBuf> {
@@ -103,6 +104,8 @@ pub struct Nccl {
     /// [`NcclError::Missing`], the collectives run).
     pub send: Option<sys::ncclSend_t>,
     pub recv: Option<sys::ncclRecv_t>,
+    /// The optional entry points of [`features::OPTIONAL`] this library exports.
+    pub present: Vec<&'static str>,
     /// Never unloaded: NCCL keeps threads and CUDA state that outlive its communicators, and
     /// unloading it under them would crash at exit.
     _lib: std::mem::ManuallyDrop<Library>,
@@ -114,11 +117,34 @@ impl Nccl {
         Self::load_from(override_path(std::env::var_os(NCCL_LIB_ENV)))
     }
 
-    /// Loads libnccl from `path`, or from the default names when `None`.
+    /// Loads libnccl from `path`, or from the default names when `None` and then from where
+    /// pip installs it for the `python3` on PATH ([`search`]); refuses a library older than
+    /// [`features::MIN_SUPPORTED`].
     pub fn load_from(path: Option<PathBuf>) -> Result<Arc<Nccl>, LoadError> {
-        let (lib, path) = open(NCCL_LIB_ENV, path, NCCL_NAMES, NCCL_FIX)?;
+        let (lib, path) = match path {
+            Some(path) => open(NCCL_LIB_ENV, Some(path), NCCL_NAMES, NCCL_FIX)?,
+            None => open_default()?,
+        };
+        let nccl = Self::resolve(lib, path)?;
+        match nccl.version().map(features::too_old) {
+            Ok(Some(reason)) => Err(LoadError::Unsupported {
+                path: nccl.path.clone(),
+                reason,
+            }),
+            _ => Ok(nccl),
+        }
+    }
+
+    /// The entry points of an opened library.
+    fn resolve(lib: Library, path: PathBuf) -> Result<Arc<Nccl>, LoadError> {
         let s = |name| (&lib, path.as_path(), name);
+        let present = features::OPTIONAL
+            .iter()
+            .map(|f| f.symbol)
+            .filter(|name| exports(&lib, name))
+            .collect();
         Ok(Arc::new(Nccl {
+            present,
             get_version: get(s("ncclGetVersion"))?,
             get_unique_id: get(s("ncclGetUniqueId"))?,
             comm_init_rank: get(s("ncclCommInitRank"))?,
@@ -183,6 +209,11 @@ impl Nccl {
         // SAFETY: non-null results are NUL-terminated C strings that live in the library.
         let text = unsafe { CStr::from_ptr(ptr) }.to_string_lossy();
         Some(text.trim().to_string())
+    }
+
+    /// Whether this library exports `symbol`, one of [`features::OPTIONAL`].
+    pub fn has(&self, symbol: &str) -> bool {
+        self.present.contains(&symbol)
     }
 
     /// Whether this library has `ncclCommSplit` (NCCL 2.18+).
@@ -295,6 +326,35 @@ impl Nccl {
         self.check("ncclCommGetAsyncError", raw)?;
         self.check("communicator (asynchronous error)", state)
     }
+}
+
+/// The default search: the dynamic linker's (LD_LIBRARY_PATH, ld.so.cache) by name, then the
+/// pip-installed NCCL of the `python3` on PATH.
+fn open_default() -> Result<(Library, PathBuf), LoadError> {
+    let by_name = match open(NCCL_LIB_ENV, None, NCCL_NAMES, NCCL_FIX) {
+        Ok(found) => return Ok(found),
+        Err(e) => e,
+    };
+    let sites = search::python_site_dirs();
+    for path in search::pip_libraries(&sites) {
+        if let Ok(found) = open(NCCL_LIB_ENV, Some(path), NCCL_NAMES, NCCL_FIX) {
+            return Ok(found);
+        }
+    }
+    Err(match by_name {
+        LoadError::NotFound { tried, reason, fix } => LoadError::NotFound {
+            tried,
+            reason: format!("{reason}; {}", search::describe_sites(&sites)),
+            fix,
+        },
+        other => other,
+    })
+}
+
+/// Whether `lib` exports `name` (its address only is looked up, never its type).
+fn exports(lib: &Library, name: &str) -> bool {
+    // SAFETY: the symbol is looked up as an untyped address and neither called nor read.
+    unsafe { lib.get::<*const std::ffi::c_void>(name.as_bytes()) }.is_ok()
 }
 
 fn get<T: Copy>((lib, path, name): (&Library, &Path, &'static str)) -> Result<T, LoadError> {

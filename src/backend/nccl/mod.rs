@@ -9,6 +9,8 @@
 //! * [`p2p`]: AllToAll and SendRecv as the list of `ncclSend`/`ncclRecv` calls each rank
 //!   groups, as nccl-tests issues them (plain data; [`calls`] issues the list).
 //! * [`error`]: typed errors for result codes and for libraries that cannot be loaded.
+//! * [`search`]: the pip-installed NCCL of the `python3` on PATH, where PyTorch users have it;
+//!   [`features`]: the oldest NCCL supported and the optional entry points of later ones.
 //! * [`comm`]: the safe communicator: destroyed once, aborted when dropped on a failure path.
 //! * [`map`]: dtype and reduction to NCCL enums. [`probe`]: what this machine lacks.
 //! * [`telemetry`]: NVML power, clock, temperature and NVLink counters sampled per point;
@@ -29,6 +31,7 @@ pub mod calls;
 pub mod comm;
 pub mod cuda;
 pub mod error;
+pub mod features;
 pub mod gpu;
 pub mod graph;
 pub mod loader;
@@ -38,6 +41,7 @@ pub mod p2p;
 pub mod placement;
 pub mod point_telemetry;
 pub mod probe;
+pub mod search;
 pub mod sys;
 pub mod telemetry;
 pub mod tuning;

@@ -9,6 +9,16 @@ use std::os::raw::{c_char, c_int, c_uint, c_void};
 pub type ncclResult_t = c_int;
 /// `ncclSuccess`.
 pub const NCCL_SUCCESS: ncclResult_t = 0;
+pub const NCCL_UNHANDLED_CUDA_ERROR: ncclResult_t = 1;
+pub const NCCL_SYSTEM_ERROR: ncclResult_t = 2;
+pub const NCCL_INTERNAL_ERROR: ncclResult_t = 3;
+pub const NCCL_INVALID_ARGUMENT: ncclResult_t = 4;
+pub const NCCL_INVALID_USAGE: ncclResult_t = 5;
+pub const NCCL_REMOTE_ERROR: ncclResult_t = 6;
+/// NCCL 2.14+ (non-blocking communicators).
+pub const NCCL_IN_PROGRESS: ncclResult_t = 7;
+/// A communicator operation that timed out (in nccl.h by 2.32; older libraries never return it).
+pub const NCCL_TIMEOUT: ncclResult_t = 8;
 
 /// `ncclComm_t`: opaque pointer to a communicator.
 pub type ncclComm_t = *mut c_void;
@@ -54,6 +64,12 @@ pub type ncclCommAbort_t = unsafe extern "C" fn(comm: ncclComm_t) -> ncclResult_
 pub type ncclGetErrorString_t = unsafe extern "C" fn(result: ncclResult_t) -> *const c_char;
 /// `ncclGetLastError` (2.13+): the last error's detail for `comm` (may be NULL).
 pub type ncclGetLastError_t = unsafe extern "C" fn(comm: ncclComm_t) -> *const c_char;
+/// `ncclConfig_t`, seen only through a pointer here (NULL: the library's defaults). Opaque: the
+/// struct grows with each release.
+#[repr(C)]
+pub struct ncclConfig_t {
+    _opaque: [u8; 0],
+}
 /// `NCCL_SPLIT_NOCOLOR`: a rank passing it gets no new communicator (`*newcomm = NULL`).
 pub const NCCL_SPLIT_NOCOLOR: c_int = -1;
 /// `ncclCommSplit` (2.18+). `config` may be NULL: the new communicator inherits the parent's.
@@ -62,7 +78,7 @@ pub type ncclCommSplit_t = unsafe extern "C" fn(
     color: c_int,
     key: c_int,
     newcomm: *mut ncclComm_t,
-    config: *mut c_void,
+    config: *mut ncclConfig_t,
 ) -> ncclResult_t;
 pub type ncclGroupStart_t = unsafe extern "C" fn() -> ncclResult_t;
 /// `ncclSimInfo_t` (NCCL 2.22+), as `NCCL_SIM_INFO_INITIALIZER` fills it: `size`,
@@ -148,6 +164,61 @@ pub type ncclRecv_t = unsafe extern "C" fn(
     comm: ncclComm_t,
     stream: cudaStream_t,
 ) -> ncclResult_t;
+
+/// `ncclAlltoAll` (NCCL 2.28+): `count` elements to and from every rank.
+pub type ncclAlltoAll_t = unsafe extern "C" fn(
+    send: *const c_void,
+    recv: *mut c_void,
+    count: usize,
+    dtype: ncclDataType_t,
+    comm: ncclComm_t,
+    stream: cudaStream_t,
+) -> ncclResult_t;
+/// `ncclGather` (NCCL 2.28+): `count` elements of every rank into `root`'s `recv`.
+pub type ncclGather_t = unsafe extern "C" fn(
+    send: *const c_void,
+    recv: *mut c_void,
+    count: usize,
+    dtype: ncclDataType_t,
+    root: c_int,
+    comm: ncclComm_t,
+    stream: cudaStream_t,
+) -> ncclResult_t;
+/// `ncclScatter` (NCCL 2.28+): `count` elements of `root`'s `send` to every rank.
+pub type ncclScatter_t = unsafe extern "C" fn(
+    send: *const c_void,
+    recv: *mut c_void,
+    count: usize,
+    dtype: ncclDataType_t,
+    root: c_int,
+    comm: ncclComm_t,
+    stream: cudaStream_t,
+) -> ncclResult_t;
+/// `ncclCommRegister` (NCCL 2.19+): registers a buffer with the communicator (local
+/// registration, nccl-tests `-R 1`); `handle` is what `ncclCommDeregister` takes.
+pub type ncclCommRegister_t = unsafe extern "C" fn(
+    comm: ncclComm_t,
+    buff: *mut c_void,
+    size: usize,
+    handle: *mut *mut c_void,
+) -> ncclResult_t;
+pub type ncclCommDeregister_t =
+    unsafe extern "C" fn(comm: ncclComm_t, handle: *mut c_void) -> ncclResult_t;
+/// `ncclWindow_t`: opaque pointer to a registered window (NCCL 2.27+).
+pub type ncclWindow_t = *mut c_void;
+/// `NCCL_WIN_COLL_SYMMETRIC`: a window every rank registers alike (symmetric registration,
+/// nccl-tests `-R 2`).
+pub const NCCL_WIN_COLL_SYMMETRIC: c_int = 1;
+/// `ncclCommWindowRegister` (NCCL 2.27+): collective over the communicator.
+pub type ncclCommWindowRegister_t = unsafe extern "C" fn(
+    comm: ncclComm_t,
+    buff: *mut c_void,
+    size: usize,
+    win: *mut ncclWindow_t,
+    win_flags: c_int,
+) -> ncclResult_t;
+pub type ncclCommWindowDeregister_t =
+    unsafe extern "C" fn(comm: ncclComm_t, win: ncclWindow_t) -> ncclResult_t;
 
 /// CUDA driver API (`cuda.h`) entry points used to probe for a usable GPU before cudarc, which
 /// panics when it cannot load the driver, is touched at all.
