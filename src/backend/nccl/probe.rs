@@ -11,6 +11,8 @@ use super::loader::{Nccl, Version};
 pub struct NcclInfo {
     pub path: PathBuf,
     pub version: Option<Version>,
+    /// Its optional entry points ([`super::features::OPTIONAL`]).
+    pub present: Vec<&'static str>,
 }
 
 /// The outcome of looking for the driver, a device and NCCL.
@@ -26,6 +28,7 @@ impl Probe {
         let nccl = Nccl::load().map(|lib| NcclInfo {
             path: lib.path.clone(),
             version: lib.version().ok(),
+            present: lib.present.clone(),
         });
         Probe {
             driver: probe_driver(),
@@ -45,7 +48,8 @@ impl Probe {
         (!parts.is_empty()).then(|| parts.join("; "))
     }
 
-    /// What was found, e.g. "2 GPUs (driver for CUDA 12.4), NCCL 2.21.5 (libnccl.so.2)".
+    /// What was found, e.g. "2 GPU(s) (driver for CUDA 12.4, libcuda.so.1), NCCL 2.21.5
+    /// (libnccl.so.2; optional: ncclSend ncclRecv ...)".
     pub fn found(&self) -> String {
         let mut parts = Vec::new();
         if let Ok(d) = &self.driver {
@@ -59,9 +63,10 @@ impl Probe {
         if let Ok(n) = &self.nccl {
             let v = n.version.map(|v| format!("NCCL {v}"));
             parts.push(format!(
-                "{} ({})",
+                "{} ({}; optional: {})",
                 v.as_deref().unwrap_or("NCCL (version unknown)"),
-                n.path.display()
+                n.path.display(),
+                super::features::describe(&n.present)
             ));
         }
         parts.join(", ")
@@ -69,10 +74,17 @@ impl Probe {
 }
 
 /// Whether `sweep --backend nccl` can run here; the error is one line for the user.
+/// What was found is named too: a library found without a GPU says which one would be used.
 pub fn availability() -> Result<(), String> {
-    match Probe::run().missing() {
-        Some(missing) => Err(format!("the nccl backend cannot run here: {missing}")),
-        None => Ok(()),
+    let probe = Probe::run();
+    match (probe.missing(), probe.found()) {
+        (None, _) => Ok(()),
+        (Some(missing), found) if found.is_empty() => {
+            Err(format!("the nccl backend cannot run here: {missing}"))
+        }
+        (Some(missing), found) => Err(format!(
+            "the nccl backend cannot run here: {missing} (found: {found})"
+        )),
     }
 }
 

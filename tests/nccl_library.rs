@@ -1,0 +1,181 @@
+//! The real libnccl without a GPU: found by the default search (pip's NCCL under the
+//! site-packages of the python3 on PATH, as PyTorch users have it) and through
+//! `COLLBENCH_NCCL_LIB`, its version read and equal to its nccl.h's, every result code's own
+//! string, the optional entry points detected, unique ids made and carried byte for byte, and a
+//! communicator that cannot be made failing with NCCL's own last error. SKIPPED without the
+//! library (CI installs `nvidia-nccl-cu12`).
+
+#![cfg(feature = "nccl")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use collbench::backend::nccl::comm::Communicator;
+use collbench::backend::nccl::error::{NcclError, ResultCode};
+use collbench::backend::nccl::features::OPTIONAL;
+use collbench::backend::nccl::loader::Nccl;
+use collbench::backend::nccl::{cuda, search, tuning};
+use common::skip::can_use;
+use common::{command, Spawned};
+
+/// The pip-installed library the default search finds, or `None` after saying SKIPPED.
+fn pip_nccl() -> Option<PathBuf> {
+    let sites = search::python_site_dirs();
+    let found = search::pip_libraries(&sites).into_iter().next();
+    let missing = found
+        .is_none()
+        .then(|| format!("no pip NCCL: {}", search::describe_sites(&sites)));
+    can_use("libnccl", missing).then_some(found).flatten()
+}
+
+/// `NCCL_MAJOR.NCCL_MINOR.NCCL_PATCH` of the nccl.h beside a pip library.
+fn header_version(lib: &Path) -> String {
+    let site = search::site_of(lib).expect("a site folder");
+    let text = std::fs::read_to_string(site.join(search::PIP_NCCL_HEADER)).expect("nccl.h");
+    let define = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("#define {name} ")))
+            .unwrap_or_else(|| panic!("nccl.h defines {name}"))
+            .trim()
+            .to_string()
+    };
+    format!(
+        "{}.{}.{}",
+        define("NCCL_MAJOR"),
+        define("NCCL_MINOR"),
+        define("NCCL_PATCH")
+    )
+}
+
+fn gpu_here() -> bool {
+    cuda::probe_driver().is_ok()
+}
+
+#[test]
+fn nccl_default_search_finds_pip_nccl_and_its_version_is_its_headers() {
+    let Some(lib) = pip_nccl() else { return };
+    // Only when nothing else is on the dynamic linker's path is the pip library the one found.
+    let by_name = ["libnccl.so.2", "libnccl.so"]
+        .iter()
+        // SAFETY: loading NCCL runs only its own initialisers.
+        .any(|n| unsafe { libloading::Library::new(n) }.is_ok());
+    let nccl = Nccl::load_from(None).expect("the default search loads libnccl");
+    if !by_name {
+        assert_eq!(nccl.path, lib);
+    }
+    let explicit = Nccl::load_from(Some(lib.clone())).expect("COLLBENCH_NCCL_LIB's path");
+    assert_eq!(explicit.path, lib);
+    let version = explicit.version().expect("ncclGetVersion").to_string();
+    assert_eq!(version, header_version(&lib));
+}
+
+#[test]
+fn nccl_every_result_code_has_the_library_s_own_string() {
+    let Some(lib) = pip_nccl() else { return };
+    let nccl = Nccl::load_from(Some(lib)).unwrap();
+    let unknown = nccl.error_string(ResultCode::Unknown(9999));
+    let mut seen = Vec::new();
+    for raw in 1..=8 {
+        let code = ResultCode::from_raw(raw).expect("a failure code");
+        assert!(
+            !matches!(code, ResultCode::Unknown(_)),
+            "code {raw} has no name"
+        );
+        let text = nccl.error_string(code);
+        assert!(
+            !text.is_empty() && text != unknown,
+            "{}: {text:?}",
+            code.name()
+        );
+        assert!(!seen.contains(&text), "{} repeats {text:?}", code.name());
+        seen.push(text);
+    }
+}
+
+#[test]
+fn nccl_optional_entry_points_are_detected_and_declared_in_nccl_h() {
+    let Some(lib) = pip_nccl() else { return };
+    let nccl = Nccl::load_from(Some(lib.clone())).unwrap();
+    let site = search::site_of(&lib).unwrap();
+    let header = std::fs::read_to_string(site.join(search::PIP_NCCL_HEADER)).unwrap();
+    let v = nccl.version().unwrap();
+    for f in OPTIONAL {
+        let (major, minor) = f.since.split_once('.').unwrap();
+        let since = (major.parse().unwrap(), minor.parse().unwrap());
+        let declared = header.contains(&format!(" {}(", f.symbol));
+        assert_eq!(declared, nccl.has(f.symbol), "{}", f.symbol);
+        if (v.major, v.minor) >= since {
+            assert!(
+                nccl.has(f.symbol),
+                "NCCL {v} lacks {} (since {})",
+                f.symbol,
+                f.since
+            );
+        }
+    }
+}
+
+#[test]
+fn nccl_unique_ids_are_real_distinct_and_carried_byte_for_byte() {
+    let Some(lib) = pip_nccl() else { return };
+    let nccl = Nccl::load_from(Some(lib)).unwrap();
+    let a = nccl.unique_id().expect("ncclGetUniqueId needs no GPU");
+    let b = nccl.unique_id().unwrap();
+    assert_ne!(a, b, "two ids must differ");
+    assert!(a.0.iter().any(|&x| x != 0), "an id is not all zeros");
+    let carried = tuning::decode_id("nccl-id-0", &tuning::encode_id(&a)).unwrap();
+    assert_eq!(carried.0, a.0);
+}
+
+#[test]
+fn nccl_communicator_that_cannot_be_made_fails_with_nccl_s_own_last_error() {
+    let Some(lib) = pip_nccl() else { return };
+    if gpu_here() {
+        common::skip::skipped("a GPU is here: the GPU tests make real communicators");
+        return;
+    }
+    let nccl = Nccl::load_from(Some(lib)).unwrap();
+    let id = nccl.unique_id().unwrap();
+    let err = Communicator::init(Arc::clone(&nccl), 1, &id, 0)
+        .err()
+        .expect("no communicator without a GPU");
+    let text = err.to_string();
+    assert!(
+        matches!(
+            err,
+            NcclError::Call {
+                call: "ncclCommInitRank",
+                ..
+            }
+        ),
+        "{text}"
+    );
+    let last = nccl.last_error().expect("ncclGetLastError says why");
+    assert!(!last.is_empty());
+    assert!(
+        text.contains(&last),
+        "the error carries NCCL's detail: {text}"
+    );
+    assert!(text.starts_with("ncclCommInitRank failed: "), "{text}");
+}
+
+#[test]
+fn nccl_backends_names_the_pip_library_and_its_optional_entry_points() {
+    let Some(lib) = pip_nccl() else { return };
+    let mut cmd = command(&["backends", "--json"]);
+    cmd.env_remove("COLLBENCH_NCCL_LIB");
+    let r = Spawned::start(cmd).finish(std::time::Instant::now(), Duration::from_secs(60));
+    assert_eq!(r.code(), 0, "{r:?}");
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let detail = v["backends"][2]["detail"].as_str().unwrap();
+    let version = header_version(&lib);
+    assert!(detail.contains(&format!("NCCL {version} (")), "{detail}");
+    assert!(detail.contains("optional: ncclSend ncclRecv"), "{detail}");
+    assert!(
+        detail.contains("ncclAlltoAll ncclGather ncclScatter"),
+        "{detail}"
+    );
+}
