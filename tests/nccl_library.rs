@@ -179,3 +179,62 @@ fn nccl_backends_names_the_pip_library_and_its_optional_entry_points() {
         "{detail}"
     );
 }
+
+#[test]
+fn nccl_bootstrap_rehearsal_carries_the_id_and_fails_in_one_line_naming_a_rank() {
+    let Some(lib) = pip_nccl() else { return };
+    if gpu_here() {
+        common::skip::skipped("a GPU is here: the GPU tests make real communicators");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let mut cmd = command(&[
+        "sweep",
+        "--backend",
+        "nccl",
+        "--ranks",
+        "3",
+        "-b",
+        "8",
+        "-e",
+        "8",
+        "--timeout",
+        "20s",
+    ]);
+    cmd.arg("--out").arg(&out);
+    cmd.env("COLLBENCH_NCCL_BOOTSTRAP_ONLY", "1");
+    cmd.env("COLLBENCH_NCCL_LIB", &lib);
+    let limit = common::hang_limit(Duration::from_secs(20));
+    let r = Spawned::start(cmd).finish(std::time::Instant::now(), limit);
+    assert_eq!(r.code(), 2, "{r:?}");
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "one line: {r:?}");
+    let line = lines[0];
+    // Every rank reached ncclCommInitRank: the id went through the store and each rank's copy
+    // equalled rank 0's (a difference fails before, naming the byte).
+    assert!(line.starts_with("collbench: nccl rank "), "{line}");
+    assert!(
+        line.contains(" ended with exit code 2: ncclCommInitRank failed: "),
+        "{line}"
+    );
+    let nccl = Nccl::load_from(Some(lib)).unwrap();
+    let id = nccl.unique_id().unwrap();
+    let own = Communicator::init(nccl.clone(), 1, &id, 0).err().unwrap();
+    let detail = nccl.last_error().unwrap_or_default();
+    assert!(
+        own.to_string().contains(&detail) && line.contains(&detail),
+        "{line}"
+    );
+    // The folder is closed as failed, with the error, and readable.
+    let meta = collbench::meta::Meta::read(&out.join("meta.json")).expect("meta.json");
+    assert_eq!(meta.status, collbench::meta::RunStatus::Failed, "{meta:?}");
+    assert!(meta
+        .error
+        .unwrap_or_default()
+        .contains("ncclCommInitRank failed"));
+    assert_eq!(meta.ranks, 3);
+    assert_eq!(meta.gpus.len(), 3);
+    assert!(meta.library.unwrap_or_default().starts_with("NCCL 2."));
+    assert_eq!(common::summary_rows_on_disk(&out), 0);
+}

@@ -92,7 +92,7 @@ impl ResultCode {
 #[derive(Debug, thiserror::Error)]
 pub enum NcclError {
     /// An NCCL call returned a non-success code.
-    #[error("{call} failed: {} ({}): {message}; rerun with NCCL_DEBUG=WARN for details", .code.name(), .code.raw())]
+    #[error("{call} failed: {} ({}): {message}{}", .code.name(), .code.raw(), debug_hint(.message))]
     Call {
         call: &'static str,
         code: ResultCode,
@@ -117,6 +117,15 @@ pub enum NcclError {
         /// The library loaded, with its version where known.
         library: String,
     },
+}
+
+/// How to learn more, unless NCCL's own message already says (it names `NCCL_DEBUG=INFO`).
+fn debug_hint(message: &str) -> &'static str {
+    if message.contains("NCCL_DEBUG") {
+        ""
+    } else {
+        "; rerun with NCCL_DEBUG=WARN for details"
+    }
 }
 
 /// Why libnccl (or libcuda) could not be loaded; each names the file and the fix.

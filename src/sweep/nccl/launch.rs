@@ -6,15 +6,12 @@
 //! `local rank` and rank 0 writes the results.
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::rank::{run_rank, RankContext};
+use super::supervise::{close_left_running, Ranks};
 use crate::error::{Error, Result};
 use crate::launch::env::{parse_token, Bootstrap, STORE_ADDR_ENV, TOKEN_ENV};
-use crate::launch::local::RankExit;
 use crate::launch::store::{random_token, StoreClient, StoreServer};
 use crate::report::run_dir::run_dir_or_default;
 use crate::sweep::run::{Outcome, SweepRequest};
@@ -172,112 +169,12 @@ fn launch_local(req: &SweepRequest, devices: usize) -> Result<NcclRun> {
             (OUT_ENV, out.to_string_lossy().into_owned()),
         ]
     };
-    let mut ranks = spawn(n, env)?;
-    let result = supervise(&mut ranks);
-    kill_all(&mut ranks);
+    let mut ranks = Ranks::spawn(n, env)?;
+    let result = ranks.supervise();
+    ranks.kill_all();
     drop(server);
+    close_left_running(&out, &result);
     result.map(NcclRun::Launcher)
-}
-
-/// Starts `n` copies of this command line, each with its own environment; each dies with the
-/// launcher (PR_SET_PDEATHSIG).
-fn spawn(
-    n: usize,
-    env: impl Fn(usize) -> Vec<(&'static str, String)>,
-) -> Result<Vec<Option<Child>>> {
-    let exe = std::env::current_exe().map_err(|e| Error::Os {
-        what: "finding the collbench executable to start ranks".into(),
-        source: e,
-    })?;
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let launcher = std::process::id() as libc::pid_t;
-    let mut children = Vec::with_capacity(n);
-    for r in 0..n {
-        let mut cmd = Command::new(&exe);
-        cmd.args(&args).envs(env(r)).stdin(Stdio::null());
-        if r != 0 {
-            cmd.stdout(Stdio::null());
-        }
-        crate::launch::local::die_with(&mut cmd, launcher);
-        match cmd.spawn() {
-            Ok(c) => children.push(Some(c)),
-            Err(e) => {
-                kill_all(&mut children);
-                return Err(Error::Os {
-                    what: format!("starting rank {r} ({})", exe.display()),
-                    source: e,
-                });
-            }
-        }
-    }
-    Ok(children)
-}
-
-/// Waits for every rank. Rank 0's exit code is the run's (1: some point had wrong results);
-/// any other failure stops every rank and names the first that failed.
-fn supervise(ranks: &mut [Option<Child>]) -> Result<u8> {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&stop);
-    // An error means a handler is already installed: keep it.
-    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
-    let mut lead_code = 0u8;
-    while ranks.iter().any(Option::is_some) {
-        if stop.load(Ordering::SeqCst) {
-            return Err(Error::Interrupted("stopped by a signal".into()));
-        }
-        let Some((r, exit)) = poll(ranks) else {
-            std::thread::sleep(Duration::from_millis(20));
-            continue;
-        };
-        match exit {
-            RankExit::Code(0) => {}
-            RankExit::Code(1) if r == 0 => lead_code = 1,
-            exit => return Err(first_failure(ranks, r, exit)),
-        }
-    }
-    Ok(lead_code)
-}
-
-fn poll(ranks: &mut [Option<Child>]) -> Option<(usize, RankExit)> {
-    for (r, slot) in ranks.iter_mut().enumerate() {
-        if let Some(child) = slot {
-            if let Ok(Some(status)) = child.try_wait() {
-                *slot = None;
-                return Some((r, RankExit::from_status(status)));
-            }
-        }
-    }
-    None
-}
-
-/// The failure to report: a rank that died by a signal within a moment of the first failure
-/// is the likelier cause (its peers then fail on their own).
-fn first_failure(ranks: &mut [Option<Child>], r: usize, exit: RankExit) -> Error {
-    let until = Instant::now() + Duration::from_millis(300);
-    let mut cause = (r, exit);
-    while Instant::now() < until && !matches!(cause.1, RankExit::Signal(_)) {
-        match poll(ranks) {
-            Some(e @ (_, RankExit::Signal(_))) => cause = e,
-            Some(_) => {}
-            None => std::thread::sleep(Duration::from_millis(10)),
-        }
-    }
-    Error::Rank(format!(
-        "nccl rank {} ended with {}; the other ranks were stopped",
-        cause.0,
-        cause.1.describe()
-    ))
-}
-
-fn kill_all(ranks: &mut [Option<Child>]) {
-    for child in ranks.iter_mut().flatten() {
-        let _ = child.kill();
-    }
-    for slot in ranks.iter_mut() {
-        if let Some(mut child) = slot.take() {
-            let _ = child.wait();
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,13 +2,19 @@
 //! `crate::backend::nccl`.
 //!
 //! * [`rank`]: the rank program, the same on every rank whoever started it.
+//! * [`bootstrap`]: `COLLBENCH_NCCL_BOOTSTRAP_ONLY=1`, the ranks' bootstrap rehearsed without a
+//!   GPU (unique id through the store, `ncclCommInitRank`).
 //! * [`launch`]: who starts the ranks (collbench on one node; mpirun, srun or torchrun across
 //!   nodes).
 //! * [`results`]: rank 0's side of a point (the slowest-rank rule, the point written).
+//! * [`supervise`]: the local launcher's watch over its ranks (their errors, Ctrl-C, a results
+//!   folder left running).
 
+pub mod bootstrap;
 pub mod launch;
 pub mod rank;
 pub mod results;
+pub mod supervise;
 
 use crate::backend::nccl::probe;
 use crate::error::{Error, Result};
@@ -21,6 +27,16 @@ pub use launch::NcclRun;
 /// this process's part.
 pub fn run_sweep(req: &SweepRequest) -> Result<NcclRun> {
     let probe = probe::Probe::run();
+    if bootstrap::only() {
+        // No GPU is opened: only the library must be there; one rank per requested rank.
+        if let Err(e) = &probe.nccl {
+            return Err(Error::Usage(format!(
+                "the nccl backend cannot run here: {e}"
+            )));
+        }
+        check_request(req)?;
+        return launch::run_nccl(req, req.opts.ranks.max(1));
+    }
     if let Some(missing) = probe.missing() {
         return Err(Error::Usage(format!(
             "the nccl backend cannot run here: {missing}"

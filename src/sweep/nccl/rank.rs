@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::results::{encode_part, Lead};
 use crate::backend::nccl::comm::Communicator;
 use crate::backend::nccl::gpu::Gpu;
-use crate::backend::nccl::loader::Nccl;
+use crate::backend::nccl::loader::{Nccl, UniqueId};
 use crate::backend::nccl::measure::{measure, DeviceBuffers, LaunchMode, Member};
 use crate::backend::nccl::placement::buffer_sizes;
 use crate::backend::nccl::point_telemetry;
@@ -52,11 +52,13 @@ struct Walk<'a> {
 /// Runs this rank's sweep; rank 0 returns the outcome, the others `None`.
 pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outcome>> {
     let nccl = Nccl::load().map_err(|e| Error::Usage(e.to_string()))?;
-    let version = nccl.version().map_err(|e| Error::Rank(e.to_string()))?;
+    if super::bootstrap::only() {
+        return super::bootstrap::rehearse(req, ctx, nccl);
+    }
     let gpu = Gpu::open(ctx.device)?;
     let (opts, plan, stages) = check_plan(req, ctx.world)?;
     check_library(&nccl, &stages)?;
-    let (hosts, gpus) = gather_ranks(&mut ctx.store, &gpu)?;
+    let (hosts, gpus) = gather_ranks(&mut ctx.store, &gpu.name)?;
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
     let bufs = DeviceBuffers::new(&gpu, buffer_sizes(plan.points.iter()), max_iters)?;
     let telemetry = point_telemetry::start(ctx.rank, &gpu);
@@ -71,21 +73,8 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     if walk.ctx.rank != 0 {
         return walk.stages(&stages, None).map(|()| None);
     }
-    let topo = Topology::from_hosts(&hosts);
-    let mut meta = Meta::new(
-        req.command_line.clone(),
-        "nccl",
-        "nccl",
-        walk.ctx.world,
-        topo.nodes(),
-        options_json(&opts, req, &walk.nccl),
-    );
-    meta.library = Some(format!("NCCL {version}"));
-    meta.gpus = gpus;
-    meta.hosts = topo.hosts.clone();
-    meta.rank_nodes = topo.node_of.clone();
     let dir = walk.ctx.out.clone();
-    let mut out = RunDir::create(&dir, &meta)?;
+    let (mut out, topo) = open_run(req, &opts, &walk.nccl, &dir, (hosts, gpus))?;
     out.add_telemetry()?;
     let ordered = Plan {
         points: stages.iter().flat_map(stage_points).cloned().collect(),
@@ -101,6 +90,31 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     let result = walk.stages(&stages, Some(&mut lead));
     lead.console.finish();
     close_run(lead.out, dir, result.map(|()| lead.wrong_points)).map(Some)
+}
+
+/// Rank 0's results folder, its meta.json naming the library, every rank's node and GPU.
+pub(super) fn open_run(
+    req: &SweepRequest,
+    opts: &SweepOptions,
+    nccl: &Nccl,
+    dir: &std::path::Path,
+    (hosts, gpus): (Vec<String>, Vec<String>),
+) -> Result<(RunDir, Topology)> {
+    let version = nccl.version().map_err(|e| Error::Rank(e.to_string()))?;
+    let topo = Topology::from_hosts(&hosts);
+    let mut meta = Meta::new(
+        req.command_line.clone(),
+        "nccl",
+        "nccl",
+        gpus.len(),
+        topo.nodes(),
+        options_json(opts, req, nccl),
+    );
+    meta.library = Some(format!("NCCL {version}"));
+    meta.gpus = gpus;
+    meta.hosts = topo.hosts.clone();
+    meta.rank_nodes = topo.node_of.clone();
+    Ok((RunDir::create(dir, &meta)?, topo))
 }
 
 /// The options, plan and stages of a launch of `world` ranks; a usage error when they are
@@ -182,13 +196,16 @@ fn options_json(opts: &SweepOptions, req: &SweepRequest, nccl: &Nccl) -> serde_j
     v
 }
 
-/// Every rank's node name and GPU name, in rank order.
-fn gather_ranks(store: &mut StoreClient, gpu: &Gpu) -> Result<(Vec<String>, Vec<String>)> {
+/// Every rank's node name and GPU name (`gpu`), in rank order.
+pub(super) fn gather_ranks(
+    store: &mut StoreClient,
+    gpu: &str,
+) -> Result<(Vec<String>, Vec<String>)> {
     let host = std::env::var(crate::launch::rendezvous::NODE_NAME_ENV)
         .ok()
         .filter(|v| !v.trim().is_empty())
         .unwrap_or_else(|| crate::meta::HostInfo::detect().hostname);
-    let mine = format!("{host}\n{}", gpu.name);
+    let mine = format!("{host}\n{gpu}");
     let all = store.all_gather("nccl-ranks", mine.as_bytes())?;
     Ok(all
         .iter()
@@ -251,16 +268,8 @@ impl Walk<'_> {
         if self.ctx.rank >= n {
             return Ok(None);
         }
-        let nccl_err = |e: crate::backend::nccl::error::NcclError| Error::Rank(e.to_string());
-        let id = if self.ctx.rank == 0 {
-            let id = self.nccl.unique_id().map_err(nccl_err)?;
-            self.ctx.store.set(key, &tuning::encode_id(&id))?;
-            id
-        } else {
-            tuning::decode_id(key, &self.ctx.store.get(key)?)?
-        };
-        let comm = Communicator::init(Arc::clone(&self.nccl), n, &id, self.ctx.rank);
-        comm.map(Some).map_err(nccl_err)
+        let id = share_id(&self.nccl, &mut self.ctx.store, self.ctx.rank, key)?;
+        join(&self.nccl, n, &id, self.ctx.rank).map(Some)
     }
 
     /// The communicator of the first `w` ranks within `world`: split from it (every rank takes
@@ -317,6 +326,29 @@ impl Walk<'_> {
             None => Ok(()),
         }
     }
+}
+
+/// The unique id under `key`: rank 0 makes it (`ncclGetUniqueId`) and puts it in the store,
+/// the others take it from there.
+pub(super) fn share_id(
+    nccl: &Nccl,
+    store: &mut StoreClient,
+    rank: usize,
+    key: &str,
+) -> Result<UniqueId> {
+    if rank != 0 {
+        return tuning::decode_id(key, &store.get(key)?);
+    }
+    let id = nccl.unique_id().map_err(|e| Error::Rank(e.to_string()))?;
+    store.set(key, &tuning::encode_id(&id))?;
+    Ok(id)
+}
+
+/// `ncclCommInitRank` as `rank` of `n`; a failure names the rank (across nodes each rank
+/// reports for itself).
+pub(super) fn join(nccl: &Arc<Nccl>, n: usize, id: &UniqueId, rank: usize) -> Result<Communicator> {
+    Communicator::init(Arc::clone(nccl), n, id, rank)
+        .map_err(|e| Error::Rank(format!("rank {rank}: {e}")))
 }
 
 /// Adds the NCCL variables in force to a rank error: a forced algorithm or protocol this system
