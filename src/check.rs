@@ -13,6 +13,11 @@
 //!   `k`-th rank contributes to a given element, `k = ceil(p / L)`: at most `ceil(p / k) <= L`
 //!   ones are summed.
 //!
+//! Ops that only move data (AllGather, Broadcast, AllToAll, Gather, Scatter, SendRecv) never
+//! add two ranks' values, so their pattern is the one of a single rank whatever `p`: values in
+//! `0..min(L + 1, 65536)` (bf16 0..=256), and a misplaced block stays detectable at 1024 ranks
+//! and beyond, where a reduction's pattern has shrunk to 0/1 values.
+//!
 //! Values are a hash of the rank and of the element index modulo [`PERIOD`], so every rank's
 //! block differs from every other's and a block delivered to the wrong place or an element
 //! shifted by one is caught. The period makes the expected reduction a table of `PERIOD`
@@ -35,20 +40,20 @@ const MAX_MODULUS: u64 = 1 << 16;
 
 /// The value rank `rank` puts at element `i` of its input (element index within its own input
 /// buffer) when `p` ranks take part. Always a non-negative integer.
-pub fn input_value(dtype: DType, p: usize, rank: usize, i: usize) -> f64 {
-    Pattern::new(dtype, p).value(rank, i)
+pub fn input_value(op: Op, dtype: DType, p: usize, rank: usize, i: usize) -> f64 {
+    Pattern::for_op(op, dtype, p).value(rank, i)
 }
 
-/// Fills `buf` (this rank's input, whole elements of `dtype`) with the rank's input pattern.
-/// Every op uses the same pattern indexed by element position; `op` keeps call sites uniform.
-pub fn fill_input(_op: Op, dtype: DType, p: usize, rank: usize, buf: &mut [u8]) {
-    fill_input_from(dtype, p, rank, 0, buf);
+/// Fills `buf` (this rank's input of `op`, whole elements of `dtype`) with the rank's input
+/// pattern, indexed by element position.
+pub fn fill_input(op: Op, dtype: DType, p: usize, rank: usize, buf: &mut [u8]) {
+    fill_input_from(op, dtype, p, rank, 0, buf);
 }
 
 /// As [`fill_input`] for elements `first..` of the rank's input: `buf` is one piece of an input
 /// too large to build at once, filled and copied piece by piece.
-pub fn fill_input_from(dtype: DType, p: usize, rank: usize, first: usize, buf: &mut [u8]) {
-    let pattern = Pattern::new(dtype, p);
+pub fn fill_input_from(op: Op, dtype: DType, p: usize, rank: usize, first: usize, buf: &mut [u8]) {
+    let pattern = Pattern::for_op(op, dtype, p);
     for i in 0..buf.len() / dtype.size() {
         write_value(dtype, buf, i, pattern.value(rank, first + i));
     }
@@ -103,7 +108,7 @@ struct Expected {
 
 impl Expected {
     fn new(call: &Call, p: usize, rank: usize) -> Expected {
-        let pattern = Pattern::new(call.dtype, p);
+        let pattern = Pattern::for_op(call.op, call.dtype, p);
         Expected {
             op: call.op,
             pattern,
@@ -222,6 +227,12 @@ impl Pattern {
             let stride = p.div_ceil(limit) as usize;
             Pattern { modulus: 2, stride }
         }
+    }
+
+    /// The pattern of `op`'s inputs: [`Pattern::new`] for `p` ranks where `op` reduces, that
+    /// of one rank where it only moves data (no two values are ever added).
+    pub fn for_op(op: Op, dtype: DType, p: usize) -> Pattern {
+        Pattern::new(dtype, if op.reduces() { p } else { 1 })
     }
 
     /// The value rank `rank` puts at element `i`.

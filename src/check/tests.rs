@@ -217,7 +217,7 @@ fn largest_possible_sum_is_exact() {
 
 #[test]
 fn pattern_depends_on_rank_and_index() {
-    let v = |r, i| input_value(DType::F32, 4, r, i);
+    let v = |r, i| input_value(Op::AllReduce, DType::F32, 4, r, i);
     let block = |r| (0..8).map(|i| v(r, i)).collect::<Vec<_>>();
     assert_ne!(block(0), block(1));
     assert_ne!(block(1), block(2));
@@ -237,7 +237,7 @@ fn fill_writes_input_value() {
     for i in 0..10 {
         assert_eq!(
             read_value(DType::BF16, &buf, i),
-            input_value(DType::BF16, 3, 2, i)
+            input_value(Op::AllGather, DType::BF16, 3, 2, i)
         );
     }
 }
@@ -280,7 +280,7 @@ fn pieces_fill_and_count_as_the_whole_buffer_does() {
         let mut joined = Vec::new();
         for (k, chunk) in ins[1].chunks(piece_len * 2).enumerate() {
             let mut piece = vec![0u8; chunk.len()];
-            fill_input_from(dtype, p, 1, k * piece_len, &mut piece);
+            fill_input_from(op, dtype, p, 1, k * piece_len, &mut piece);
             joined.extend_from_slice(&piece);
         }
         assert_eq!(joined, ins[1], "{op}: fill by pieces");
@@ -303,4 +303,49 @@ fn pieces_fill_and_count_as_the_whole_buffer_does() {
             .sum();
         assert_eq!((whole, by_pieces), (2, 2), "{op}");
     }
+}
+
+#[test]
+fn sums_stay_exact_at_1024_ranks_and_beyond_in_any_order() {
+    // Accumulated in the dtype itself, each partial sum rounded as a device would, forwards and
+    // backwards: the result equals the exact sum the checker expects.
+    use half::bf16;
+    for p in [1024usize, 2048, 4096, 10_000] {
+        let pat = Pattern::for_op(Op::AllReduce, DType::BF16, p);
+        for i in [0usize, 1, 2, 3, 17, 4092] {
+            let exact: f64 = (0..p).map(|r| pat.value(r, i)).sum();
+            let rounded = |order: &mut dyn Iterator<Item = usize>| {
+                order.fold(bf16::ZERO, |acc, r| acc + bf16::from_f64(pat.value(r, i)))
+            };
+            assert_eq!(rounded(&mut (0..p)).to_f64(), exact, "p={p} i={i}");
+            assert_eq!(rounded(&mut (0..p).rev()).to_f64(), exact, "p={p} i={i}");
+        }
+    }
+}
+
+#[test]
+fn data_movement_keeps_a_wide_pattern_at_any_rank_count_and_finds_a_swapped_block() {
+    // At 4096 ranks a reduction's bf16 pattern is 0/1 with most ranks silent; AllGather's is
+    // each rank's own 0..=256, so two swapped blocks differ almost everywhere.
+    let p = 4096;
+    assert_eq!(Pattern::for_op(Op::AllGather, DType::BF16, p).modulus, 257);
+    assert_eq!(Pattern::for_op(Op::AllReduce, DType::BF16, p).modulus, 2);
+    let shape = Shape::new(Op::AllGather, DType::BF16, p * 64 * 2, p);
+    let c = call(Op::AllGather, DType::BF16, ReduceOp::Sum, shape, 0);
+    let cpr = shape.count_per_rank;
+    let mut out = vec![0u8; shape.count * 2];
+    for j in 0..p {
+        let mut block = vec![0u8; cpr * 2];
+        fill_input(Op::AllGather, DType::BF16, p, j, &mut block);
+        out[j * cpr * 2..(j + 1) * cpr * 2].copy_from_slice(&block);
+    }
+    assert_eq!(count_wrong(&c, p, 7, &out), 0);
+    let (a, b) = (1000 * cpr * 2, 1001 * cpr * 2);
+    let block_a = out[a..a + cpr * 2].to_vec();
+    out.copy_within(b..b + cpr * 2, a);
+    out[b..b + cpr * 2].copy_from_slice(&block_a);
+    assert!(
+        count_wrong(&c, p, 7, &out) as usize > cpr,
+        "most of both blocks differ"
+    );
 }

@@ -18,8 +18,9 @@ use super::comm::Communicator;
 use super::gpu::{driver_error, wait_events, Gpu};
 use super::graph::Graph;
 use super::p2p::{transfers, Transfer};
-use super::placement::{pieces, placement, Buf, Placement, Region};
-use crate::check::{count_wrong_in, fill_input_from, Piece};
+use super::placement::{
+    count_wrong_pieces, fill_pieces, placement, Buf, PieceCopy, Placement, Region,
+};
 use crate::error::{Error, Result};
 use crate::model::plan::Point;
 
@@ -191,21 +192,31 @@ fn check(
     launcher.go()?;
     record(&bufs.done, gpu)?;
     wait_events(&[&bufs.done], m.comm, stall)?;
-    let c = &p.call;
-    let mut wrong = 0;
-    for (first, piece) in pieces(pl.check, c.dtype.size()) {
-        let mut out = vec![0u8; piece.len];
-        let view = bufs.view(piece);
-        gpu.stream
-            .memcpy_dtoh(&view, &mut out)
-            .map_err(|e| driver_error("cuMemcpyDtoHAsync", e))?;
-        gpu.stream
-            .synchronize()
-            .map_err(|e| driver_error("cuStreamSynchronize", e))?;
-        let piece = Piece { first, bytes: &out };
-        wrong += count_wrong_in(c, m.size, m.me, piece);
+    let mut device = OnDevice { gpu, bufs };
+    count_wrong_pieces(&mut device, &p.call, (m.size, m.me), pl.check)
+}
+
+/// The rank's device buffers as [`PieceCopy`] memory.
+struct OnDevice<'a> {
+    gpu: &'a Gpu,
+    bufs: &'a mut DeviceBuffers,
+}
+
+impl PieceCopy for OnDevice<'_> {
+    fn copy_in(&mut self, r: Region, bytes: &[u8]) -> Result<()> {
+        self.bufs.copy_in(self.gpu, r, bytes)
     }
-    Ok(wrong)
+
+    fn copy_out(&mut self, r: Region, out: &mut [u8]) -> Result<()> {
+        let view = self.bufs.view(r);
+        let stream = &self.gpu.stream;
+        stream
+            .memcpy_dtoh(&view, out)
+            .map_err(|e| driver_error("cuMemcpyDtoHAsync", e))?;
+        stream
+            .synchronize()
+            .map_err(|e| driver_error("cuStreamSynchronize", e))
+    }
 }
 
 /// Copies the input pattern to the send region; with `poison`, first fills the whole output
@@ -232,13 +243,8 @@ fn fill(
         }
         .map_err(|e| driver_error("cuMemsetD8Async", e))?;
     }
-    let dtype = p.call.dtype;
-    for (first, piece) in pieces(pl.fill, dtype.size()) {
-        let mut host = vec![0u8; piece.len];
-        fill_input_from(dtype, m.size, m.me, first, &mut host);
-        bufs.copy_in(gpu, piece, &host)?;
-    }
-    Ok(())
+    let mut device = OnDevice { gpu, bufs };
+    fill_pieces(&mut device, &p.call, (m.size, m.me), pl.fill)
 }
 
 fn enqueue_of(

@@ -261,7 +261,7 @@ fn run_on_host(p: &Point, lists: &[Vec<Transfer>]) -> Vec<u64> {
         let pl = placement(p, rank);
         let mut buf = vec![0u8; c.shape.in_bytes];
         assert_eq!((pl.fill.buf, pl.fill.offset), (Buf::Input, 0));
-        fill_input_from(c.dtype, n, rank, 0, &mut buf[..pl.fill.len]);
+        fill_input_from(c.op, c.dtype, n, rank, 0, &mut buf[..pl.fill.len]);
         input.push(buf);
         output.push(vec![0xffu8; pl.output_len]);
     }

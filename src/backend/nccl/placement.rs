@@ -1,7 +1,10 @@
 //! Where one rank's call of a point reads and writes in its two device buffers: nccl-tests
 //! buffer semantics in and out of place, and the buffer sizes a whole sweep needs.
 
+use crate::check::{count_wrong_in, fill_input_from, Piece};
 use crate::collective::Op;
+use crate::error::Result;
+use crate::model::call::Call;
 use crate::model::plan::Point;
 
 /// Which device buffer a region lies in.
@@ -97,11 +100,54 @@ pub fn pieces(r: Region, elem: usize) -> impl Iterator<Item = (usize, Region)> {
     })
 }
 
+/// Where a point's pieces are copied to and from: the rank's device buffers on a GPU, host
+/// memory in the tests, which so run the very loops a GPU runs.
+pub trait PieceCopy {
+    /// Copies `bytes` (`r.len` of them) into region `r`.
+    fn copy_in(&mut self, r: Region, bytes: &[u8]) -> Result<()>;
+    /// Copies region `r` into `out` (`r.len` bytes), complete on return.
+    fn copy_out(&mut self, r: Region, out: &mut [u8]) -> Result<()>;
+}
+
+/// Writes the input pattern of `call` for rank `me` of `size` into `fill`, piece by piece.
+pub fn fill_pieces(
+    mem: &mut impl PieceCopy,
+    call: &Call,
+    (size, me): (usize, usize),
+    fill: Region,
+) -> Result<()> {
+    for (first, piece) in pieces(fill, call.dtype.size()) {
+        let mut host = vec![0u8; piece.len];
+        fill_input_from(call.op, call.dtype, size, me, first, &mut host);
+        mem.copy_in(piece, &host)?;
+    }
+    Ok(())
+}
+
+/// The wrong elements of rank `me`'s output of `call` in `check`, read back piece by piece.
+pub fn count_wrong_pieces(
+    mem: &mut impl PieceCopy,
+    call: &Call,
+    (size, me): (usize, usize),
+    check: Region,
+) -> Result<u64> {
+    let mut wrong = 0;
+    for (first, piece) in pieces(check, call.dtype.size()) {
+        let mut out = vec![0u8; piece.len];
+        mem.copy_out(piece, &mut out)?;
+        wrong += count_wrong_in(call, size, me, Piece { first, bytes: &out });
+    }
+    Ok(wrong)
+}
+
+#[cfg(test)]
+#[path = "placement_tests.rs"]
+mod pieces_tests;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::collective::{Algo, DType, ReduceOp, Shape};
-    use crate::model::call::Call;
 
     fn point(op: Op, in_place: bool) -> Point {
         let shape = Shape::new(op, DType::F32, 1024, 4);
