@@ -142,9 +142,14 @@ pub fn check_plan(req: &SweepRequest, world: usize) -> Result<(SweepOptions, Pla
     Ok((opts, plan, stages))
 }
 
-/// Refuses, before anything is measured, a plan with an op the loaded library cannot run
-/// (AllToAll and SendRecv need `ncclSend`/`ncclRecv`, NCCL 2.7+); the error names the version.
+/// Refuses, before anything is measured, a plan with a dtype or an op the loaded library cannot
+/// run (bf16 needs NCCL 2.10.3; AllToAll and SendRecv need `ncclSend`/`ncclRecv`, NCCL 2.7+);
+/// the error names the version.
 fn check_library(nccl: &Nccl, stages: &[Stage]) -> Result<()> {
+    let version = nccl.version().map_err(|e| Error::Rank(e.to_string()))?;
+    for p in stages.iter().flat_map(stage_points) {
+        crate::backend::nccl::map::check_dtype(p.call.dtype, version).map_err(Error::Usage)?;
+    }
     match stages
         .iter()
         .flat_map(stage_points)
