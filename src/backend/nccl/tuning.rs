@@ -72,11 +72,16 @@ pub fn user_env() -> (Option<String>, Option<String>) {
     (std::env::var(ALGO_ENV).ok(), std::env::var(PROTO_ENV).ok())
 }
 
-/// Sets the variables for one combination in this process, before its communicators exist.
-/// Called only while this process runs no other thread of ours; NCCL's own threads read the
-/// variables only inside communicator creation, which is not running.
+/// Sets the variables for one combination in this process, before its communicators exist;
+/// a variable that already holds its value is not touched (the first combination's are set
+/// before any other thread exists). Called only while this process runs no other thread of
+/// ours and no communicator: NCCL reads the variables inside communicator creation, and its
+/// per-communicator threads end with the communicator.
 pub fn apply_env(vars: &[(&'static str, Option<String>); 2]) {
     for (k, v) in vars {
+        if std::env::var(k).ok() == *v {
+            continue;
+        }
         match v {
             Some(v) => std::env::set_var(k, v),
             None => std::env::remove_var(k),

@@ -46,29 +46,39 @@ struct Walk<'a> {
     gpu: Gpu,
     bufs: DeviceBuffers,
     ctx: RankContext,
-    telemetry: Telemetry,
+    /// NVML sampling of the rank's GPU; stopped (`None`) while the NCCL variables change.
+    telemetry: Option<Telemetry>,
+    /// The user's own `NCCL_ALGO` and `NCCL_PROTO`, read before collbench set any.
+    user: (Option<String>, Option<String>),
 }
 
 /// Runs this rank's sweep; rank 0 returns the outcome, the others `None`.
 pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outcome>> {
+    let user = tuning::user_env();
     let nccl = Nccl::load().map_err(|e| Error::Usage(e.to_string()))?;
     if super::bootstrap::only() {
         return super::bootstrap::rehearse(req, ctx, nccl);
     }
-    let gpu = Gpu::open(ctx.device)?;
     let (opts, plan, stages) = check_plan(req, ctx.world)?;
     check_library(&nccl, &stages)?;
+    // The first combination's variables are set while this process has one thread, before the
+    // CUDA context (and the driver's threads) exist; `stages` changes them only between
+    // combinations, with no communicator alive and no thread of ours running.
+    if let Some(first) = stages.first() {
+        tuning::apply_env(&tuning::env_for(first.algo, first.proto, &user));
+    }
+    let gpu = Gpu::open(ctx.device)?;
     let (hosts, gpus) = gather_ranks(&mut ctx.store, &gpu.name)?;
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
     let bufs = DeviceBuffers::new(&gpu, buffer_sizes(plan.points.iter()), max_iters)?;
-    let telemetry = point_telemetry::start(ctx.rank, &gpu);
     let mut walk = Walk {
         req,
         nccl,
         gpu,
         bufs,
         ctx,
-        telemetry,
+        telemetry: None,
+        user,
     };
     if walk.ctx.rank != 0 {
         return walk.stages(&stages, None).map(|()| None);
@@ -236,10 +246,13 @@ impl Walk<'_> {
     }
 
     fn stages(&mut self, stages: &[Stage], mut lead: Option<&mut Lead>) -> Result<()> {
-        let user = tuning::user_env();
         for (k, stage) in stages.iter().enumerate() {
-            let vars = tuning::env_for(stage.algo, stage.proto, &user);
+            let vars = tuning::env_for(stage.algo, stage.proto, &self.user);
+            // The sampler thread is joined first: no thread of ours runs while the environment
+            // changes (setenv is not safe beside a thread that reads it).
+            self.telemetry = None;
             tuning::apply_env(&vars);
+            self.telemetry = Some(point_telemetry::start(self.ctx.rank, &self.gpu));
             self.stage(k, stage, lead.as_deref_mut())
                 .map_err(|e| with_env(e, &vars))?;
         }
@@ -314,9 +327,13 @@ impl Walk<'_> {
                 me: self.ctx.rank,
                 size: p.world,
             };
-            self.telemetry.begin_point();
+            if let Some(t) = &mut self.telemetry {
+                t.begin_point();
+            }
             let measured = measure(&self.gpu, &mut self.bufs, &m, p, how)?;
-            gpu_points = self.telemetry.end_point(point_telemetry::calls(p));
+            if let Some(t) = &mut self.telemetry {
+                gpu_points = t.end_point(point_telemetry::calls(p));
+            }
             payload = encode_part(&measured);
         }
         let bytes: Vec<u8> = payload.iter().flat_map(|w| w.to_le_bytes()).collect();
