@@ -333,6 +333,9 @@ fn point(
         slowest_rank: 0,
         skew_us_median: undefined,
         nccl_estimate_us: None,
+        // The log's time is nccl-tests' loop time (OSU's average latency is per call with a
+        // barrier after each, not a loop).
+        loop_time_us: (keys.tool == Tool::NcclTests).then_some(half.time_us),
     })
 }
 

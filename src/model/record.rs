@@ -74,6 +74,12 @@ pub struct PointRecord {
     /// over the ranks, in microseconds; `None` where the library offers none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nccl_estimate_us: Option<f64>,
+    /// nccl-tests' time of one call: the member ranks leave one barrier together, run the
+    /// timed iterations' count of calls back to back, and each divides its wall clock over the
+    /// loop (stream synchronised) by the calls; the mean over ranks (nccl-tests `-a 1`, its
+    /// default). `None` where no such loop ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_time_us: Option<f64>,
 }
 
 impl PointRecord {
@@ -140,6 +146,7 @@ impl PointRecord {
             slowest_rank: 0,
             skew_us_median: 0.0,
             nccl_estimate_us: None,
+            loop_time_us: None,
         };
         unset.with_time_us(EXAMPLE_TIME_US)
     }

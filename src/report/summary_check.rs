@@ -51,7 +51,15 @@ pub(super) fn check_record(rec: &PointRecord) -> Result<(), String> {
             MEASURED_GBPS_OR_ZERO,
         ),
     ];
-    let undefined = optional.into_iter().filter(|(_, x, _)| !x.is_nan());
+    let looped = [(
+        "loop_time_us",
+        rec.loop_time_us.unwrap_or(f64::NAN),
+        TIME_US,
+    )];
+    let undefined = optional
+        .into_iter()
+        .chain(looped)
+        .filter(|(_, x, _)| !x.is_nan());
     for (column, x, range) in required.into_iter().chain(undefined) {
         range.check(column, x)?;
     }

@@ -20,7 +20,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// The columns of summary.csv, in order. The last ones were added after the schema first
 /// appeared (see [`REQUIRED_COLUMNS`]).
-pub const SUMMARY_COLUMNS: [&str; 30] = [
+pub const SUMMARY_COLUMNS: [&str; 33] = [
     "backend",
     "op",
     "algo",
@@ -51,10 +51,13 @@ pub const SUMMARY_COLUMNS: [&str; 30] = [
     "proto",
     "nccl_estimate_us",
     "root",
+    "loop_time_us",
+    "loop_algbw_gbps",
+    "loop_busbw_gbps",
 ];
 
-/// The columns every summary.csv has; `proto`, `nccl_estimate_us` and `root` may be absent from
-/// files written before them.
+/// The columns every summary.csv has; `proto`, `nccl_estimate_us`, `root` and the `loop_`
+/// columns may be absent from files written before them.
 const REQUIRED_COLUMNS: usize = 27;
 
 /// What errors call a file that should be a summary.
@@ -132,7 +135,20 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         rec.key.proto.map_or(String::new(), |p| p.to_string()),
         rec.nccl_estimate_us.map_or(String::new(), f),
         rec.key.root.map_or(String::new(), |r| r.to_string()),
+        rec.loop_time_us.map_or(String::new(), f),
+        loop_bw(rec, false).map_or(String::new(), f),
+        loop_bw(rec, true).map_or(String::new(), f),
     ])
+}
+
+/// algbw (or busbw with `bus`) of the loop time, as nccl-tests computes them from its time.
+pub fn loop_bw(rec: &PointRecord, bus: bool) -> Option<f64> {
+    let t = rec.loop_time_us.filter(|t| *t > 0.0)?;
+    let algbw = rec.key.bytes as f64 / (t * 1e3);
+    Some(match bus {
+        true => algbw * rec.key.op.busbw_factor(rec.key.world),
+        false => algbw,
+    })
 }
 
 /// Reads a summary.csv back. Errors name the file and line: an empty file, a header without
@@ -183,6 +199,7 @@ fn read_record(row: &Row) -> Result<PointRecord> {
         slowest_rank: row.parse("slowest_rank")?,
         skew_us_median: row.float("skew_us_median")?,
         nccl_estimate_us: Some(row.float_or("nccl_estimate_us")?).filter(|x| !x.is_nan()),
+        loop_time_us: Some(row.float_or("loop_time_us")?).filter(|x| !x.is_nan()),
     })
 }
 

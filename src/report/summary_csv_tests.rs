@@ -38,6 +38,7 @@ pub(crate) fn awkward_record() -> PointRecord {
         slowest_rank: 2,
         skew_us_median: 0.001,
         nccl_estimate_us: Some(12.125),
+        loop_time_us: None,
     }
 }
 
@@ -86,7 +87,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     w.append(&a).unwrap();
     let text = std::fs::read_to_string(w.path()).unwrap();
     assert!(
-        text.lines().nth(1).unwrap().ends_with(",ll128,12.125,"),
+        text.lines().nth(1).unwrap().ends_with(",ll128,12.125,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -96,7 +97,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", cut(&cut(&cut(l)))))
+        .map(|l| format!("{}\n", (0..6).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -128,14 +129,17 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     w.append(&b).unwrap();
     let text = std::fs::read_to_string(w.path()).unwrap();
     assert!(
-        text.lines().nth(1).unwrap().ends_with(",12.125,2"),
+        text.lines().nth(1).unwrap().ends_with(",12.125,2,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
     assert_eq!((back[0].key.root, back[1].key.root), (Some(2), Some(0)));
     // Before the column: a rooted op had root 0, the others none.
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
-    let old: String = text.lines().map(|l| format!("{}\n", cut(l))).collect();
+    let old: String = text
+        .lines()
+        .map(|l| format!("{}\n", (0..4).fold(l.to_string(), |l, _| cut(&l))))
+        .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
     let back = read_summary(&path).unwrap();
@@ -152,7 +156,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     );
     let msg = read_err(
         &good_text()
-            .replace(",12.125,", ",12.125,x")
+            .replace(",12.125,,", ",12.125,x,")
             .replace(",reducescatter,", ",reduce,"),
     );
     assert!(msg.contains("column root"), "{msg}");
@@ -217,4 +221,31 @@ fn wrong_or_foreign_header_is_refused() {
         msg.contains("line 1") && msg.contains("not the header"),
         "{msg}"
     );
+}
+
+#[test]
+fn loop_time_round_trips_with_nccl_tests_bandwidths_and_older_files_read_as_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SummaryWriter::create(dir.path()).unwrap();
+    let mut a = PointRecord::example(Op::AllReduce, 1 << 20, 4);
+    a.loop_time_us = Some(250.0);
+    w.append(&a).unwrap();
+    let text = std::fs::read_to_string(w.path()).unwrap();
+    // algbw = 1048576 B / 250 us = 4.194304 GB/s; busbw x 2(p-1)/p = 1.5 at 4 ranks.
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(",250,4.194304,6.291456"),
+        "{text}"
+    );
+    let back = read_summary(w.path()).unwrap();
+    assert_eq!(back[0].loop_time_us, Some(250.0));
+    assert_eq!(loop_bw(&back[0], true), Some(6.291456));
+    let path = dir.path().join("bad.csv");
+    std::fs::write(&path, text.replace(",250,", ",-3,")).unwrap();
+    let msg = read_summary(&path).unwrap_err().to_string();
+    assert!(msg.contains("loop_time_us = -3"), "{msg}");
+    a.loop_time_us = None;
+    assert_eq!(loop_bw(&a, false), None);
 }

@@ -86,6 +86,7 @@ pub fn summarize(
         slowest_rank: most_often_slowest(&samples, rank_times.len()),
         skew_us_median: stats::median(&skews),
         nccl_estimate_us: None,
+        loop_time_us: None,
         key,
     };
     Some((record, samples, ranks))

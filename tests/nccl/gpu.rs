@@ -60,7 +60,9 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
         "--warmup",
         "2",
     ];
+    let started = std::time::Instant::now();
     sweep_dir(&args, &dir);
+    let wall_s = started.elapsed().as_secs_f64();
     let rows = summary(&dir);
     assert!(!rows.is_empty());
     for r in &rows {
@@ -68,8 +70,33 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
         assert_eq!(r.key.backend, "nccl");
         assert_eq!((r.key.algo, r.key.proto), (Algo::Auto, Some(Proto::Auto)));
         assert_eq!(r.key.world, gpus);
-        assert!(r.time_us_median > 0.0 && r.busbw_gbps > 0.0, "{r:?}");
+        assert!(r.time_us_median > 0.0 && r.algbw_gbps > 0.0, "{r:?}");
+        // busbw is algbw times nccl-tests' factor, 0 for most ops on one GPU.
+        let factor = r.key.op.busbw_factor(r.key.world);
+        assert!(
+            (r.busbw_gbps - r.algbw_gbps * factor).abs() <= 1e-9 * r.algbw_gbps,
+            "{r:?}"
+        );
+        // Units: no memory system moves 20 TB/s (HBM3e on B200: 8 TB/s), so a time read 1000x
+        // too small shows here.
+        assert!(r.algbw_gbps < 20_000.0, "{r:?}");
+        let looped = r
+            .loop_time_us
+            .expect("nccl-tests' loop time of every point");
+        assert!(looped > 0.0 && looped.is_finite(), "{r:?}");
     }
+    // And a time read 1000x too large: the GPU cannot have been busy longer than the whole run.
+    let busy_s: f64 = rows
+        .iter()
+        .map(|r| {
+            (r.iters as f64 * r.time_us_mean + r.iters as f64 * r.loop_time_us.unwrap_or(0.0))
+                * 1e-6
+        })
+        .sum();
+    assert!(
+        busy_s < wall_s,
+        "timed calls add up to {busy_s} s in a {wall_s} s run"
+    );
     for op in Op::ALL {
         for d in DType::ALL {
             for in_place in [false, true] {
