@@ -87,6 +87,35 @@ pub struct Meta {
     /// collbench measured itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub import: Option<ImportInfo>,
+    /// How the times of summary.csv were taken; absent for imported folders (their
+    /// `import.time_statistic` says) and for folders written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<Timing>,
+}
+
+/// The two timings of every measured point (docs/METHODOLOGY.md "Two timings").
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Timing {
+    /// What the `time_us_*` columns and samples.csv hold.
+    pub samples: String,
+    /// What `loop_time_us` holds.
+    #[serde(rename = "loop")]
+    pub loop_: String,
+}
+
+impl Timing {
+    /// The methods collbench's own backends use.
+    pub fn measured() -> Timing {
+        Timing {
+            samples: "each timed iteration after a barrier of the point's ranks; per iteration \
+                      the slowest rank's time (per-rank times in ranks.csv)"
+                .into(),
+            loop_: "nccl-tests' default: after one barrier the iteration count of calls back \
+                    to back, each rank's wall clock over the loop (stream synchronised) divided \
+                    by the calls, the mean over ranks (nccl-tests -a 1)"
+                .into(),
+        }
+    }
 }
 
 /// The source of an imported results folder: another tool's log, and what that log does not
@@ -166,6 +195,7 @@ impl Meta {
             library: None,
             gpus: Vec::new(),
             import: None,
+            timing: Some(Timing::measured()),
         }
     }
 

@@ -91,6 +91,7 @@ pub fn convert(
     }
     describe_machine(&mut out.meta, run, hosts, rank_nodes);
     out.meta.import = Some(info);
+    out.meta.timing = None;
     Ok(out)
 }
 

@@ -26,7 +26,7 @@ use crate::sweep::console::Console;
 use crate::sweep::links;
 use crate::sweep::rank::{measure, RankBuffers};
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
-use crate::sweep::summarize::summarize_point;
+use crate::sweep::summarize::{loop_time_mean, summarize_point};
 
 /// Runs this rank's part of a multi-host sweep. Rank 0 returns the outcome; the others `None`.
 pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Outcome>> {
@@ -117,7 +117,7 @@ fn group_of(topo: &Topology, point: &Point, rank: usize) -> Option<Group> {
 /// How long a rank may wait for the start of the point after `prev`: every iteration of `prev`
 /// may take up to the stall timeout before a member notices.
 fn start_limit(prev: Option<&Point>, timeout: Duration) -> Duration {
-    let iterations = prev.map_or(0, |p| p.warmup + p.iters + 1) as u32;
+    let iterations = prev.map_or(0, |p| p.warmup + 2 * p.iters + 1) as u32;
     timeout.saturating_mul(iterations.saturating_add(2))
 }
 
@@ -130,11 +130,9 @@ fn follow(req: &SweepRequest, plan: &Plan, c: &mut Cluster, abort: &AtomicBool) 
         let started = wait_start(t.tcp(), k, start_limit(prev, req.timeout));
         started.map_err(|e| interrupted(e, abort))?;
         if let Some(g) = group_of(&c.topology, point, c.rank) {
-            let (times, wrong) =
-                measure(t, &g, point, &mut bufs, &|| {}).map_err(|e| interrupted(e, abort))?;
-            let mut payload: Vec<u64> = vec![wrong];
-            payload.extend(times.iter().map(|t| t.to_bits().to_le()));
-            payload[0] = payload[0].to_le();
+            let m = measure(t, &g, point, &mut bufs, &|| {}).map_err(|e| interrupted(e, abort))?;
+            let mut payload: Vec<u64> = vec![m.wrong.to_le(), m.loop_us.to_bits().to_le()];
+            payload.extend(m.times.iter().map(|t| t.to_bits().to_le()));
             t.tcp().send(0, bytemuck::cast_slice(&payload))?;
         }
         prev = Some(point);
@@ -212,10 +210,11 @@ fn lead_points(
             Error::Rank(m) => Error::Rank(format!("{m} during {}", point.describe())),
             e => e,
         };
-        let (members, rank_times, wrongs) =
+        let (members, rank_times, wrongs, loops) =
             run_point(c, k, point, &mut bufs, timeout).map_err(during)?;
         let key = point.key("host");
-        let (rec, samples, mut per_rank) = summarize_point(key, point, &rank_times, &wrongs)?;
+        let (mut rec, samples, mut per_rank) = summarize_point(key, point, &rank_times, &wrongs)?;
+        rec.loop_time_us = loop_time_mean(&loops);
         for (s, &global) in per_rank.iter_mut().zip(&members) {
             s.global_rank = global;
             s.node = c.topology.node_of[global];
@@ -244,8 +243,8 @@ fn lead_points(
 }
 
 /// Rank 0's part of point `k`: start every rank, measure if a member, and gather the members'
-/// times and wrong counts in group order. Returns (members, times, wrong counts).
-type Gathered = (Vec<usize>, Vec<Vec<f64>>, Vec<u64>);
+/// times, wrong counts and loop times in group order.
+type Gathered = (Vec<usize>, Vec<Vec<f64>>, Vec<u64>, Vec<f64>);
 fn run_point(
     c: &mut Cluster,
     k: usize,
@@ -260,11 +259,13 @@ fn run_point(
     let members = members_of(&c.topology, point);
     let mut rank_times = Vec::new();
     let mut wrongs = Vec::new();
+    let mut loops = Vec::new();
     let others = match group_of(&c.topology, point, 0) {
         Some(g) => {
-            let (times, wrong) = measure(t, &g, point, bufs, &|| {})?;
-            rank_times.push(times);
-            wrongs.push(wrong);
+            let m = measure(t, &g, point, bufs, &|| {})?;
+            rank_times.push(m.times);
+            wrongs.push(m.wrong);
+            loops.push(m.loop_us);
             &members[1..]
         }
         None => {
@@ -274,17 +275,18 @@ fn run_point(
             &members[..]
         }
     };
-    let mut payload = vec![0u64; 1 + point.iters];
+    let mut payload = vec![0u64; 2 + point.iters];
     for &r in others {
         t.tcp()
             .recv(r, bytemuck::cast_slice_mut(&mut payload), Combine::Copy)?;
         wrongs.push(u64::from_le(payload[0]));
-        let times = payload[1..]
+        loops.push(f64::from_bits(u64::from_le(payload[1])));
+        let times = payload[2..]
             .iter()
             .map(|&b| f64::from_bits(u64::from_le(b)));
         rank_times.push(times.collect());
     }
-    Ok((members, rank_times, wrongs))
+    Ok((members, rank_times, wrongs, loops))
 }
 
 /// One pair's bandwidth at one point, for the slow-link report.

@@ -128,8 +128,8 @@ fn sweep_points<T: Transport>(t: &mut T, ctl: &Shared, opts: &SweepOptions) -> R
             let progress = || {
                 ctl.progress(rank).fetch_add(1, Ordering::Relaxed);
             };
-            let (times, wrong) = measure(t, &g, point, &mut bufs, &progress)?;
-            publish(ctl, rank, &times, wrong);
+            let m = measure(t, &g, point, &mut bufs, &progress)?;
+            publish(ctl, rank, &m);
         }
         barrier(t, &all)?;
         if rank == 0 {
@@ -159,27 +159,40 @@ fn wait_consumed(sh: &Shared, k: u32) -> Result<()> {
         .map_err(|_| Error::Rank("rank 0: run aborted by the launcher".into()))
 }
 
-/// Puts this rank's samples and wrong count where the launcher reads them.
-fn publish(ctl: &Shared, rank: usize, times: &[f64], wrong: u64) {
+/// Puts this rank's samples, then its loop time in the slot after them, and its wrong count
+/// where the launcher reads them (the launcher sizes the area one slot longer than any point's
+/// iterations).
+fn publish(ctl: &Shared, rank: usize, m: &Measured) {
     let samples = ctl.samples_ptr(rank);
-    for (i, &us) in times.iter().take(ctl.layout.max_iters).enumerate() {
+    let slots = m.times.iter().chain(std::iter::once(&m.loop_us));
+    for (i, &us) in slots.take(ctl.layout.max_iters).enumerate() {
         // SAFETY: this rank's own sample area, max_iters long; the launcher reads it only after
         // the point is published.
         unsafe { samples.add(i).write(us) };
     }
-    ctl.wrong(rank).store(wrong, Ordering::Relaxed);
+    ctl.wrong(rank).store(m.wrong, Ordering::Relaxed);
 }
 
-/// Warm-up, timed iterations, then the correctness check of one point: this rank's time of
-/// every timed iteration in microseconds, and the wrong elements in its output. `progress` is
-/// called after every timed iteration (the watchdog's heartbeat).
+/// What one rank measured of one point.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Measured {
+    /// Its time of every barrier-separated timed iteration, in microseconds.
+    pub times: Vec<f64>,
+    /// nccl-tests' time of one call ([`time_loop`]), in microseconds.
+    pub loop_us: f64,
+    /// Wrong elements in its output of the checked call.
+    pub wrong: u64,
+}
+
+/// Warm-up, timed iterations, nccl-tests' loop, then the correctness check of one point.
+/// `progress` is called after every timed call (the watchdog's heartbeat).
 pub(crate) fn measure<T: Transport>(
     t: &mut T,
     g: &Group,
     p: &Point,
     bufs: &mut RankBuffers,
     progress: &dyn Fn(),
-) -> Result<(Vec<f64>, u64)> {
+) -> Result<Measured> {
     fill(p, g, bufs);
     // Warm-up is no progress for the watchdog: a point's whole warm-up must end within
     // --timeout, so that a warm-up that never ends is seen as a stall.
@@ -196,10 +209,36 @@ pub(crate) fn measure<T: Transport>(
         times.push(start.elapsed().as_nanos() as f64 / 1e3);
         progress();
     }
+    let loop_us = time_loop(t, g, p, bufs, progress)?;
     fill(p, g, bufs);
     barrier(t, g)?;
     call(t, g, p, bufs)?;
-    Ok((times, check(p, g, bufs)))
+    let wrong = check(p, g, bufs);
+    Ok(Measured {
+        times,
+        loop_us,
+        wrong,
+    })
+}
+
+/// nccl-tests' timing (`common.cu`, its default): the group leaves one barrier together, then
+/// the point's iteration count of calls runs back to back with no barrier between them, and
+/// this rank's wall clock over the loop is divided by the calls.
+fn time_loop<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    p: &Point,
+    bufs: &mut RankBuffers,
+    progress: &dyn Fn(),
+) -> Result<f64> {
+    let calls = p.iters.max(1);
+    barrier(t, g)?;
+    let start = Instant::now();
+    for _ in 0..calls {
+        call(t, g, p, bufs)?;
+        progress();
+    }
+    Ok(start.elapsed().as_nanos() as f64 / 1e3 / calls as f64)
 }
 
 fn call<T: Transport>(t: &mut T, g: &Group, p: &Point, bufs: &mut RankBuffers) -> Result<()> {

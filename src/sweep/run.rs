@@ -203,7 +203,7 @@ fn memory_need(plan: &Plan, ranks: usize) -> u128 {
         })
         .sum();
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(0);
-    buffers + crate::model::limits::sample_bytes(ranks, max_iters)
+    buffers + crate::model::limits::sample_bytes(ranks, max_iters + 1)
 }
 
 fn launch_and_measure(
@@ -212,8 +212,9 @@ fn launch_and_measure(
     out: &mut RunDir,
     console: &Console,
 ) -> Result<usize> {
+    // One slot more than any point's iterations: the loop time follows the samples.
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
-    let layout = Layout::new(req.opts.ranks, max_iters);
+    let layout = Layout::new(req.opts.ranks, max_iters + 1);
     let shared = Shared::create(layout)?;
     shared
         .token()

@@ -66,7 +66,8 @@ pub fn hosts(world: &SimpleCommunicator) -> Topology {
     Topology::from_hosts(&names)
 }
 
-/// This rank's part of one point: `[member, wrong, time bits...]` (zeros where not a member).
+/// This rank's part of one point: `[member, wrong, loop time bits, time bits...]` (zeros
+/// where not a member).
 pub fn point_payload(
     world: &SimpleCommunicator,
     groups: &Groups,
@@ -75,33 +76,39 @@ pub fn point_payload(
 ) -> Result<Vec<u64>> {
     // Every rank meets here, so rank 0 has written the previous point before this one starts.
     world.barrier();
-    let mut payload = vec![0u64; 2 + point.iters];
+    let mut payload = vec![0u64; 3 + point.iters];
     if let Some(comm) = groups.of(point.world) {
-        let (times, wrong) = measure(comm, point, bufs)?;
+        let (times, loop_us, wrong) = measure(comm, point, bufs)?;
         payload[0] = 1;
         payload[1] = wrong;
-        for (slot, t) in payload[2..].iter_mut().zip(&times) {
+        payload[2] = loop_us.to_bits();
+        for (slot, t) in payload[3..].iter_mut().zip(&times) {
             *slot = t.to_bits();
         }
     }
     Ok(payload)
 }
 
-/// The members' times and wrong counts, in rank order, from the gathered payloads.
-pub fn members_samples(all: &[u64], len: usize) -> (Vec<Vec<f64>>, Vec<u64>) {
-    let members = all.chunks_exact(len).filter(|c| c[0] == 1);
-    members
-        .map(|c| (c[2..].iter().map(|&b| f64::from_bits(b)).collect(), c[1]))
-        .unzip()
+/// The members' times, wrong counts and loop times, in rank order, from the gathered payloads.
+pub fn members_samples(all: &[u64], len: usize) -> (Vec<Vec<f64>>, Vec<u64>, Vec<f64>) {
+    let mut out = (Vec::new(), Vec::new(), Vec::new());
+    for c in all.chunks_exact(len).filter(|c| c.len() >= 3 && c[0] == 1) {
+        out.0
+            .push(c[3..].iter().map(|&b| f64::from_bits(b)).collect());
+        out.1.push(c[1]);
+        out.2.push(f64::from_bits(c[2]));
+    }
+    out
 }
 
-/// Warm-up, timed iterations, then the correctness check: this rank's time of every timed
-/// iteration in microseconds, and the wrong elements in its output.
+/// Warm-up, timed iterations, nccl-tests' loop, then the correctness check: this rank's time
+/// of every timed iteration and of one call of the loop in microseconds, and the wrong
+/// elements in its output.
 fn measure(
     comm: &SimpleCommunicator,
     p: &Point,
     (bufs, h): (&mut MpiBuffers, &Handles),
-) -> Result<(Vec<f64>, u64)> {
+) -> Result<(Vec<f64>, f64, u64)> {
     let (size, rank) = (comm.size() as usize, comm.rank() as usize);
     let call = MpiBuffers::prepare(comm, p, h)?;
     bufs.fill(p, size, rank);
@@ -117,10 +124,19 @@ fn measure(
         bufs.call(&call, p)?;
         times.push(start.elapsed().as_nanos() as f64 / 1e3);
     }
+    // nccl-tests' timing (`common.cu`, its default): one barrier, then the calls back to back,
+    // this rank's wall clock over the loop divided by the calls.
+    let calls = p.iters.max(1);
+    comm.barrier();
+    let start = Instant::now();
+    for _ in 0..calls {
+        bufs.call(&call, p)?;
+    }
+    let loop_us = start.elapsed().as_nanos() as f64 / 1e3 / calls as f64;
     bufs.fill(p, size, rank);
     comm.barrier();
     bufs.call(&call, p)?;
-    Ok((times, bufs.check(p, size, rank)))
+    Ok((times, loop_us, bufs.check(p, size, rank)))
 }
 
 #[cfg(test)]
@@ -130,9 +146,10 @@ mod tests {
     #[test]
     fn non_members_are_left_out_in_rank_order() {
         let t = |us: f64| us.to_bits();
-        let all = [1, 0, t(2.0), 0, 0, 0, 1, 3, t(5.0)];
-        let (times, wrong) = members_samples(&all, 3);
+        let all = [1, 0, t(1.5), t(2.0), 0, 0, 0, 0, 1, 3, t(4.5), t(5.0)];
+        let (times, wrong, loops) = members_samples(&all, 4);
         assert_eq!(times, vec![vec![2.0], vec![5.0]]);
         assert_eq!(wrong, vec![0, 3]);
+        assert_eq!(loops, vec![1.5, 4.5]);
     }
 }

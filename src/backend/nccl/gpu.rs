@@ -135,6 +135,28 @@ pub fn wait_events(events: &[&CudaEvent], comm: &Communicator, stall: Duration) 
     Ok(())
 }
 
+/// Waits for `event` polling without sleeping (a timed loop's end must not wait for a poll),
+/// failing on the communicator's asynchronous error or after `stall` without completion.
+pub fn spin_until_done(event: &CudaEvent, comm: &Communicator, stall: Duration) -> Result<()> {
+    let start = Instant::now();
+    let mut polls = 0u32;
+    while !event.is_complete() {
+        polls = polls.wrapping_add(1);
+        // The error and the clock are looked at every 1024 polls, off the common path.
+        if polls % 1024 == 0 {
+            comm.check_async().map_err(|e| Error::Rank(e.to_string()))?;
+            if start.elapsed() > stall {
+                return Err(Error::Rank(format!(
+                    "NCCL made no progress for {} in a timed loop; a peer rank may have died",
+                    humantime::format_duration(stall)
+                )));
+            }
+        }
+        std::hint::spin_loop();
+    }
+    Ok(())
+}
+
 /// NVML's form of a PCI bus id from CUDA's domain, bus and device numbers.
 pub fn pci_bus_id(domain: i32, bus: i32, device: i32) -> String {
     format!("{domain:08x}:{bus:02x}:{device:02x}.0")

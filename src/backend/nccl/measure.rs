@@ -15,7 +15,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaViewMut};
 
 use super::calls::Enqueue;
 use super::comm::Communicator;
-use super::gpu::{driver_error, wait_events, Gpu};
+use super::gpu::{driver_error, spin_until_done, wait_events, Gpu};
 use super::graph::Graph;
 use super::p2p::{transfers, Transfer};
 use super::placement::{
@@ -90,6 +90,8 @@ pub struct Measured {
     pub wrong: u64,
     /// NCCL's own estimate of one call, where the library offers one.
     pub estimate_us: Option<f64>,
+    /// nccl-tests' time of one call on this rank ([`time_loop`]), in microseconds.
+    pub loop_us: f64,
 }
 
 /// How each iteration is enqueued.
@@ -146,6 +148,7 @@ pub fn measure(
     m: &Member,
     p: &Point,
     (mode, stall): (LaunchMode, Duration),
+    barrier: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Measured> {
     let pl = placement(p, m.me);
     let call = enqueue_of(gpu, bufs, (p, m), &pl);
@@ -170,12 +173,31 @@ pub fn measure(
             .map_err(|e| driver_error("cuEventElapsedTime", e))?;
         times.push(f64::from(ms) * 1e3);
     }
+    barrier()?;
+    let loop_us = time_loop(&launcher, &bufs.done, iters, stall)?;
     let wrong = check(bufs, p, &pl, &launcher, stall)?;
     Ok(Measured {
         times,
         wrong,
         estimate_us,
+        loop_us,
     })
+}
+
+/// nccl-tests' timing (`common.cu`, its default): after a barrier of every rank, `iters` calls
+/// back to back with nothing between them, and the host's wall clock from the first enqueue to
+/// the completion of the last, divided by the calls. Completion is polled without sleeping,
+/// as nccl-tests' `testStreamSynchronize` does, so the time is not rounded up to a poll.
+fn time_loop(launcher: &Launcher, done: &CudaEvent, iters: usize, stall: Duration) -> Result<f64> {
+    let (gpu, m) = (launcher.gpu, launcher.m);
+    let calls = iters.max(1);
+    let start = std::time::Instant::now();
+    for _ in 0..calls {
+        launcher.go()?;
+    }
+    record(done, gpu)?;
+    spin_until_done(done, m.comm, stall)?;
+    Ok(start.elapsed().as_secs_f64() * 1e6 / calls as f64)
 }
 
 /// The checked call: poison the output, put exact inputs in, call once (in the timed mode), copy

@@ -26,7 +26,7 @@ pub fn start(rank: usize, gpu: &Gpu) -> Telemetry {
 /// Collective calls a member makes inside the telemetry window of `p`: warm-up, timed
 /// iterations, and the call whose output is checked.
 pub fn calls(p: &Point) -> u64 {
-    (p.warmup + p.iters + 1) as u64
+    (p.warmup + 2 * p.iters + 1) as u64
 }
 
 /// A rank's telemetry as gathered (JSON; empty for a rank outside the point's group).

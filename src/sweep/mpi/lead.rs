@@ -15,7 +15,7 @@ use crate::model::topology::Topology;
 use crate::report::run_dir::{run_dir_or_default, RunDir};
 use crate::sweep::console::Console;
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
-use crate::sweep::summarize::summarize_first_ranks;
+use crate::sweep::summarize::{loop_time_mean, summarize_first_ranks};
 
 /// Runs the sweep on this rank. Rank 0 returns the outcome; the others `None`.
 pub(super) fn run(
@@ -114,10 +114,11 @@ fn lead_points(
         let payload = point_payload(world, groups, point, (&mut bufs, handles))?;
         let mut all = vec![0u64; payload.len() * world.size() as usize];
         root.gather_into_root(&payload[..], &mut all[..]);
-        let (rank_times, wrongs) = members_samples(&all, payload.len());
+        let (rank_times, wrongs, loops) = members_samples(&all, payload.len());
         let key = point.key(BackendKind::Mpi.name());
-        let (rec, samples, per_rank) =
+        let (mut rec, samples, per_rank) =
             summarize_first_ranks(key, point, topo, &rank_times, &wrongs)?;
+        rec.loop_time_us = loop_time_mean(&loops);
         {
             let mut guard = interrupt::writing();
             out.append_point(&rec, &samples, &per_rank)?;

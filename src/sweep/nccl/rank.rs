@@ -321,6 +321,13 @@ impl Walk<'_> {
         let mut payload = vec![0u64];
         let mut gpu_points = Vec::new();
         let how = (self.mode(), self.stall());
+        // Every rank meets the members before their loop of back-to-back calls (nccl-tests'
+        // barrier before its timed loop); ranks outside the point meet them there too.
+        let store = &mut self.ctx.store;
+        let mut barrier = || store.barrier("nccl-loop");
+        if comm.is_none() {
+            barrier()?;
+        }
         if let Some(comm) = comm {
             let m = Member {
                 comm,
@@ -330,7 +337,7 @@ impl Walk<'_> {
             if let Some(t) = &mut self.telemetry {
                 t.begin_point();
             }
-            let measured = measure(&self.gpu, &mut self.bufs, &m, p, how)?;
+            let measured = measure(&self.gpu, &mut self.bufs, &m, p, how, &mut barrier)?;
             if let Some(t) = &mut self.telemetry {
                 gpu_points = t.end_point(point_telemetry::calls(p));
             }

@@ -10,7 +10,7 @@ use crate::model::plan::Point;
 use crate::model::topology::Topology;
 use crate::report::run_dir::RunDir;
 use crate::sweep::console::Console;
-use crate::sweep::summarize::summarize_first_ranks;
+use crate::sweep::summarize::{loop_time_mean, summarize_first_ranks};
 
 /// Rank 0's side: the results folder and the console.
 pub struct Lead {
@@ -23,12 +23,13 @@ pub struct Lead {
 impl Lead {
     /// Applies the slowest-rank rule to the members' parts of `p` and writes the point.
     pub fn write(&mut self, p: &Point, stage: &Stage, all: &[Vec<u8>]) -> Result<()> {
-        let (rank_times, wrongs, estimates) = members_samples(all);
+        let (rank_times, wrongs, estimates, loops) = members_samples(all);
         let mut key = p.key(BackendKind::Nccl.name());
         key.proto = Some(stage.proto);
         let (mut rec, samples, per_rank) =
             summarize_first_ranks(key, p, &self.topo, &rank_times, &wrongs)?;
         rec.nccl_estimate_us = estimates.into_iter().flatten().reduce(f64::max);
+        rec.loop_time_us = loop_time_mean(&loops);
         self.out.append_point(&rec, &samples, &per_rank)?;
         self.console.point(&rec);
         self.wrong_points += usize::from(rec.wrong > 0);
@@ -36,32 +37,37 @@ impl Lead {
     }
 }
 
-/// A member's part of a point as gathered: `[1, wrong, estimate bits, time bits...]`, the
-/// estimate NaN where there is none. Non-members send `[0]`.
+/// A member's part of a point as gathered: `[1, wrong, estimate bits, loop bits, time
+/// bits...]`, the estimate NaN where there is none. Non-members send `[0]`.
 pub fn encode_part(m: &Measured) -> Vec<u64> {
     let estimate = m.estimate_us.unwrap_or(f64::NAN);
-    let mut words = vec![1, m.wrong, estimate.to_bits()];
+    let mut words = vec![1, m.wrong, estimate.to_bits(), m.loop_us.to_bits()];
     words.extend(m.times.iter().map(|t| t.to_bits()));
     words
 }
 
-/// Every member's part, in rank order: per-iteration times, wrong counts and estimates.
-pub fn members_samples(all: &[Vec<u8>]) -> (Vec<Vec<f64>>, Vec<u64>, Vec<Option<f64>>) {
+/// Every member's part, in rank order: per-iteration times, wrong counts, estimates and loop
+/// times.
+pub fn members_samples(all: &[Vec<u8>]) -> MembersParts {
     let words = |b: &Vec<u8>| -> Vec<u64> {
         b.chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
             .collect()
     };
-    let mut out = (Vec::new(), Vec::new(), Vec::new());
-    for w in all.iter().map(words).filter(|w| w.len() >= 3 && w[0] == 1) {
+    let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for w in all.iter().map(words).filter(|w| w.len() >= 4 && w[0] == 1) {
         out.0
-            .push(w[3..].iter().map(|&b| f64::from_bits(b)).collect());
+            .push(w[4..].iter().map(|&b| f64::from_bits(b)).collect());
         out.1.push(w[1]);
         out.2
             .push(Some(f64::from_bits(w[2])).filter(|x| !x.is_nan()));
+        out.3.push(f64::from_bits(w[3]));
     }
     out
 }
+
+/// Per-iteration times, wrong counts, estimates and loop times of every member, rank order.
+pub type MembersParts = (Vec<Vec<f64>>, Vec<u64>, Vec<Option<f64>>, Vec<f64>);
 
 #[cfg(test)]
 mod tests {
@@ -77,18 +83,24 @@ mod tests {
             times: vec![2.5, 3.0],
             wrong: 0,
             estimate_us: Some(7.5),
+            loop_us: 2.0,
         };
         let b = Measured {
             times: vec![4.0, 1.0],
             wrong: 7,
             estimate_us: None,
+            loop_us: 4.0,
         };
         let all = vec![
             bytes(&encode_part(&a)),
             bytes(&[0]),
             bytes(&encode_part(&b)),
         ];
-        let (times, wrong, est) = members_samples(&all);
+        let (times, wrong, est, loops) = members_samples(&all);
+        assert_eq!(loops, vec![2.0, 4.0]);
+        assert_eq!(loop_time_mean(&loops), Some(3.0));
+        assert_eq!(loop_time_mean(&[]), None);
+        assert_eq!(loop_time_mean(&[1.0, f64::NAN]), None);
         assert_eq!(times, vec![vec![2.5, 3.0], vec![4.0, 1.0]]);
         assert_eq!(wrong, vec![0, 7]);
         assert_eq!(est, vec![Some(7.5), None]);

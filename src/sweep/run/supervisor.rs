@@ -12,7 +12,7 @@ use crate::model::plan::{Plan, Point};
 use crate::model::record::{IterSample, PointRecord, RankSummary};
 use crate::report::run_dir::RunDir;
 use crate::sweep::console::Console;
-use crate::sweep::summarize::summarize_point;
+use crate::sweep::summarize::{loop_time_mean, summarize_point};
 use crate::sweep::watchdog::{blame, Watchdog};
 
 use super::INTERRUPTED;
@@ -147,8 +147,16 @@ impl Supervisor<'_> {
         let wrong: Vec<u64> = (0..p.world)
             .map(|r| self.shared.wrong(r).load(Ordering::Relaxed))
             .collect();
+        // The loop time is in the slot after the samples (`publish`).
+        let loops: Vec<f64> = (0..p.world)
+            .filter(|_| iters < self.shared.layout.max_iters)
+            // SAFETY: as above; the area is max_iters long and `iters` is below it.
+            .map(|r| unsafe { self.shared.samples_ptr(r).add(iters).read() })
+            .collect();
         let key = p.key("host");
-        summarize_point(key, p, &rank_times, &wrong)
+        let mut summarized = summarize_point(key, p, &rank_times, &wrong)?;
+        summarized.0.loop_time_us = loop_time_mean(&loops);
+        Ok(summarized)
     }
 
     /// The rank whose exit is the cause, given the first exit seen. A rank that dies takes its
