@@ -76,6 +76,10 @@ fn a_tagged_v2_18_log_becomes_a_folder_with_the_logs_numbers() {
         "2 ranks: factor 2(p-1)/p = 1"
     );
     assert_eq!(points[15].time_us_mean, 58055.4);
+    // nccl-tests' time is its loop time: the column collbench's own loop fills.
+    assert!(points
+        .iter()
+        .all(|p| p.loop_time_us == Some(p.time_us_mean)));
     for f in ["samples.csv", "ranks.csv"] {
         let text = fs::read_to_string(out.join(f)).unwrap();
         assert_eq!(text.lines().count(), 1, "{f} holds only its header");
