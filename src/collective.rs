@@ -174,6 +174,9 @@ impl DType {
     }
 }
 
+/// How the NCCL backend records an op run as a group of point-to-point calls.
+pub const NCCL_GROUPED_P2P: &str = "ncclSend+ncclRecv";
+
 impl Op {
     /// Whether the op combines values (and so takes a reduction).
     pub fn reduces(self) -> bool {
@@ -250,10 +253,27 @@ impl Op {
         }
     }
 
-    /// Whether the NCCL backend issues the op as a group of point-to-point calls (`ncclSend`
-    /// and `ncclRecv` between `ncclGroupStart` and `ncclGroupEnd`, as nccl-tests does) rather
-    /// than as one collective. NCCL's tuning (`NCCL_ALGO`, `NCCL_PROTO`, the cost model behind
-    /// `ncclGroupSimulateEnd`) covers collectives only.
+    /// The NCCL function that runs the op in one call (AllToAll, Gather and Scatter since
+    /// NCCL 2.28), or for SendRecv, which has none, its group of [`NCCL_GROUPED_P2P`].
+    pub fn nccl_function(self) -> &'static str {
+        match self {
+            Op::AllReduce => "ncclAllReduce",
+            Op::AllGather => "ncclAllGather",
+            Op::ReduceScatter => "ncclReduceScatter",
+            Op::Broadcast => "ncclBroadcast",
+            Op::Reduce => "ncclReduce",
+            Op::AllToAll => "ncclAlltoAll",
+            Op::Gather => "ncclGather",
+            Op::Scatter => "ncclScatter",
+            Op::SendRecv => NCCL_GROUPED_P2P,
+        }
+    }
+
+    /// Whether the op is built from point-to-point transfers: without NCCL's own function for
+    /// it (before 2.28, and SendRecv always) the NCCL backend issues it as a group of `ncclSend`
+    /// and `ncclRecv` calls between `ncclGroupStart` and `ncclGroupEnd`, as nccl-tests does.
+    /// NCCL's tuning (`NCCL_ALGO`, `NCCL_PROTO`, the cost model behind `ncclGroupSimulateEnd`)
+    /// covers the collectives only.
     pub fn nccl_point_to_point(self) -> bool {
         match self {
             Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => true,

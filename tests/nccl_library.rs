@@ -238,3 +238,24 @@ fn nccl_bootstrap_rehearsal_carries_the_id_and_fails_in_one_line_naming_a_rank()
     assert!(meta.library.unwrap_or_default().starts_with("NCCL 2."));
     assert_eq!(common::summary_rows_on_disk(&out), 0);
 }
+
+#[test]
+fn nccl_2_28_and_later_run_alltoall_gather_and_scatter_with_their_own_functions() {
+    use collbench::collective::{Op, NCCL_GROUPED_P2P};
+    let Some(lib) = pip_nccl() else { return };
+    let nccl = Nccl::load_from(Some(lib)).unwrap();
+    let v = nccl.version().unwrap();
+    let own = (v.major, v.minor) >= (2, 28);
+    for op in [Op::AllToAll, Op::Gather, Op::Scatter] {
+        assert_eq!(nccl.native(op), own, "{op} in NCCL {v}");
+        let want = if own {
+            op.nccl_function()
+        } else {
+            NCCL_GROUPED_P2P
+        };
+        assert_eq!(nccl.call_name(op), want);
+    }
+    assert_eq!(nccl.call_name(Op::AllToAll), "ncclAlltoAll", "NCCL {v}");
+    assert_eq!(nccl.call_name(Op::SendRecv), NCCL_GROUPED_P2P);
+    assert_eq!(nccl.call_name(Op::AllReduce), "ncclAllReduce");
+}

@@ -337,6 +337,7 @@ fn point(
         // The log's time is nccl-tests' loop time (OSU's average latency is per call with a
         // barrier after each, not a loop).
         loop_time_us: (keys.tool == Tool::NcclTests).then_some(half.time_us),
+        nccl_call: None,
     })
 }
 

@@ -80,6 +80,11 @@ pub struct PointRecord {
     /// default). `None` where no such loop ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_time_us: Option<f64>,
+    /// The NCCL function(s) that ran the point ([`Op::nccl_function`], or
+    /// [`crate::collective::NCCL_GROUPED_P2P`] where the library lacks the op's own); `None`
+    /// on other backends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl_call: Option<String>,
 }
 
 impl PointRecord {
@@ -147,6 +152,7 @@ impl PointRecord {
             skew_us_median: 0.0,
             nccl_estimate_us: None,
             loop_time_us: None,
+            nccl_call: None,
         };
         unset.with_time_us(EXAMPLE_TIME_US)
     }

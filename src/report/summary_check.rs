@@ -10,6 +10,21 @@ use crate::physical::{
 /// `column = value is outside ...`: a world, node or size count out of range, a time or bandwidth that is not
 /// positive. Empty fields (NaN: undefined) pass, but for the mean time and algbw: a point
 /// imported from a log has a mean and no median.
+/// `nccl_call` names the op's own NCCL function, or for a point-to-point op its group.
+fn check_nccl_call(rec: &PointRecord) -> Result<(), String> {
+    let op = rec.key.op;
+    match rec.nccl_call.as_deref() {
+        None => Ok(()),
+        Some(c) if c == op.nccl_function() => Ok(()),
+        Some(c) if c == crate::collective::NCCL_GROUPED_P2P && op.nccl_point_to_point() => Ok(()),
+        Some(c) => Err(format!(
+            "column nccl_call: '{c}' does not run {op} (expected {} or {})",
+            op.nccl_function(),
+            crate::collective::NCCL_GROUPED_P2P
+        )),
+    }
+}
+
 pub(super) fn check_record(rec: &PointRecord) -> Result<(), String> {
     let k = &rec.key;
     let counts = [
@@ -51,6 +66,7 @@ pub(super) fn check_record(rec: &PointRecord) -> Result<(), String> {
             MEASURED_GBPS_OR_ZERO,
         ),
     ];
+    check_nccl_call(rec)?;
     let looped = [(
         "loop_time_us",
         rec.loop_time_us.unwrap_or(f64::NAN),

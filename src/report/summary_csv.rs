@@ -20,7 +20,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// The columns of summary.csv, in order. The last ones were added after the schema first
 /// appeared (see [`REQUIRED_COLUMNS`]).
-pub const SUMMARY_COLUMNS: [&str; 33] = [
+pub const SUMMARY_COLUMNS: [&str; 34] = [
     "backend",
     "op",
     "algo",
@@ -54,10 +54,11 @@ pub const SUMMARY_COLUMNS: [&str; 33] = [
     "loop_time_us",
     "loop_algbw_gbps",
     "loop_busbw_gbps",
+    "nccl_call",
 ];
 
-/// The columns every summary.csv has; `proto`, `nccl_estimate_us`, `root` and the `loop_`
-/// columns may be absent from files written before them.
+/// The columns every summary.csv has; `proto`, `nccl_estimate_us`, `root`, the `loop_` columns
+/// and `nccl_call` may be absent from files written before them.
 const REQUIRED_COLUMNS: usize = 27;
 
 /// What errors call a file that should be a summary.
@@ -138,6 +139,7 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         rec.loop_time_us.map_or(String::new(), f),
         loop_bw(rec, false).map_or(String::new(), f),
         loop_bw(rec, true).map_or(String::new(), f),
+        rec.nccl_call.clone().unwrap_or_default(),
     ])
 }
 
@@ -200,6 +202,8 @@ fn read_record(row: &Row) -> Result<PointRecord> {
         skew_us_median: row.float("skew_us_median")?,
         nccl_estimate_us: Some(row.float_or("nccl_estimate_us")?).filter(|x| !x.is_nan()),
         loop_time_us: Some(row.float_or("loop_time_us")?).filter(|x| !x.is_nan()),
+        nccl_call: Some(row.parse_or::<String>("nccl_call", String::new())?)
+            .filter(|c| !c.is_empty()),
     })
 }
 

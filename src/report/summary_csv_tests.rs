@@ -39,6 +39,7 @@ pub(crate) fn awkward_record() -> PointRecord {
         skew_us_median: 0.001,
         nccl_estimate_us: Some(12.125),
         loop_time_us: None,
+        nccl_call: None,
     }
 }
 
@@ -87,7 +88,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     w.append(&a).unwrap();
     let text = std::fs::read_to_string(w.path()).unwrap();
     assert!(
-        text.lines().nth(1).unwrap().ends_with(",ll128,12.125,,,,"),
+        text.lines().nth(1).unwrap().ends_with(",ll128,12.125,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -97,7 +98,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..6).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..7).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -129,7 +130,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     w.append(&b).unwrap();
     let text = std::fs::read_to_string(w.path()).unwrap();
     assert!(
-        text.lines().nth(1).unwrap().ends_with(",12.125,2,,,"),
+        text.lines().nth(1).unwrap().ends_with(",12.125,2,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -138,7 +139,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..4).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..5).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -236,7 +237,7 @@ fn loop_time_round_trips_with_nccl_tests_bandwidths_and_older_files_read_as_none
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",250,4.194304,6.291456"),
+            .ends_with(",250,4.194304,6.291456,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -248,4 +249,27 @@ fn loop_time_round_trips_with_nccl_tests_bandwidths_and_older_files_read_as_none
     assert!(msg.contains("loop_time_us = -3"), "{msg}");
     a.loop_time_us = None;
     assert_eq!(loop_bw(&a, false), None);
+}
+
+#[test]
+fn nccl_call_round_trips_and_a_function_that_cannot_run_the_op_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SummaryWriter::create(dir.path()).unwrap();
+    let mut a = PointRecord::example(Op::AllToAll, 1 << 20, 4);
+    a.nccl_call = Some("ncclAlltoAll".into());
+    let mut b = PointRecord::example(Op::Gather, 1 << 20, 4);
+    b.nccl_call = Some(crate::collective::NCCL_GROUPED_P2P.into());
+    w.append(&a).unwrap();
+    w.append(&b).unwrap();
+    let back = read_summary(w.path()).unwrap();
+    assert_eq!(back[0].nccl_call.as_deref(), Some("ncclAlltoAll"));
+    assert_eq!(back[1].nccl_call.as_deref(), Some("ncclSend+ncclRecv"));
+    let text = std::fs::read_to_string(w.path()).unwrap();
+    let path = dir.path().join("bad.csv");
+    std::fs::write(&path, text.replace(",ncclAlltoAll", ",ncclAllReduce")).unwrap();
+    let msg = read_summary(&path).unwrap_err().to_string();
+    assert!(
+        msg.contains("column nccl_call: 'ncclAllReduce' does not run alltoall"),
+        "{msg}"
+    );
 }

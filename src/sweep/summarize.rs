@@ -97,6 +97,7 @@ pub fn summarize(
         skew_us_median: stats::median(&skews),
         nccl_estimate_us: None,
         loop_time_us: None,
+        nccl_call: None,
         key,
     };
     Some((record, samples, ranks))

@@ -65,6 +65,7 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
     let wall_s = started.elapsed().as_secs_f64();
     let rows = summary(&dir);
     assert!(!rows.is_empty());
+    let nccl = collbench::backend::nccl::loader::Nccl::load().expect("libnccl");
     for r in &rows {
         assert_eq!(r.wrong, 0, "{:?}", r.key);
         assert_eq!(r.key.backend, "nccl");
@@ -80,6 +81,11 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
         // Units: no memory system moves 20 TB/s (HBM3e on B200: 8 TB/s), so a time read 1000x
         // too small shows here.
         assert!(r.algbw_gbps < 20_000.0, "{r:?}");
+        assert_eq!(
+            r.nccl_call.as_deref(),
+            Some(nccl.call_name(r.key.op)),
+            "{r:?}"
+        );
         let looped = r
             .loop_time_us
             .expect("nccl-tests' loop time of every point");

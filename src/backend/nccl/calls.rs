@@ -74,10 +74,67 @@ impl Nccl {
                 "ncclReduce",
                 (self.reduce)(send, recv, e.count, dt, op, e.root, c, stream),
             ),
+            Op::AllToAll | Op::Gather | Op::Scatter if self.native(e.op) => {
+                return self.enqueue_native(send, recv, e, c, stream)
+            }
             Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => {
                 return Err(NcclError::Argument(format!(
-                    "{} is a group of point-to-point calls, not one collective call",
+                    "{} is a group of point-to-point calls with this library, not one call",
                     e.op
+                )))
+            }
+        };
+        self.check(name, raw)
+    }
+
+    /// Whether this library runs `op` with one call of its own: the collectives always,
+    /// AllToAll, Gather and Scatter from NCCL 2.28 (as nccl-tests 2.19 calls them there),
+    /// SendRecv never.
+    pub fn native(&self, op: Op) -> bool {
+        match op {
+            Op::AllToAll => self.all_to_all.is_some(),
+            Op::Gather => self.gather.is_some(),
+            Op::Scatter => self.scatter.is_some(),
+            Op::SendRecv => false,
+            Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::Broadcast | Op::Reduce => true,
+        }
+    }
+
+    /// What runs `op` with this library, as summary.csv's `nccl_call` records it.
+    pub fn call_name(&self, op: Op) -> &'static str {
+        match self.native(op) {
+            true => op.nccl_function(),
+            false => crate::collective::NCCL_GROUPED_P2P,
+        }
+    }
+
+    /// AllToAll, Gather or Scatter through the library's own function (NCCL 2.28+): `count`
+    /// elements per rank, as nccl.h defines them.
+    ///
+    /// # Safety
+    /// As [`Nccl::enqueue`].
+    unsafe fn enqueue_native(
+        &self,
+        send: *const c_void,
+        recv: *mut c_void,
+        e: &Enqueue,
+        c: sys::ncclComm_t,
+        stream: sys::cudaStream_t,
+    ) -> Result<(), NcclError> {
+        let dt = map::dtype(e.dtype);
+        let (name, raw) = match (e.op, self.all_to_all, self.gather, self.scatter) {
+            (Op::AllToAll, Some(f), _, _) => {
+                ("ncclAlltoAll", f(send, recv, e.count, dt, c, stream))
+            }
+            (Op::Gather, _, Some(f), _) => {
+                ("ncclGather", f(send, recv, e.count, dt, e.root, c, stream))
+            }
+            (Op::Scatter, _, _, Some(f)) => {
+                ("ncclScatter", f(send, recv, e.count, dt, e.root, c, stream))
+            }
+            (op, ..) => {
+                return Err(NcclError::Argument(format!(
+                    "this library has no function of its own for {op}"
                 )))
             }
         };

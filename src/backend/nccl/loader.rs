@@ -104,6 +104,11 @@ pub struct Nccl {
     /// [`NcclError::Missing`], the collectives run).
     pub send: Option<sys::ncclSend_t>,
     pub recv: Option<sys::ncclRecv_t>,
+    /// NCCL 2.28+: the ops' own functions; `None` with older libraries (they are then
+    /// grouped `ncclSend`/`ncclRecv` calls, as nccl-tests falls back to).
+    pub all_to_all: Option<sys::ncclAlltoAll_t>,
+    pub gather: Option<sys::ncclGather_t>,
+    pub scatter: Option<sys::ncclScatter_t>,
     /// The optional entry points of [`features::OPTIONAL`] this library exports.
     pub present: Vec<&'static str>,
     /// Never unloaded: NCCL keeps threads and CUDA state that outlive its communicators, and
@@ -164,6 +169,9 @@ impl Nccl {
             reduce: get(s("ncclReduce"))?,
             send: get(s("ncclSend")).ok(),
             recv: get(s("ncclRecv")).ok(),
+            all_to_all: get(s("ncclAlltoAll")).ok(),
+            gather: get(s("ncclGather")).ok(),
+            scatter: get(s("ncclScatter")).ok(),
             path: path.clone(),
             _lib: std::mem::ManuallyDrop::new(lib),
         }))

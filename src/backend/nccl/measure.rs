@@ -121,7 +121,11 @@ impl<'a> Launcher<'a> {
             gpu,
             m,
             call,
-            list: transfers(&call),
+            // The op's own NCCL function where the library has it, else its list of transfers.
+            list: match m.comm.nccl().native(call.op) {
+                true => None,
+                false => transfers(&call),
+            },
             graph: None,
         };
         if mode == LaunchMode::Graph {

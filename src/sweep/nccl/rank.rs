@@ -164,7 +164,7 @@ fn check_library(nccl: &Nccl, stages: &[Stage]) -> Result<()> {
         .iter()
         .flat_map(stage_points)
         .map(|p| p.call.op)
-        .find(|op| op.nccl_point_to_point())
+        .find(|op| op.nccl_point_to_point() && !nccl.native(*op))
     {
         Some(op) => nccl
             .point_to_point(op.name())
@@ -350,7 +350,7 @@ impl Walk<'_> {
         match lead {
             Some(l) => {
                 l.out.append_telemetry(&point_telemetry::rows(&telemetry))?;
-                l.write(p, stage, &all)
+                l.write(p, stage, &all, self.nccl.call_name(p.call.op))
             }
             None => Ok(()),
         }

@@ -22,7 +22,8 @@ pub struct Lead {
 
 impl Lead {
     /// Applies the slowest-rank rule to the members' parts of `p` and writes the point.
-    pub fn write(&mut self, p: &Point, stage: &Stage, all: &[Vec<u8>]) -> Result<()> {
+    /// `call` is what ran the point ([`crate::backend::nccl::loader::Nccl::call_name`]).
+    pub fn write(&mut self, p: &Point, stage: &Stage, all: &[Vec<u8>], call: &str) -> Result<()> {
         let (rank_times, wrongs, estimates, loops) = members_samples(all);
         let mut key = p.key(BackendKind::Nccl.name());
         key.proto = Some(stage.proto);
@@ -30,6 +31,7 @@ impl Lead {
             summarize_first_ranks(key, p, &self.topo, &rank_times, &wrongs)?;
         rec.nccl_estimate_us = estimates.into_iter().flatten().reduce(f64::max);
         rec.loop_time_us = loop_time_mean(&loops);
+        rec.nccl_call = Some(call.to_string());
         self.out.append_point(&rec, &samples, &per_rank)?;
         self.console.point(&rec);
         self.wrong_points += usize::from(rec.wrong > 0);
