@@ -104,15 +104,24 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// The methods collbench's own backends use.
-    pub fn measured() -> Timing {
+    /// The methods of `backend` (the name meta.json records).
+    pub fn measured(backend: &str) -> Timing {
+        let samples = match backend {
+            "nccl" => {
+                "a pair of CUDA events around each timed call on the rank's stream, the calls \
+                 enqueued back to back; per iteration the slowest rank's time (per-rank times \
+                 in ranks.csv)"
+            }
+            _ => {
+                "each timed call after a barrier of the point's ranks; per iteration the \
+                 slowest rank's time (per-rank times in ranks.csv)"
+            }
+        };
         Timing {
-            samples: "each timed iteration after a barrier of the point's ranks; per iteration \
-                      the slowest rank's time (per-rank times in ranks.csv)"
-                .into(),
+            samples: samples.into(),
             loop_: "nccl-tests' default: after one barrier the iteration count of calls back \
-                    to back, each rank's wall clock over the loop (stream synchronised) divided \
-                    by the calls, the mean over ranks (nccl-tests -a 1)"
+                    to back, each rank's wall clock from the first call to the completion of \
+                    the last divided by the calls, the mean over ranks (nccl-tests -a 1)"
                 .into(),
         }
     }
@@ -195,7 +204,7 @@ impl Meta {
             library: None,
             gpus: Vec::new(),
             import: None,
-            timing: Some(Timing::measured()),
+            timing: Some(Timing::measured(backend)),
         }
     }
 
