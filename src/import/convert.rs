@@ -338,6 +338,8 @@ fn point(
         // barrier after each, not a loop).
         loop_time_us: (keys.tool == Tool::NcclTests).then_some(half.time_us),
         nccl_call: None,
+        nccl_algo: None,
+        nccl_proto: None,
     })
 }
 

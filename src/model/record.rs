@@ -85,7 +85,29 @@ pub struct PointRecord {
     /// on other backends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nccl_call: Option<String>,
+    /// The algorithm and protocol NCCL ran the point's collective with, as its profiler
+    /// interface told rank 0 (`ring`, `tree`, `nvls`, ...; `ll`, `ll128`, `simple`); `None`
+    /// where NCCL described no collective (older than 2.23, a point-to-point group, a profiler
+    /// of the user's own) and on other backends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl_algo: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nccl_proto: Option<String>,
 }
+
+/// The names `nccl_algo` takes (NCCL's `NCCL_ALGO_*`, lower case), and `unknown`.
+pub const NCCL_ALGOS: [&str; 8] = [
+    "tree",
+    "ring",
+    "collnetdirect",
+    "collnetchain",
+    "nvls",
+    "nvlstree",
+    "pat",
+    "unknown",
+];
+/// The names `nccl_proto` takes (NCCL's `NCCL_PROTO_*`, lower case), and `unknown`.
+pub const NCCL_PROTOS: [&str; 4] = ["ll", "ll128", "simple", "unknown"];
 
 impl PointRecord {
     /// The point's typical time per call: the median of its samples, or the mean where the point
@@ -153,6 +175,8 @@ impl PointRecord {
             nccl_estimate_us: None,
             loop_time_us: None,
             nccl_call: None,
+            nccl_algo: None,
+            nccl_proto: None,
         };
         unset.with_time_us(EXAMPLE_TIME_US)
     }

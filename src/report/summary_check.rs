@@ -1,7 +1,7 @@
 //! The physical check of a summary.csv row once it has parsed, by the ranges of
 //! [`crate::physical`] (the rule every reader of numbers uses).
 
-use crate::model::record::PointRecord;
+use crate::model::record::{PointRecord, NCCL_ALGOS, NCCL_PROTOS};
 use crate::physical::{
     BYTES, ITERS, MEASURED_GBPS, MEASURED_GBPS_OR_ZERO, RATIO, TIME_US, TIME_US_OR_ZERO, WORLD,
 };
@@ -10,6 +10,17 @@ use crate::physical::{
 /// `column = value is outside ...`: a world, node or size count out of range, a time or bandwidth that is not
 /// positive. Empty fields (NaN: undefined) pass, but for the mean time and algbw: a point
 /// imported from a log has a mean and no median.
+/// A name column holds one of `names` (or nothing).
+fn check_named(column: &str, value: Option<&str>, names: &[&str]) -> Result<(), String> {
+    match value {
+        Some(v) if !names.contains(&v) => Err(format!(
+            "column {column}: '{v}' is not one of {}",
+            names.join(", ")
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `nccl_call` names the op's own NCCL function, or for a point-to-point op its group.
 fn check_nccl_call(rec: &PointRecord) -> Result<(), String> {
     let op = rec.key.op;
@@ -67,6 +78,8 @@ pub(super) fn check_record(rec: &PointRecord) -> Result<(), String> {
         ),
     ];
     check_nccl_call(rec)?;
+    check_named("nccl_algo", rec.nccl_algo.as_deref(), &NCCL_ALGOS)?;
+    check_named("nccl_proto", rec.nccl_proto.as_deref(), &NCCL_PROTOS)?;
     let looped = [(
         "loop_time_us",
         rec.loop_time_us.unwrap_or(f64::NAN),

@@ -20,7 +20,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// The columns of summary.csv, in order. The last ones were added after the schema first
 /// appeared (see [`REQUIRED_COLUMNS`]).
-pub const SUMMARY_COLUMNS: [&str; 34] = [
+pub const SUMMARY_COLUMNS: [&str; 36] = [
     "backend",
     "op",
     "algo",
@@ -55,10 +55,12 @@ pub const SUMMARY_COLUMNS: [&str; 34] = [
     "loop_algbw_gbps",
     "loop_busbw_gbps",
     "nccl_call",
+    "nccl_algo",
+    "nccl_proto",
 ];
 
 /// The columns every summary.csv has; `proto`, `nccl_estimate_us`, `root`, the `loop_` columns
-/// and `nccl_call` may be absent from files written before them.
+/// and the `nccl_` columns may be absent from files written before them.
 const REQUIRED_COLUMNS: usize = 27;
 
 /// What errors call a file that should be a summary.
@@ -140,6 +142,8 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         loop_bw(rec, false).map_or(String::new(), f),
         loop_bw(rec, true).map_or(String::new(), f),
         rec.nccl_call.clone().unwrap_or_default(),
+        rec.nccl_algo.clone().unwrap_or_default(),
+        rec.nccl_proto.clone().unwrap_or_default(),
     ])
 }
 
@@ -202,9 +206,16 @@ fn read_record(row: &Row) -> Result<PointRecord> {
         skew_us_median: row.float("skew_us_median")?,
         nccl_estimate_us: Some(row.float_or("nccl_estimate_us")?).filter(|x| !x.is_nan()),
         loop_time_us: Some(row.float_or("loop_time_us")?).filter(|x| !x.is_nan()),
-        nccl_call: Some(row.parse_or::<String>("nccl_call", String::new())?)
-            .filter(|c| !c.is_empty()),
+        nccl_call: optional_text(row, "nccl_call")?,
+        nccl_algo: optional_text(row, "nccl_algo")?,
+        nccl_proto: optional_text(row, "nccl_proto")?,
     })
+}
+
+/// A text column added after v1 first appeared: `None` where empty or absent.
+fn optional_text(row: &Row, column: &str) -> Result<Option<String>> {
+    let text = row.parse_or::<String>(column, String::new())?;
+    Ok(Some(text).filter(|t| !t.is_empty()))
 }
 
 /// The key columns of a row.

@@ -40,6 +40,8 @@ pub(crate) fn awkward_record() -> PointRecord {
         nccl_estimate_us: Some(12.125),
         loop_time_us: None,
         nccl_call: None,
+        nccl_algo: None,
+        nccl_proto: None,
     }
 }
 
@@ -88,7 +90,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     w.append(&a).unwrap();
     let text = std::fs::read_to_string(w.path()).unwrap();
     assert!(
-        text.lines().nth(1).unwrap().ends_with(",ll128,12.125,,,,,"),
+        text.lines().nth(1).unwrap().ends_with(",ll128,12.125,,,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -98,7 +100,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..7).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..9).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -130,7 +132,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     w.append(&b).unwrap();
     let text = std::fs::read_to_string(w.path()).unwrap();
     assert!(
-        text.lines().nth(1).unwrap().ends_with(",12.125,2,,,,"),
+        text.lines().nth(1).unwrap().ends_with(",12.125,2,,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -139,7 +141,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..5).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..7).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -237,7 +239,7 @@ fn loop_time_round_trips_with_nccl_tests_bandwidths_and_older_files_read_as_none
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",250,4.194304,6.291456,"),
+            .ends_with(",250,4.194304,6.291456,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -270,6 +272,23 @@ fn nccl_call_round_trips_and_a_function_that_cannot_run_the_op_is_refused() {
     let msg = read_summary(&path).unwrap_err().to_string();
     assert!(
         msg.contains("column nccl_call: 'ncclAllReduce' does not run alltoall"),
+        "{msg}"
+    );
+    // What NCCL ran, by its names; a name that is not NCCL's is refused.
+    let mut c = PointRecord::example(Op::AllReduce, 1 << 20, 4);
+    c.nccl_algo = Some("nvlstree".into());
+    c.nccl_proto = Some("ll128".into());
+    std::fs::create_dir(dir.path().join("c")).unwrap();
+    let mut w = SummaryWriter::create(&dir.path().join("c")).unwrap();
+    w.append(&c).unwrap();
+    let back = read_summary(w.path()).unwrap();
+    assert_eq!(back[0].nccl_algo.as_deref(), Some("nvlstree"));
+    assert_eq!(back[0].nccl_proto.as_deref(), Some("ll128"));
+    let text = std::fs::read_to_string(w.path()).unwrap();
+    std::fs::write(&path, text.replace(",nvlstree,", ",butterfly,")).unwrap();
+    let msg = read_summary(&path).unwrap_err().to_string();
+    assert!(
+        msg.contains("column nccl_algo: 'butterfly' is not one of"),
         "{msg}"
     );
 }

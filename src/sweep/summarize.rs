@@ -98,6 +98,8 @@ pub fn summarize(
         nccl_estimate_us: None,
         loop_time_us: None,
         nccl_call: None,
+        nccl_algo: None,
+        nccl_proto: None,
         key,
     };
     Some((record, samples, ranks))

@@ -297,6 +297,18 @@ fn gpu_forced_algorithms_and_protocols_are_recorded_per_point() {
     let text = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
     let header = text.lines().next().unwrap();
     assert!(header.contains(",proto,nccl_estimate_us"), "{header}");
+    // What NCCL ran, from its profiler (2.23+; one rank runs no algorithm at all): the forced
+    // algorithm and protocol, each point.
+    let nccl = collbench::backend::nccl::loader::Nccl::load().expect("libnccl");
+    let v = nccl.version().unwrap();
+    for r in rows
+        .iter()
+        .filter(|r| r.key.world > 1 && (v.major, v.minor) >= (2, 23))
+    {
+        let ran = (r.nccl_algo.as_deref(), r.nccl_proto.as_deref());
+        let want = (r.key.algo.to_string(), r.key.proto.unwrap().to_string());
+        assert_eq!(ran, (Some(want.0.as_str()), Some(want.1.as_str())), "{r:?}");
+    }
 }
 
 #[test]

@@ -92,6 +92,8 @@ pub struct Measured {
     pub estimate_us: Option<f64>,
     /// nccl-tests' time of one call on this rank ([`time_loop`]), in microseconds.
     pub loop_us: f64,
+    /// The last collective NCCL described to its profiler during the point's plain calls.
+    pub ran: Option<super::profiler::Ran>,
 }
 
 /// How each iteration is enqueued.
@@ -156,6 +158,7 @@ pub fn measure(
 ) -> Result<Measured> {
     let pl = placement(p, m.me);
     let call = enqueue_of(gpu, bufs, (p, m), &pl);
+    let described = super::profiler::seen();
     let estimate_us = estimate(gpu, m, &call)?;
     fill(gpu, bufs, p, m, &pl, false)?;
     let launcher = Launcher::new(gpu, m, call, mode)?;
@@ -177,6 +180,9 @@ pub fn measure(
             .map_err(|e| driver_error("cuEventElapsedTime", e))?;
         times.push(f64::from(ms) * 1e3);
     }
+    // NCCL describes a call when it is enqueued: by now the warm-up, the timed calls, or in
+    // graph mode the plain call before the capture.
+    let ran = super::profiler::last_since(described);
     barrier()?;
     let loop_us = time_loop(&launcher, &bufs.done, iters, stall)?;
     let wrong = check(bufs, p, &pl, &launcher, stall)?;
@@ -185,6 +191,7 @@ pub fn measure(
         wrong,
         estimate_us,
         loop_us,
+        ran,
     })
 }
 

@@ -8,6 +8,8 @@
 //!   (2.7+, AllToAll and SendRecv only) are optional.
 //! * [`p2p`]: AllToAll and SendRecv as the list of `ncclSend`/`ncclRecv` calls each rank
 //!   groups, as nccl-tests issues them (plain data; [`calls`] issues the list).
+//! * [`profiler`]: collbench as NCCL's profiler plugin, which tells the algorithm and protocol
+//!   NCCL ran for each collective.
 //! * [`error`]: typed errors for result codes and for libraries that cannot be loaded.
 //! * [`search`]: the pip-installed NCCL of the `python3` on PATH, where PyTorch users have it;
 //!   [`features`]: the oldest NCCL supported and the optional entry points of later ones.
@@ -41,6 +43,7 @@ pub mod p2p;
 pub mod placement;
 pub mod point_telemetry;
 pub mod probe;
+pub mod profiler;
 pub mod search;
 pub mod sys;
 pub mod telemetry;

@@ -62,8 +62,12 @@ impl Probe {
         }
         if let Ok(n) = &self.nccl {
             let v = n.version.map(|v| format!("NCCL {v}"));
+            let profiler = match super::profiler::exported() {
+                true => "profiler: in program",
+                false => "profiler: not exported (nccl_algo/nccl_proto stay empty)",
+            };
             parts.push(format!(
-                "{} ({}; optional: {})",
+                "{} ({}; optional: {}; {profiler})",
                 v.as_deref().unwrap_or("NCCL (version unknown)"),
                 n.path.display(),
                 super::features::describe(&n.present)

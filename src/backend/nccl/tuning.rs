@@ -51,6 +51,26 @@ pub fn proto_value(proto: Proto) -> Option<&'static str> {
     }
 }
 
+/// What to say when NCCL ran another algorithm or protocol than the stage forced (`NCCL_ALGO`
+/// names NCCL ignored, or a forced one this system lacks that NCCL replaced), `None` when it
+/// ran what was asked or nothing was forced.
+pub fn ignored(algo: Algo, proto: Proto, ran: &super::profiler::Ran) -> Option<String> {
+    let honours = |forced: Option<&str>, name: &str| {
+        forced.map_or(true, |v| v.split(',').any(|n| n.eq_ignore_ascii_case(name)))
+    };
+    let (a, p) = (algo_value(algo), proto_value(proto));
+    let (ran_a, ran_p) = (ran.algo_name(), ran.proto_name());
+    match (honours(a, ran_a), honours(p, ran_p)) {
+        (true, true) => None,
+        _ => Some(format!(
+            "NCCL ran {ran_a}/{ran_p} where {ALGO_ENV}={} {PROTO_ENV}={} was set: the forced \
+             choice was not honoured, so this point is NCCL's own choice",
+            a.unwrap_or("(auto)"),
+            p.unwrap_or("(auto)")
+        )),
+    }
+}
+
 /// What the two variables must hold for one combination: the forced value, or for `auto` what
 /// the user's own environment held when collbench started (`None`: unset).
 pub fn env_for(

@@ -206,3 +206,24 @@ fn the_plan_says_why_point_to_point_ops_skip_forced_protocols() {
         assert_eq!(measured_with(Op::SendRecv, *p), *p == Proto::Auto);
     }
 }
+
+#[test]
+fn a_forced_choice_nccl_did_not_run_is_named_and_its_own_choices_are_not() {
+    use crate::backend::nccl::profiler::Ran;
+    let ran = |algo, proto| Ran {
+        func: 4,
+        count: 256,
+        algo,
+        proto,
+    };
+    // NCCL_ALGO_* / NCCL_PROTO_* indices: 0 tree, 1 ring, 4 nvls, 5 nvlstree; 0 LL, 2 Simple.
+    assert_eq!(ignored(Algo::Ring, Proto::Simple, &ran(1, 2)), None);
+    assert_eq!(ignored(Algo::Auto, Proto::Auto, &ran(0, 0)), None);
+    assert_eq!(ignored(Algo::Nvls, Proto::Auto, &ran(5, 2)), None);
+    let note = ignored(Algo::Ring, Proto::Auto, &ran(0, 2)).unwrap();
+    assert!(
+        note.starts_with("NCCL ran tree/simple where NCCL_ALGO=Ring NCCL_PROTO=(auto) was set"),
+        "{note}"
+    );
+    assert!(ignored(Algo::Auto, Proto::Ll, &ran(1, 2)).is_some());
+}

@@ -55,6 +55,9 @@ struct Walk<'a> {
 /// Runs this rank's sweep; rank 0 returns the outcome, the others `None`.
 pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outcome>> {
     let user = tuning::user_env();
+    // Before NCCL starts and while this process has one thread (profiler::install sets a
+    // variable): NCCL then tells the profiler what it ran.
+    crate::backend::nccl::profiler::install();
     let nccl = Nccl::load().map_err(|e| Error::Usage(e.to_string()))?;
     if super::bootstrap::only() {
         return super::bootstrap::rehearse(req, ctx, nccl);
@@ -319,6 +322,7 @@ impl Walk<'_> {
                 .running(&format!("{} proto {}", p.describe(), stage.proto));
         }
         let mut payload = vec![0u64];
+        let mut ran = None;
         let mut gpu_points = Vec::new();
         let how = (self.mode(), self.stall());
         // Every rank meets the members before their loop of back-to-back calls (nccl-tests'
@@ -342,6 +346,7 @@ impl Walk<'_> {
                 gpu_points = t.end_point(point_telemetry::calls(p));
             }
             payload = encode_part(&measured);
+            ran = measured.ran;
         }
         let bytes: Vec<u8> = payload.iter().flat_map(|w| w.to_le_bytes()).collect();
         let all = self.ctx.store.all_gather("nccl-point", &bytes)?;
@@ -350,7 +355,7 @@ impl Walk<'_> {
         match lead {
             Some(l) => {
                 l.out.append_telemetry(&point_telemetry::rows(&telemetry))?;
-                l.write(p, stage, &all, self.nccl.call_name(p.call.op))
+                l.write(p, stage, &all, self.nccl.call_name(p.call.op), ran)
             }
             None => Ok(()),
         }

@@ -3,7 +3,8 @@
 //! ([`summarize`]) and the point written before the ranks go on.
 
 use crate::backend::nccl::measure::Measured;
-use crate::backend::nccl::tuning::Stage;
+use crate::backend::nccl::profiler::Ran;
+use crate::backend::nccl::tuning::{self, Stage};
 use crate::error::Result;
 use crate::model::call::BackendKind;
 use crate::model::plan::Point;
@@ -23,7 +24,16 @@ pub struct Lead {
 impl Lead {
     /// Applies the slowest-rank rule to the members' parts of `p` and writes the point.
     /// `call` is what ran the point ([`crate::backend::nccl::loader::Nccl::call_name`]).
-    pub fn write(&mut self, p: &Point, stage: &Stage, all: &[Vec<u8>], call: &str) -> Result<()> {
+    /// `ran` is what NCCL told rank 0's profiler it ran; a forced algorithm or protocol it did
+    /// not run is said on the console.
+    pub fn write(
+        &mut self,
+        p: &Point,
+        stage: &Stage,
+        all: &[Vec<u8>],
+        call: &str,
+        ran: Option<Ran>,
+    ) -> Result<()> {
         let (rank_times, wrongs, estimates, loops) = members_samples(all);
         let mut key = p.key(BackendKind::Nccl.name());
         key.proto = Some(stage.proto);
@@ -32,6 +42,13 @@ impl Lead {
         rec.nccl_estimate_us = estimates.into_iter().flatten().reduce(f64::max);
         rec.loop_time_us = loop_time_mean(&loops);
         rec.nccl_call = Some(call.to_string());
+        if let Some(ran) = ran {
+            rec.nccl_algo = Some(ran.algo_name().to_string());
+            rec.nccl_proto = Some(ran.proto_name().to_string());
+            if let Some(note) = tuning::ignored(stage.algo, stage.proto, &ran) {
+                self.console.note(&format!("{}: {note}", p.describe()));
+            }
+        }
         self.out.append_point(&rec, &samples, &per_rank)?;
         self.console.point(&rec);
         self.wrong_points += usize::from(rec.wrong > 0);
@@ -86,12 +103,14 @@ mod tests {
             wrong: 0,
             estimate_us: Some(7.5),
             loop_us: 2.0,
+            ran: None,
         };
         let b = Measured {
             times: vec![4.0, 1.0],
             wrong: 7,
             estimate_us: None,
             loop_us: 4.0,
+            ran: None,
         };
         let all = vec![
             bytes(&encode_part(&a)),
