@@ -4,8 +4,10 @@
 //! LL is compared with LL only. A point without a protocol (host, MPI) matches one whose protocol
 //! was left to the library (`auto`): neither forced one.
 //! The ratio of a pair is taken on
-//! the median time, B/A; on the mean where a side has no median (a run imported from a log that
-//! prints one average per size), on both sides alike. A pair regresses when B's median time exceeds A's by more than the
+//! the median time, B/A; where a side has no median (a run imported from a log that prints one
+//! average per size), on nccl-tests' loop time where both sides have one (an imported nccl-tests
+//! log beside a collbench run: the same quantity on both sides), else on the mean, on both sides
+//! alike. A pair regresses when B's median time exceeds A's by more than the
 //! threshold, and when B has wrong elements. At a fixed size and world, busbw is proportional
 //! to 1/time, so the same pair's busbw ratio is the inverse: judging small messages by time and
 //! large ones by bandwidth would give the same answer, and one rule never flips at a size.
@@ -199,9 +201,17 @@ fn ratio(b: f64, a: f64) -> Option<f64> {
     (a > 0.0 && r.is_finite()).then_some(r)
 }
 
-/// The times and bandwidths a pair is judged on: medians, or means on both sides where one side
-/// has no median.
+/// The times and bandwidths a pair is judged on: medians; where one side has no median, loop
+/// times where both have one, else means, on both sides alike.
 fn compared(a: &PointRecord, b: &PointRecord) -> [f64; 4] {
+    if let (false, Some(la), Some(lb)) = (
+        a.has_samples() && b.has_samples(),
+        a.loop_time_us,
+        b.loop_time_us,
+    ) {
+        let bus = |r: &PointRecord| r.loop_busbw_gbps().unwrap_or(f64::NAN);
+        return [la, lb, bus(a), bus(b)];
+    }
     if a.has_samples() && b.has_samples() {
         [
             a.time_us_median,
@@ -306,6 +316,25 @@ mod tests {
         undefined.time_us_mean = f64::NAN;
         let c = compare(&[undefined], &[rec(8, 1.0, 0)], 0.05);
         assert_eq!((c.points[0].status, c.regressions), (Status::Undefined, 0));
+    }
+
+    #[test]
+    fn an_imported_nccl_tests_point_is_compared_on_loop_times_where_both_sides_have_them() {
+        // A: an nccl-tests log (mean = its loop time, no median); B: a collbench run.
+        let mut a = rec(1 << 20, f64::NAN, 0);
+        (a.time_us_mean, a.loop_time_us) = (100.0, Some(100.0));
+        let mut b = rec(1 << 20, 90.0, 0);
+        b.loop_time_us = Some(110.0);
+        let c = compare(std::slice::from_ref(&a), std::slice::from_ref(&b), 0.05);
+        let p = &c.points[0];
+        assert_eq!((p.time_us_a, p.time_us_b), (100.0, 110.0));
+        assert_eq!(p.time_ratio, Some(1.1));
+        assert_eq!(p.status, Status::Regression);
+        assert_eq!(p.busbw_gbps_b, b.loop_busbw_gbps().unwrap());
+        // Without B's loop time, the means, as before.
+        b.loop_time_us = None;
+        let c = compare(&[a], &[b.clone()], 0.05);
+        assert_eq!(c.points[0].time_us_b, b.time_us_mean);
     }
 
     #[test]

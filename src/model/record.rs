@@ -120,6 +120,17 @@ impl PointRecord {
         }
     }
 
+    /// algbw of the loop time, as nccl-tests computes `algbw` from its time.
+    pub fn loop_algbw_gbps(&self) -> Option<f64> {
+        let t = self.loop_time_us.filter(|t| *t > 0.0)?;
+        Some(self.key.bytes as f64 / (t * 1e3))
+    }
+
+    /// busbw of the loop time, as nccl-tests computes `busbw`: the figure to hold against its.
+    pub fn loop_busbw_gbps(&self) -> Option<f64> {
+        Some(self.loop_algbw_gbps()? * self.key.op.busbw_factor(self.key.world))
+    }
+
     /// Whether the point was summarised from per-iteration samples (it has a median).
     pub fn has_samples(&self) -> bool {
         self.time_us_median.is_finite()

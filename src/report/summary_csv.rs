@@ -139,22 +139,12 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         rec.nccl_estimate_us.map_or(String::new(), f),
         rec.key.root.map_or(String::new(), |r| r.to_string()),
         rec.loop_time_us.map_or(String::new(), f),
-        loop_bw(rec, false).map_or(String::new(), f),
-        loop_bw(rec, true).map_or(String::new(), f),
+        rec.loop_algbw_gbps().map_or(String::new(), f),
+        rec.loop_busbw_gbps().map_or(String::new(), f),
         rec.nccl_call.clone().unwrap_or_default(),
         rec.nccl_algo.clone().unwrap_or_default(),
         rec.nccl_proto.clone().unwrap_or_default(),
     ])
-}
-
-/// algbw (or busbw with `bus`) of the loop time, as nccl-tests computes them from its time.
-pub fn loop_bw(rec: &PointRecord, bus: bool) -> Option<f64> {
-    let t = rec.loop_time_us.filter(|t| *t > 0.0)?;
-    let algbw = rec.key.bytes as f64 / (t * 1e3);
-    Some(match bus {
-        true => algbw * rec.key.op.busbw_factor(rec.key.world),
-        false => algbw,
-    })
 }
 
 /// Reads a summary.csv back. Errors name the file and line: an empty file, a header without

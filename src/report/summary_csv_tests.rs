@@ -90,7 +90,10 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     w.append(&a).unwrap();
     let text = std::fs::read_to_string(w.path()).unwrap();
     assert!(
-        text.lines().nth(1).unwrap().ends_with(",ll128,12.125,,,,,,,"),
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(",ll128,12.125,,,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -244,13 +247,13 @@ fn loop_time_round_trips_with_nccl_tests_bandwidths_and_older_files_read_as_none
     );
     let back = read_summary(w.path()).unwrap();
     assert_eq!(back[0].loop_time_us, Some(250.0));
-    assert_eq!(loop_bw(&back[0], true), Some(6.291456));
+    assert_eq!(back[0].loop_busbw_gbps(), Some(6.291456));
     let path = dir.path().join("bad.csv");
     std::fs::write(&path, text.replace(",250,", ",-3,")).unwrap();
     let msg = read_summary(&path).unwrap_err().to_string();
     assert!(msg.contains("loop_time_us = -3"), "{msg}");
     a.loop_time_us = None;
-    assert_eq!(loop_bw(&a, false), None);
+    assert_eq!(a.loop_algbw_gbps(), None);
 }
 
 #[test]
