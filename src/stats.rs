@@ -106,6 +106,16 @@ pub fn median(sorted: &[f64]) -> f64 {
     }
 }
 
+/// The loop time of a point from its members' (`PointRecord::loop_time_us`): their mean, as
+/// nccl-tests reports by default (`-a 1`); `None` without members or with a time that is not
+/// one.
+pub fn loop_time_mean(per_rank_us: &[f64]) -> Option<f64> {
+    if per_rank_us.is_empty() || per_rank_us.iter().any(|t| !t.is_finite() || *t <= 0.0) {
+        return None;
+    }
+    Some(per_rank_us.iter().sum::<f64>() / per_rank_us.len() as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

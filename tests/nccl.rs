@@ -12,6 +12,9 @@ use common::{command, run, Run, Spawned};
 #[cfg(feature = "nccl")]
 #[path = "nccl/gpu.rs"]
 mod gpu;
+#[cfg(feature = "nccl")]
+#[path = "nccl/gpu_choices.rs"]
+mod gpu_choices;
 
 const LIMIT: Duration = Duration::from_secs(60);
 

@@ -139,7 +139,17 @@ fn nccl_communicator_that_cannot_be_made_fails_with_nccl_s_own_last_error() {
     }
     let nccl = Nccl::load_from(Some(lib)).unwrap();
     let id = nccl.unique_id().unwrap();
-    let err = Communicator::init(Arc::clone(&nccl), 1, &id, 0)
+    // Both ways in: with the configuration (NCCL 2.14+, as the sweep makes communicators) and
+    // without.
+    let config = collbench::backend::nccl::config::comm_config(nccl.version().unwrap(), None);
+    let plain = Communicator::init(Arc::clone(&nccl), 1, &id, 0, None)
+        .err()
+        .unwrap();
+    assert!(
+        plain.to_string().starts_with("ncclCommInitRank failed: "),
+        "{plain}"
+    );
+    let err = Communicator::init(Arc::clone(&nccl), 1, &id, 0, Some(&config))
         .err()
         .expect("no communicator without a GPU");
     let text = err.to_string();
@@ -147,7 +157,7 @@ fn nccl_communicator_that_cannot_be_made_fails_with_nccl_s_own_last_error() {
         matches!(
             err,
             NcclError::Call {
-                call: "ncclCommInitRank",
+                call: "ncclCommInitRankConfig",
                 ..
             }
         ),
@@ -159,7 +169,10 @@ fn nccl_communicator_that_cannot_be_made_fails_with_nccl_s_own_last_error() {
         text.contains(&last),
         "the error carries NCCL's detail: {text}"
     );
-    assert!(text.starts_with("ncclCommInitRank failed: "), "{text}");
+    assert!(
+        text.starts_with("ncclCommInitRankConfig failed: "),
+        "{text}"
+    );
 }
 
 #[test]
@@ -215,12 +228,14 @@ fn nccl_bootstrap_rehearsal_carries_the_id_and_fails_in_one_line_naming_a_rank()
     // equalled rank 0's (a difference fails before, naming the byte).
     assert!(line.starts_with("collbench: nccl rank "), "{line}");
     assert!(
-        line.contains(" ended with exit code 2: ncclCommInitRank failed: "),
+        line.contains(" ended with exit code 2: ncclCommInitRankConfig failed: "),
         "{line}"
     );
     let nccl = Nccl::load_from(Some(lib)).unwrap();
     let id = nccl.unique_id().unwrap();
-    let own = Communicator::init(nccl.clone(), 1, &id, 0).err().unwrap();
+    let own = Communicator::init(nccl.clone(), 1, &id, 0, None)
+        .err()
+        .unwrap();
     let detail = nccl.last_error().unwrap_or_default();
     assert!(
         own.to_string().contains(&detail) && line.contains(&detail),
@@ -232,7 +247,7 @@ fn nccl_bootstrap_rehearsal_carries_the_id_and_fails_in_one_line_naming_a_rank()
     assert!(meta
         .error
         .unwrap_or_default()
-        .contains("ncclCommInitRank failed"));
+        .contains("ncclCommInitRankConfig failed"));
     assert_eq!(meta.ranks, 3);
     assert_eq!(meta.gpus.len(), 3);
     assert!(meta.library.unwrap_or_default().starts_with("NCCL 2."));

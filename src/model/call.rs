@@ -50,3 +50,25 @@ impl BackendKind {
         }
     }
 }
+
+named_enum!(
+    /// NCCL's CTA policy (`ncclConfig_t.CTAPolicy`, nccl-tests `-x`).
+    CtaPolicy, "CTA policy", {
+        /// `NCCL_CTA_POLICY_DEFAULT` (NCCL 2.27+).
+        Default => "default",
+        /// `NCCL_CTA_POLICY_EFFICIENCY`: fewer CTAs where they buy little (NCCL 2.27+).
+        Efficiency => "efficiency",
+        /// `NCCL_CTA_POLICY_ZERO`: copy engines where NCCL can (NCCL 2.28+).
+        Zero => "zero",
+    }
+);
+
+impl CtaPolicy {
+    /// The NCCL release that has the policy.
+    pub fn since(self) -> (i32, i32) {
+        match self {
+            CtaPolicy::Default | CtaPolicy::Efficiency => (2, 27),
+            CtaPolicy::Zero => (2, 28),
+        }
+    }
+}

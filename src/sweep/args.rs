@@ -40,6 +40,11 @@ pub struct SweepArgs {
     /// (--backend nccl only; as nccl-tests -G, it removes host launch overhead).
     #[arg(long)]
     pub cuda_graph: bool,
+    /// NCCL's CTA policy for every communicator: default, efficiency (NCCL 2.27+) or zero
+    /// (2.28+), set in ncclConfig_t.CTAPolicy as nccl-tests -x does (--backend nccl only)
+    /// [default: the library's].
+    #[arg(long)]
+    pub cta_policy: Option<String>,
     /// Element types, comma separated: f32, f64, f16, bf16, i32.
     #[arg(long, default_value = "f32")]
     pub dtype: String,
@@ -283,6 +288,15 @@ impl SweepArgs {
                 "--cuda-graph captures NCCL calls; drop it or use --backend nccl (this is --backend {backend})"
             )));
         }
+        let cta_policy = match self.cta_policy.as_deref() {
+            Some(_) if backend != BackendKind::Nccl => {
+                return Err(Error::usage(format!(
+                    "--cta-policy sets NCCL's configuration; drop it or use --backend nccl (this is --backend {backend})"
+                )))
+            }
+            Some(text) => Some(text.parse()?),
+            None => None,
+        };
         let algos = parse_list::<Algo>(algo_text)?;
         check_combinations(backend, (&ops, &algos), &self.op, algo_text)?;
         let opts = SweepOptions {
@@ -317,6 +331,7 @@ impl SweepArgs {
             command_line,
             protos,
             cuda_graph: self.cuda_graph,
+            cta_policy,
         })
     }
 }

@@ -88,3 +88,25 @@ fn cuda_graph_is_nccl_only_and_off_by_default() {
     assert!(e.contains("broadcast runs auto/ring"), "{e}");
     assert!(msg(&["--algo", "nvls"]).contains("on the host backend"));
 }
+
+#[test]
+fn cta_policy_is_nccl_only_named_and_unset_by_default() {
+    use crate::model::call::CtaPolicy;
+    let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(
+        msg(&["--cta-policy", "zero"]),
+        "--cta-policy sets NCCL's configuration; drop it or use --backend nccl (this is --backend host)"
+    );
+    let nccl = |p: &str| parse(&["--backend", "nccl", "--cta-policy", p]);
+    assert_eq!(
+        nccl("efficiency").unwrap().cta_policy,
+        Some(CtaPolicy::Efficiency)
+    );
+    assert_eq!(nccl("ZERO").unwrap().cta_policy, Some(CtaPolicy::Zero));
+    let e = nccl("fast").err().unwrap().to_string();
+    assert!(
+        e.contains("unknown CTA policy 'fast'; valid values: default, efficiency, zero"),
+        "{e}"
+    );
+    assert_eq!(parse(&["--backend", "nccl"]).unwrap().cta_policy, None);
+}

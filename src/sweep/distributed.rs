@@ -21,12 +21,13 @@ use crate::model::plan::{Plan, Point, SweepOptions, TransportKind};
 use crate::model::topology::{Topology, WorldShape};
 use crate::report::pairs_csv::PairRow;
 use crate::report::run_dir::{run_dir_or_default, RunDir};
+use crate::stats::loop_time_mean;
 use crate::sweep::cluster::{self, Cluster};
 use crate::sweep::console::Console;
 use crate::sweep::links;
 use crate::sweep::rank::{measure, RankBuffers};
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
-use crate::sweep::summarize::{loop_time_mean, summarize_point};
+use crate::sweep::summarize::summarize_point;
 
 /// Runs this rank's part of a multi-host sweep. Rank 0 returns the outcome; the others `None`.
 pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Outcome>> {

@@ -37,6 +37,8 @@ pub struct SweepRequest {
     pub protos: Vec<crate::collective::Proto>,
     /// `--cuda-graph` (NCCL only): time one CUDA-graph launch of the call per iteration.
     pub cuda_graph: bool,
+    /// `--cta-policy` (NCCL only): the communicators' `ncclConfig_t.CTAPolicy`.
+    pub cta_policy: Option<crate::model::call::CtaPolicy>,
 }
 
 /// What a finished sweep produced.

@@ -16,16 +16,6 @@ use crate::stats::{self, Summary};
 pub type Summarized = (PointRecord, Vec<IterSample>, Vec<RankSummary>);
 
 /// [`summarize`] of `point`, invalid samples refused with a line naming the point.
-/// The loop time of a point from its members' ([`PointRecord::loop_time_us`]): their mean, as
-/// nccl-tests reports by default (`-a 1`); `None` without members or with a time that is not
-/// one.
-pub fn loop_time_mean(per_rank_us: &[f64]) -> Option<f64> {
-    if per_rank_us.is_empty() || per_rank_us.iter().any(|t| !t.is_finite() || *t <= 0.0) {
-        return None;
-    }
-    Some(per_rank_us.iter().sum::<f64>() / per_rank_us.len() as f64)
-}
-
 pub fn summarize_point(
     key: PointKey,
     point: &Point,

@@ -22,9 +22,10 @@ impl Communicator {
         nranks: usize,
         id: &UniqueId,
         rank: usize,
+        config: Option<&super::sys::ncclConfig_t>,
     ) -> Result<Self, NcclError> {
         let (n, r) = ranks_as_c(nranks, rank)?;
-        let raw = nccl.comm_init_rank(n, id, r)?;
+        let raw = nccl.comm_init_rank(n, id, r, config)?;
         Ok(Communicator {
             nccl,
             raw: Some(raw),

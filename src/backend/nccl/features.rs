@@ -43,6 +43,11 @@ pub const OPTIONAL: &[Feature] = &[
         use_: "the detail of a failed call in its error",
     },
     Feature {
+        symbol: "ncclCommInitRankConfig",
+        since: "2.14",
+        use_: "the communicators' configuration (nccl-tests' own, --cta-policy)",
+    },
+    Feature {
         symbol: "ncclCommSplit",
         since: "2.18",
         use_: "world sizes split from one communicator",

@@ -13,6 +13,7 @@
 //! * [`error`]: typed errors for result codes and for libraries that cannot be loaded.
 //! * [`search`]: the pip-installed NCCL of the `python3` on PATH, where PyTorch users have it;
 //!   [`features`]: the oldest NCCL supported and the optional entry points of later ones.
+//! * [`config`]: the communicators' `ncclConfig_t`, as nccl-tests makes it.
 //! * [`comm`]: the safe communicator: destroyed once, aborted when dropped on a failure path.
 //! * [`map`]: dtype and reduction to NCCL enums. [`probe`]: what this machine lacks.
 //! * [`telemetry`]: NVML power, clock, temperature and NVLink counters sampled per point;
@@ -31,11 +32,13 @@
 
 pub mod calls;
 pub mod comm;
+pub mod config;
 pub mod cuda;
 pub mod error;
 pub mod features;
 pub mod gpu;
 pub mod graph;
+pub mod lifecycle;
 pub mod loader;
 pub mod map;
 pub mod measure;

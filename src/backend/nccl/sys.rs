@@ -64,12 +64,60 @@ pub type ncclCommAbort_t = unsafe extern "C" fn(comm: ncclComm_t) -> ncclResult_
 pub type ncclGetErrorString_t = unsafe extern "C" fn(result: ncclResult_t) -> *const c_char;
 /// `ncclGetLastError` (2.13+): the last error's detail for `comm` (may be NULL).
 pub type ncclGetLastError_t = unsafe extern "C" fn(comm: ncclComm_t) -> *const c_char;
-/// `ncclConfig_t`, seen only through a pointer here (NULL: the library's defaults). Opaque: the
-/// struct grows with each release.
+/// `NCCL_API_MAGIC`: the `magic` of a configuration made by `NCCL_CONFIG_INITIALIZER`.
+pub const NCCL_API_MAGIC: c_uint = 0xcafe_beef;
+/// `NCCL_CONFIG_UNDEF_INT`: an attribute left to the library.
+pub const NCCL_CONFIG_UNDEF_INT: c_int = -2147483648;
+/// `NCCL_CTA_POLICY_*` (NCCL 2.27+; ZERO 2.28+).
+pub const NCCL_CTA_POLICY_DEFAULT: c_int = 0;
+pub const NCCL_CTA_POLICY_EFFICIENCY: c_int = 1;
+pub const NCCL_CTA_POLICY_ZERO: c_int = 2;
+/// The NCCL whose nccl.h the layout of [`ncclConfig_t`] below is (2.32.3).
+pub const NCCL_CONFIG_LAYOUT_VERSION: c_uint = 23203;
+
+/// `ncclConfig_t` as nccl.h 2.32 declares it, field names as there. The struct only grows, at
+/// its end (2.14 ... 2.32 in NCCL's history), and NCCL copies at most its own size of it
+/// (`parseCommConfig`: `min(config->size, sizeof(ncclConfig_t))`), so an older library reads
+/// the prefix it knows. Made by [`super::config::comm_config`] as `NCCL_CONFIG_INITIALIZER`.
 #[repr(C)]
+#[allow(non_snake_case)]
+#[derive(Clone, Copy, Debug)]
 pub struct ncclConfig_t {
-    _opaque: [u8; 0],
+    pub size: usize,
+    pub magic: c_uint,
+    pub version: c_uint,
+    pub blocking: c_int,
+    pub cgaClusterSize: c_int,
+    pub minCTAs: c_int,
+    pub maxCTAs: c_int,
+    pub netName: *const c_char,
+    pub splitShare: c_int,
+    pub trafficClass: c_int,
+    pub commName: *const c_char,
+    pub collnetEnable: c_int,
+    pub CTAPolicy: c_int,
+    pub shrinkShare: c_int,
+    pub nvlsCTAs: c_int,
+    pub nChannelsPerNetPeer: c_int,
+    pub nvlinkCentricSched: c_int,
+    pub graphUsageMode: c_int,
+    pub numRmaCtx: c_int,
+    pub maxP2pPeers: c_int,
+    pub graphStreamOrdering: c_int,
+    pub launchOrderImplicit: c_int,
+    pub numRmaSig: c_int,
+    pub rmaEagerInit: c_int,
+    pub hostCftMode: c_int,
+    pub nvlsHostMode: c_int,
 }
+/// `ncclCommInitRankConfig` (NCCL 2.14+).
+pub type ncclCommInitRankConfig_t = unsafe extern "C" fn(
+    comm: *mut ncclComm_t,
+    nranks: c_int,
+    id: ncclUniqueId,
+    rank: c_int,
+    config: *mut ncclConfig_t,
+) -> ncclResult_t;
 /// `NCCL_SPLIT_NOCOLOR`: a rank passing it gets no new communicator (`*newcomm = NULL`).
 pub const NCCL_SPLIT_NOCOLOR: c_int = -1;
 /// `ncclCommSplit` (2.18+). `config` may be NULL: the new communicator inherits the parent's.

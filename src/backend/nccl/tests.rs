@@ -107,7 +107,9 @@ fn gpu_one_rank_communicator_is_created_checked_and_destroyed() {
     let nccl = Nccl::load().expect("libnccl");
     assert_eq!(nccl.version().expect("ncclGetVersion").major, 2);
     let id = nccl.unique_id().expect("ncclGetUniqueId");
-    let comm = Communicator::init(nccl, 1, &id, 0).expect("ncclCommInitRank");
+    let version = nccl.version().unwrap();
+    let config = super::config::comm_config(version, None);
+    let comm = Communicator::init(nccl, 1, &id, 0, Some(&config)).expect("ncclCommInitRankConfig");
     comm.check_async().expect("no asynchronous error");
     comm.destroy().expect("ncclCommDestroy");
 }

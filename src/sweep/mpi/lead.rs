@@ -13,9 +13,10 @@ use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, SweepOptions};
 use crate::model::topology::Topology;
 use crate::report::run_dir::{run_dir_or_default, RunDir};
+use crate::stats::loop_time_mean;
 use crate::sweep::console::Console;
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
-use crate::sweep::summarize::{loop_time_mean, summarize_first_ranks};
+use crate::sweep::summarize::summarize_first_ranks;
 
 /// Runs the sweep on this rank. Rank 0 returns the outcome; the others `None`.
 pub(super) fn run(

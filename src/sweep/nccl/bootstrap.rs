@@ -10,8 +10,10 @@
 
 use std::sync::Arc;
 
-use super::rank::{check_plan, gather_ranks, join, open_run, share_id, RankContext};
+use super::rank::{check_plan, RankContext};
+use super::setup::{comm_config_of, gather_ranks, join, open_run, share_id};
 use crate::backend::nccl::loader::{Nccl, UniqueId};
+use crate::backend::nccl::sys::ncclConfig_t;
 use crate::error::{Error, Result};
 use crate::launch::store::StoreClient;
 use crate::sweep::run::{close_run, Outcome, SweepRequest};
@@ -39,7 +41,7 @@ pub fn rehearse(
         0 => Some(open_run(req, &opts, &nccl, &ctx.out, ranks)?.0),
         _ => None,
     };
-    let result = bootstrap(&nccl, &mut ctx);
+    let result = comm_config_of(&nccl, req).and_then(|c| bootstrap(&nccl, &mut ctx, &c));
     match lead {
         Some(out) => close_run(out, ctx.out.clone(), result.map(|()| 0)).map(Some),
         None => result.map(|()| None),
@@ -47,10 +49,10 @@ pub fn rehearse(
 }
 
 /// The id shared and checked, the world communicator made and destroyed.
-fn bootstrap(nccl: &Arc<Nccl>, ctx: &mut RankContext) -> Result<()> {
+fn bootstrap(nccl: &Arc<Nccl>, ctx: &mut RankContext, config: &ncclConfig_t) -> Result<()> {
     let id = share_id(nccl, &mut ctx.store, ctx.rank, "nccl-id-0")?;
     check_same_id(&mut ctx.store, &id)?;
-    let comm = join(nccl, ctx.world, &id, ctx.rank)?;
+    let comm = join(nccl, ctx.world, &id, ctx.rank, config)?;
     comm.destroy()
         .map_err(|e| Error::Rank(format!("rank {}: {e}", ctx.rank)))
 }

@@ -14,6 +14,7 @@ pub mod bootstrap;
 pub mod launch;
 pub mod rank;
 pub mod results;
+pub mod setup;
 pub mod supervise;
 
 use crate::backend::nccl::probe;

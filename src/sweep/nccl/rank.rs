@@ -11,21 +11,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::results::{encode_part, Lead};
+use super::setup::{comm_config_of, gather_ranks, join, open_run, share_id};
 use crate::backend::nccl::comm::Communicator;
 use crate::backend::nccl::gpu::Gpu;
-use crate::backend::nccl::loader::{Nccl, UniqueId};
+use crate::backend::nccl::loader::Nccl;
 use crate::backend::nccl::measure::{measure, DeviceBuffers, LaunchMode, Member};
 use crate::backend::nccl::placement::buffer_sizes;
 use crate::backend::nccl::point_telemetry;
+use crate::backend::nccl::sys::ncclConfig_t;
 use crate::backend::nccl::telemetry::Telemetry;
 use crate::backend::nccl::tuning::{self, Stage};
 use crate::error::{Error, Result};
 use crate::launch::store::StoreClient;
-use crate::meta::Meta;
 use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point, SweepOptions};
-use crate::model::topology::Topology;
-use crate::report::run_dir::RunDir;
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
 
 /// Who this rank is and how it reaches the others.
@@ -50,6 +49,8 @@ struct Walk<'a> {
     telemetry: Option<Telemetry>,
     /// The user's own `NCCL_ALGO` and `NCCL_PROTO`, read before collbench set any.
     user: (Option<String>, Option<String>),
+    /// Every communicator's configuration.
+    config: ncclConfig_t,
 }
 
 /// Runs this rank's sweep; rank 0 returns the outcome, the others `None`.
@@ -64,6 +65,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     }
     let (opts, plan, stages) = check_plan(req, ctx.world)?;
     check_library(&nccl, &stages)?;
+    let config = comm_config_of(&nccl, req)?;
     // The first combination's variables are set while this process has one thread, before the
     // CUDA context (and the driver's threads) exist; `stages` changes them only between
     // combinations, with no communicator alive and no thread of ours running.
@@ -82,6 +84,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
         ctx,
         telemetry: None,
         user,
+        config,
     };
     if walk.ctx.rank != 0 {
         return walk.stages(&stages, None).map(|()| None);
@@ -103,31 +106,6 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     let result = walk.stages(&stages, Some(&mut lead));
     lead.console.finish();
     close_run(lead.out, dir, result.map(|()| lead.wrong_points)).map(Some)
-}
-
-/// Rank 0's results folder, its meta.json naming the library, every rank's node and GPU.
-pub(super) fn open_run(
-    req: &SweepRequest,
-    opts: &SweepOptions,
-    nccl: &Nccl,
-    dir: &std::path::Path,
-    (hosts, gpus): (Vec<String>, Vec<String>),
-) -> Result<(RunDir, Topology)> {
-    let version = nccl.version().map_err(|e| Error::Rank(e.to_string()))?;
-    let topo = Topology::from_hosts(&hosts);
-    let mut meta = Meta::new(
-        req.command_line.clone(),
-        "nccl",
-        "nccl",
-        gpus.len(),
-        topo.nodes(),
-        options_json(opts, req, nccl),
-    );
-    meta.library = Some(format!("NCCL {version}"));
-    meta.gpus = gpus;
-    meta.hosts = topo.hosts.clone();
-    meta.rank_nodes = topo.node_of.clone();
-    Ok((RunDir::create(dir, &meta)?, topo))
 }
 
 /// The options, plan and stages of a launch of `world` ranks; a usage error when they are
@@ -198,43 +176,6 @@ fn resolve(req: &SweepRequest, world: usize) -> Result<SweepOptions> {
     Ok(opts)
 }
 
-/// The resolved options, with what NCCL was asked for beside them.
-fn options_json(opts: &SweepOptions, req: &SweepRequest, nccl: &Nccl) -> serde_json::Value {
-    let mut v = serde_json::to_value(opts).unwrap_or_default();
-    if let Some(map) = v.as_object_mut() {
-        map.insert("protos".into(), serde_json::json!(req.protos));
-        map.insert("cuda_graph".into(), req.cuda_graph.into());
-        let groups = if nccl.has_split() {
-            "ncclCommSplit"
-        } else {
-            "ncclCommInitRank"
-        };
-        map.insert("nccl_groups".into(), groups.into());
-    }
-    v
-}
-
-/// Every rank's node name and GPU name (`gpu`), in rank order.
-pub(super) fn gather_ranks(
-    store: &mut StoreClient,
-    gpu: &str,
-) -> Result<(Vec<String>, Vec<String>)> {
-    let host = std::env::var(crate::launch::rendezvous::NODE_NAME_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| crate::meta::HostInfo::detect().hostname);
-    let mine = format!("{host}\n{gpu}");
-    let all = store.all_gather("nccl-ranks", mine.as_bytes())?;
-    Ok(all
-        .iter()
-        .map(|b| {
-            let text = String::from_utf8_lossy(b);
-            let (h, g) = text.split_once('\n').unwrap_or((&text, "unknown"));
-            (h.to_string(), g.to_string())
-        })
-        .unzip())
-}
-
 impl Walk<'_> {
     fn stall(&self) -> Duration {
         self.req.timeout
@@ -290,7 +231,7 @@ impl Walk<'_> {
             return Ok(None);
         }
         let id = share_id(&self.nccl, &mut self.ctx.store, self.ctx.rank, key)?;
-        join(&self.nccl, n, &id, self.ctx.rank).map(Some)
+        join(&self.nccl, n, &id, self.ctx.rank, &self.config).map(Some)
     }
 
     /// The communicator of the first `w` ranks within `world`: split from it (every rank takes
@@ -360,29 +301,6 @@ impl Walk<'_> {
             None => Ok(()),
         }
     }
-}
-
-/// The unique id under `key`: rank 0 makes it (`ncclGetUniqueId`) and puts it in the store,
-/// the others take it from there.
-pub(super) fn share_id(
-    nccl: &Nccl,
-    store: &mut StoreClient,
-    rank: usize,
-    key: &str,
-) -> Result<UniqueId> {
-    if rank != 0 {
-        return tuning::decode_id(key, &store.get(key)?);
-    }
-    let id = nccl.unique_id().map_err(|e| Error::Rank(e.to_string()))?;
-    store.set(key, &tuning::encode_id(&id))?;
-    Ok(id)
-}
-
-/// `ncclCommInitRank` as `rank` of `n`; a failure names the rank (across nodes each rank
-/// reports for itself).
-pub(super) fn join(nccl: &Arc<Nccl>, n: usize, id: &UniqueId, rank: usize) -> Result<Communicator> {
-    Communicator::init(Arc::clone(nccl), n, id, rank)
-        .map_err(|e| Error::Rank(format!("rank {rank}: {e}")))
 }
 
 /// Adds the NCCL variables in force to a rank error: a forced algorithm or protocol this system

@@ -10,8 +10,9 @@ use crate::model::call::BackendKind;
 use crate::model::plan::Point;
 use crate::model::topology::Topology;
 use crate::report::run_dir::RunDir;
+use crate::stats::loop_time_mean;
 use crate::sweep::console::Console;
-use crate::sweep::summarize::{loop_time_mean, summarize_first_ranks};
+use crate::sweep::summarize::summarize_first_ranks;
 
 /// Rank 0's side: the results folder and the console.
 pub struct Lead {

@@ -11,8 +11,9 @@ use crate::launch::local::{LocalRanks, RankExit};
 use crate::model::plan::{Plan, Point};
 use crate::model::record::{IterSample, PointRecord, RankSummary};
 use crate::report::run_dir::RunDir;
+use crate::stats::loop_time_mean;
 use crate::sweep::console::Console;
-use crate::sweep::summarize::{loop_time_mean, summarize_point};
+use crate::sweep::summarize::summarize_point;
 use crate::sweep::watchdog::{blame, Watchdog};
 
 use super::INTERRUPTED;
