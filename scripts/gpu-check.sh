@@ -382,6 +382,7 @@ step_compare() {
             cb_med[n] = $col["time_us_median"]; cb_mean[n] = $col["time_us_mean"]
             cb_w[n] = $col["wrong"]
             cb_loop[n] = ("loop_time_us" in col) ? $col["loop_time_us"] : ""
+            cb_ran[n] = (("nccl_call" in col) ? $col["nccl_call"] : "") OFS (("nccl_algo" in col) ? $col["nccl_algo"] : "") OFS (("nccl_proto" in col) ? $col["nccl_proto"] : "")
             if (cb_loop[n] != "" && cb_loop[n] > 0) {
                 cb_t[n] = cb_loop[n]; cb_used[n] = "loop"; cb_bw[n] = $col["loop_busbw_gbps"]
             } else {
@@ -389,7 +390,7 @@ step_compare() {
             }
         }
         END {
-            print "mode,op,dtype,in_place,bytes,cb_iters,cb_time_us_median,cb_time_us_mean,cb_loop_time_us,cb_time_used,nt_time_us,time_ratio,cb_algbw_gbps,nt_algbw_gbps,cb_busbw_gbps,nt_busbw_gbps,busbw_ratio,cb_wrong,nt_wrong,cb_run,nt_run"
+            print "mode,op,dtype,in_place,bytes,cb_iters,cb_time_us_median,cb_time_us_mean,cb_loop_time_us,cb_time_used,nt_time_us,time_ratio,cb_algbw_gbps,nt_algbw_gbps,cb_busbw_gbps,nt_busbw_gbps,busbw_ratio,cb_wrong,nt_wrong,cb_run,nt_run,cb_nccl_call,cb_nccl_algo,cb_nccl_proto"
             for (i = 1; i <= n; i++) {
                 split(k[i], p, SUBSEP)
                 bytes = p[5]
@@ -400,9 +401,9 @@ step_compare() {
                     ratio = (t > 0) ? sprintf("%.4f", cb_t[i] / t) : ""
                     nta = (t > 0) ? sprintf("%.6f", bytes / t / 1e3) : ""
                     bwr = (nt_bw[k[i]] > 0) ? sprintf("%.4f", cb_bw[i] / nt_bw[k[i]]) : ""
-                    print head, t, ratio, cba, nta, cb_bw[i], nt_bw[k[i]], bwr, cb_w[i], nt_w[k[i]], cb_run[i], nt_run[k[i]]
+                    print head, t, ratio, cba, nta, cb_bw[i], nt_bw[k[i]], bwr, cb_w[i], nt_w[k[i]], cb_run[i], nt_run[k[i]], cb_ran[i]
                 } else {
-                    print head, "", "", cba, "", cb_bw[i], "", "", cb_w[i], "", cb_run[i], ""
+                    print head, "", "", cba, "", cb_bw[i], "", "", cb_w[i], "", cb_run[i], "", cb_ran[i]
                 }
             }
         }' >"$WORK/compare.unsorted" || { echo "FAIL: awk"; return 1; }
