@@ -29,19 +29,36 @@ const ANSWER_LIMIT: u64 = 1 << 20;
 /// The folders the `python3` on PATH imports from, in its order, without repeats; empty where
 /// there is no python3, it fails, or it does not answer within [`PYTHON_HANG_LIMIT`].
 pub fn python_site_dirs() -> Vec<PathBuf> {
-    let Ok(mut child) = Command::new(PYTHON)
-        .args(["-c", SITE_SCRIPT])
+    let mut cmd = Command::new(PYTHON);
+    cmd.args(["-c", SITE_SCRIPT])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-    else {
+        .stderr(Stdio::null());
+    dies_with_this_process(&mut cmd);
+    let Ok(mut child) = cmd.spawn() else {
         return Vec::new();
     };
     let answer = read_bounded(&mut child);
     match answer {
         Some(text) => unique_dirs(&text),
         None => Vec::new(),
+    }
+}
+
+/// python3 is killed with the process that asked it (PR_SET_PDEATHSIG): a rank stopped while
+/// it searches leaves no python3 behind.
+fn dies_with_this_process(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, _exit).
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
     }
 }
 

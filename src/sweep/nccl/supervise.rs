@@ -15,6 +15,9 @@ use crate::error::{Error, Result};
 use crate::launch::local::RankExit;
 use crate::meta::{Meta, RunStatus, META_FILE};
 
+/// Set by the launcher's Ctrl-C (and SIGTERM) handler.
+static STOP: AtomicBool = AtomicBool::new(false);
+
 /// What a rank's stderr starts its final error line with (`crate::cli::exit_code`'s prefix).
 const ERROR_PREFIX: &str = "collbench: ";
 
@@ -28,6 +31,10 @@ impl Ranks {
     /// Starts `n` copies of this command line, each with its own environment; each dies with
     /// the launcher (PR_SET_PDEATHSIG).
     pub fn spawn(n: usize, env: impl Fn(usize) -> Vec<(&'static str, String)>) -> Result<Ranks> {
+        // Before any rank exists: a Ctrl-C from now on is seen by `supervise`, never the
+        // default action that would end the launcher without closing the results folder.
+        // An error means a handler is already installed: keep it.
+        let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
         let exe = std::env::current_exe().map_err(|e| Error::Os {
             what: "finding the collbench executable to start ranks".into(),
             source: e,
@@ -63,13 +70,9 @@ impl Ranks {
     /// Waits for every rank. Rank 0's exit code is the run's (1: some point had wrong
     /// results); any other failure stops every rank and names the first that failed.
     pub fn supervise(&mut self) -> Result<u8> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        // An error means a handler is already installed: keep it.
-        let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
         let mut lead_code = 0u8;
         while self.children.iter().any(Option::is_some) {
-            if stop.load(Ordering::SeqCst) {
+            if STOP.load(Ordering::SeqCst) {
                 return Err(Error::Interrupted("stopped by a signal".into()));
             }
             let Some((r, exit)) = self.poll() else {
@@ -79,6 +82,14 @@ impl Ranks {
             match exit {
                 RankExit::Code(0) => {}
                 RankExit::Code(1) if r == 0 => lead_code = 1,
+                // Ctrl-C or SIGTERM to the whole process group reaches the ranks too, and one of
+                // them may be seen dead before the launcher's own handler has run.
+                RankExit::Signal(sig @ (libc::SIGINT | libc::SIGTERM)) => {
+                    return Err(Error::Interrupted(format!(
+                        "nccl rank {r} received {}",
+                        RankExit::Signal(sig).describe()
+                    )))
+                }
                 exit => return Err(self.first_failure(r, exit)),
             }
         }
