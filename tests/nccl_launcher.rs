@@ -15,20 +15,18 @@ use collbench::backend::nccl::search;
 use collbench::meta::{Meta, RunStatus};
 use common::{command, hang_limit, marked, marker, Spawned, MARKER_ENV};
 
-#[test]
-fn nccl_ctrl_c_to_the_launch_at_any_moment_leaves_no_rank_and_no_running_folder() {
+/// The pip NCCL, or `None` after saying SKIPPED.
+fn pip_nccl_or_skip() -> bool {
     let sites = search::python_site_dirs();
     let lib = search::pip_libraries(&sites).into_iter().next();
     let missing = lib
         .is_none()
         .then(|| format!("no pip NCCL: {}", search::describe_sites(&sites)));
-    if !common::skip::can_use("libnccl", missing) {
-        return;
-    }
-    let _serial = common::serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("run");
-    let mark = marker();
+    common::skip::can_use("libnccl", missing)
+}
+
+/// A bootstrap rehearsal of 6 ranks into `out`, in a process group of its own, marked `mark`.
+fn start(out: &std::path::Path, mark: &str) -> Spawned {
     let mut cmd = command(&[
         "sweep",
         "--backend",
@@ -40,31 +38,75 @@ fn nccl_ctrl_c_to_the_launch_at_any_moment_leaves_no_rank_and_no_running_folder(
         "-e",
         "8",
     ]);
-    cmd.arg("--out").arg(&out);
+    cmd.arg("--out").arg(out);
     cmd.env("COLLBENCH_NCCL_BOOTSTRAP_ONLY", "1")
-        .env(MARKER_ENV, &mark)
+        .env(MARKER_ENV, mark)
         // Found by each rank through python3, as a PyTorch user's NCCL is: the ranks live long
-        // enough that the signal usually lands while they run (either way the checks hold).
+        // enough that a signal usually lands while they run (either way the checks hold).
         .env_remove("COLLBENCH_NCCL_LIB");
     cmd.process_group(0);
-    let started = Instant::now();
-    let mut launch = Spawned::start(cmd);
-    let launcher = launch.child.id() as libc::pid_t;
-    // Until a rank runs (a process the launcher gave its rank) or the launch has ended by
-    // itself.
+    Spawned::start(cmd)
+}
+
+/// The pids of the launch's rank processes (those the launcher gave a rank).
+fn rank_pids(mark: &str) -> Vec<u32> {
     let is_rank = |pid: u32| {
         let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
         env.split(|&b| b == 0)
             .any(|v| v.starts_with(b"COLLBENCH_NCCL_RANK="))
     };
-    let ranks = || marked(&mark).into_iter().filter(|p| is_rank(p.pid)).count();
-    while ranks() == 0 && launch.child.try_wait().unwrap().is_none() {
+    marked(mark)
+        .into_iter()
+        .map(|p| p.pid)
+        .filter(|&p| is_rank(p))
+        .collect()
+}
+
+/// Waits until a rank runs or the launch has ended by itself; the ranks then running.
+fn wait_for_ranks(launch: &mut Spawned, mark: &str, started: Instant) -> Vec<u32> {
+    loop {
+        let ranks = rank_pids(mark);
+        if !ranks.is_empty() || launch.child.try_wait().unwrap().is_some() {
+            return ranks;
+        }
         assert!(
             started.elapsed() < hang_limit(Duration::from_secs(60)),
             "no rank started"
         );
         std::thread::sleep(Duration::from_millis(2));
     }
+}
+
+/// Every process of the launch ends (ranks and what they started), and a results folder that
+/// exists is closed, never left running.
+fn assert_nothing_left(mark: &str, out: &std::path::Path) {
+    let ended = Instant::now();
+    while !marked(mark).is_empty() {
+        let left = marked(mark);
+        assert!(
+            ended.elapsed() < hang_limit(Duration::ZERO),
+            "left behind: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    if let Ok(meta) = Meta::read(&out.join("meta.json")) {
+        assert_ne!(meta.status, RunStatus::Running, "{meta:?}");
+        assert!(meta.ended.is_some() && meta.error.is_some(), "{meta:?}");
+    }
+}
+
+#[test]
+fn nccl_ctrl_c_to_the_launch_at_any_moment_leaves_no_rank_and_no_running_folder() {
+    if !pip_nccl_or_skip() {
+        return;
+    }
+    let _serial = common::serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, mark) = (tmp.path().join("run"), marker());
+    let started = Instant::now();
+    let mut launch = start(&out, &mark);
+    let launcher = launch.child.id() as libc::pid_t;
+    wait_for_ranks(&mut launch, &mark, started);
     // SAFETY: kill(2) to the process group this test made for the launcher.
     unsafe { libc::kill(-launcher, libc::SIGINT) };
     let r = launch.finish(started, hang_limit(Duration::from_secs(60)));
@@ -76,19 +118,33 @@ fn nccl_ctrl_c_to_the_launch_at_any_moment_leaves_no_rank_and_no_running_folder(
         2 => assert!(lines[0].contains("ncclCommInitRank"), "{r:?}"),
         other => panic!("exit {other}: {r:?}"),
     }
-    // Every process of the launch ends (ranks and what they started): none is left behind.
-    let ended = Instant::now();
-    while !marked(&mark).is_empty() {
-        let left = marked(&mark);
-        assert!(
-            ended.elapsed() < hang_limit(Duration::ZERO),
-            "left behind: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(5));
+    assert_nothing_left(&mark, &out);
+}
+
+#[test]
+fn nccl_a_killed_rank_ends_the_launch_in_one_line_naming_a_rank() {
+    if !pip_nccl_or_skip() {
+        return;
     }
-    // A folder that exists is closed, never left running.
-    if let Ok(meta) = Meta::read(&out.join("meta.json")) {
-        assert_ne!(meta.status, RunStatus::Running, "{meta:?}");
-        assert!(meta.ended.is_some() && meta.error.is_some(), "{meta:?}");
+    let _serial = common::serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, mark) = (tmp.path().join("run"), marker());
+    let started = Instant::now();
+    let mut launch = start(&out, &mark);
+    if let Some(&victim) = wait_for_ranks(&mut launch, &mark, started).last() {
+        // SAFETY: kill(2) to a rank process of this test's launch.
+        unsafe { libc::kill(victim as libc::pid_t, libc::SIGKILL) };
     }
+    let r = launch.finish(started, hang_limit(Duration::from_secs(60)));
+    assert_eq!(r.code(), 2, "{r:?}");
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "one line: {r:?}");
+    // The killed rank is named, or (the kill came after the bootstrap had failed, or the dead
+    // rank's peers failed first) the rank whose failure ended the launch.
+    assert!(lines[0].starts_with("collbench: nccl rank "), "{r:?}");
+    assert!(
+        lines[0].contains("signal 9 (SIGKILL)") || lines[0].contains("exit code 2: "),
+        "{r:?}"
+    );
+    assert_nothing_left(&mark, &out);
 }
