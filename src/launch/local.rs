@@ -146,20 +146,26 @@ impl LocalRanks {
 
     /// Kills and reaps every rank still running. Never fails: this is the cleanup path.
     pub fn kill_all(&mut self) {
-        for child in self.children.iter_mut().flatten() {
-            let _ = child.kill();
-        }
-        for slot in self.children.iter_mut() {
-            if let Some(mut child) = slot.take() {
-                let _ = child.wait();
-            }
-        }
+        kill_and_reap(&mut self.children);
     }
 }
 
 impl Drop for LocalRanks {
     fn drop(&mut self) {
         self.kill_all();
+    }
+}
+
+/// Kills every child still in `children` and reaps it, leaving the slots empty (all are
+/// killed before any is waited for). Never fails: this is the cleanup path.
+pub fn kill_and_reap(children: &mut [Option<Child>]) {
+    for child in children.iter_mut().flatten() {
+        let _ = child.kill();
+    }
+    for slot in children.iter_mut() {
+        if let Some(mut child) = slot.take() {
+            let _ = child.wait();
+        }
     }
 }
 

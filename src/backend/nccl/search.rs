@@ -34,7 +34,8 @@ pub fn python_site_dirs() -> Vec<PathBuf> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    dies_with_this_process(&mut cmd);
+    // A rank stopped while it searches leaves no python3 behind.
+    crate::launch::local::die_with(&mut cmd, std::process::id() as libc::pid_t);
     let Ok(mut child) = cmd.spawn() else {
         return Vec::new();
     };
@@ -42,23 +43,6 @@ pub fn python_site_dirs() -> Vec<PathBuf> {
     match answer {
         Some(text) => unique_dirs(&text),
         None => Vec::new(),
-    }
-}
-
-/// python3 is killed with the process that asked it (PR_SET_PDEATHSIG): a rank stopped while
-/// it searches leaves no python3 behind.
-fn dies_with_this_process(cmd: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    let parent = std::process::id() as libc::pid_t;
-    // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, _exit).
-    unsafe {
-        cmd.pre_exec(move || {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
     }
 }
 

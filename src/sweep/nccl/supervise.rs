@@ -145,14 +145,7 @@ impl Ranks {
 
     /// Kills and reaps every rank still running. Never fails: this is the cleanup path.
     pub fn kill_all(&mut self) {
-        for child in self.children.iter_mut().flatten() {
-            let _ = child.kill();
-        }
-        for slot in self.children.iter_mut() {
-            if let Some(mut child) = slot.take() {
-                let _ = child.wait();
-            }
-        }
+        crate::launch::local::kill_and_reap(&mut self.children);
     }
 }
 
