@@ -37,8 +37,10 @@ pub fn record(guard: &mut Option<(PathBuf, Meta)>, dir: PathBuf, meta: &Meta, po
 }
 
 fn on_signal() {
-    let lead = writing().take();
-    let Some((dir, mut meta)) = lead else {
+    // The lock is held until the process exits: rank 0 cannot append a point that meta.json,
+    // written here, would not count.
+    let mut held = writing();
+    let Some((dir, mut meta)) = held.take() else {
         // Not rank 0 (or nothing to record): give rank 0 time to write before the launcher
         // sees this rank end and kills the job, which it may do with SIGKILL at once.
         std::thread::sleep(FOLLOWER_GRACE);
