@@ -52,6 +52,20 @@ impl BackendKind {
 }
 
 named_enum!(
+    /// How the NCCL backend registers its buffers with each communicator (nccl-tests `-R`).
+    Register, "registration", {
+        /// No registration (nccl-tests `-R 0`, its default).
+        None => "none",
+        /// `ncclCommRegister` of both buffers on every communicator (nccl-tests `-R 1`,
+        /// NCCL 2.19+).
+        Local => "local",
+        /// `ncclCommWindowRegister` with `NCCL_WIN_COLL_SYMMETRIC` (nccl-tests `-R 2`, NCCL
+        /// 2.27+); needs buffers from `ncclMemAlloc`, which collbench does not allocate yet.
+        Symmetric => "symmetric",
+    }
+);
+
+named_enum!(
     /// NCCL's CTA policy (`ncclConfig_t.CTAPolicy`, nccl-tests `-x`).
     CtaPolicy, "CTA policy", {
         /// `NCCL_CTA_POLICY_DEFAULT` (NCCL 2.27+).

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 use crate::error::{Error, Result};
-use crate::model::call::BackendKind;
+use crate::model::call::{BackendKind, Register};
 use crate::model::plan::Bind;
 use crate::model::plan::{Roots, SweepOptions, TransportKind};
 use crate::model::topology::WorldSpec;
@@ -45,6 +45,11 @@ pub struct SweepArgs {
     /// [default: the library's].
     #[arg(long)]
     pub cta_policy: Option<String>,
+    /// Register the buffers with every communicator: none, or local (ncclCommRegister, NCCL
+    /// 2.19+), as nccl-tests -R 0/1 (--backend nccl only); symmetric (-R 2) is refused for now,
+    /// it needs buffers from ncclMemAlloc [default: none].
+    #[arg(long)]
+    pub register: Option<String>,
     /// Element types, comma separated: f32, f64, f16, bf16, i32.
     #[arg(long, default_value = "f32")]
     pub dtype: String,
@@ -297,6 +302,21 @@ impl SweepArgs {
             Some(text) => Some(text.parse()?),
             None => None,
         };
+        let register = match self.register.as_deref() {
+            Some(_) if backend != BackendKind::Nccl => {
+                return Err(Error::usage(format!(
+                    "--register registers buffers with NCCL; drop it or use --backend nccl (this is --backend {backend})"
+                )))
+            }
+            Some(text) => text.parse()?,
+            None => Register::None,
+        };
+        if register == Register::Symmetric {
+            return Err(Error::usage(
+                "--register symmetric needs buffers from ncclMemAlloc, which collbench does not \
+                 allocate yet; use --register local (nccl-tests -R 1) or none",
+            ));
+        }
         let algos = parse_list::<Algo>(algo_text)?;
         check_combinations(backend, (&ops, &algos), &self.op, algo_text)?;
         let opts = SweepOptions {
@@ -332,6 +352,7 @@ impl SweepArgs {
             protos,
             cuda_graph: self.cuda_graph,
             cta_policy,
+            register,
         })
     }
 }

@@ -110,3 +110,24 @@ fn cta_policy_is_nccl_only_named_and_unset_by_default() {
     );
     assert_eq!(parse(&["--backend", "nccl"]).unwrap().cta_policy, None);
 }
+
+#[test]
+fn register_is_nccl_only_local_or_none_and_symmetric_says_why_not_yet() {
+    use crate::model::call::Register;
+    let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg(&["--register", "local"]).starts_with("--register registers buffers with NCCL"));
+    let nccl = |r: &str| parse(&["--backend", "nccl", "--register", r]);
+    assert_eq!(nccl("local").unwrap().register, Register::Local);
+    assert_eq!(nccl("none").unwrap().register, Register::None);
+    assert_eq!(
+        parse(&["--backend", "nccl"]).unwrap().register,
+        Register::None
+    );
+    let e = nccl("symmetric").err().unwrap().to_string();
+    assert!(
+        e.starts_with("--register symmetric needs buffers from ncclMemAlloc"),
+        "{e}"
+    );
+    let e = nccl("global").err().unwrap().to_string();
+    assert!(e.contains("unknown registration 'global'"), "{e}");
+}

@@ -39,6 +39,8 @@ pub struct SweepRequest {
     pub cuda_graph: bool,
     /// `--cta-policy` (NCCL only): the communicators' `ncclConfig_t.CTAPolicy`.
     pub cta_policy: Option<crate::model::call::CtaPolicy>,
+    /// `--register` (NCCL only): buffer registration with each communicator.
+    pub register: crate::model::call::Register,
 }
 
 /// What a finished sweep produced.

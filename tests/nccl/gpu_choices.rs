@@ -100,3 +100,34 @@ fn gpu_cuda_graph_mode_is_exact_and_recorded() {
     let m = meta(&dir);
     assert_eq!(m.options["cuda_graph"], true, "{:?}", m.options);
 }
+
+#[test]
+#[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
+fn gpu_local_registration_is_exact_and_recorded() {
+    if gpus_or_skip().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let args = [
+        "--backend",
+        "nccl",
+        "--op",
+        "allreduce,allgather,reducescatter,alltoall",
+        "--register",
+        "local",
+        "-b",
+        "1K",
+        "-e",
+        "4M",
+        "-f",
+        "64",
+        "--iters",
+        "5",
+    ];
+    sweep_dir(&args, &dir);
+    let rows = summary(&dir);
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r.wrong == 0), "{rows:?}");
+    assert_eq!(meta(&dir).options["register"], "local");
+}

@@ -12,6 +12,8 @@ pub struct Communicator {
     raw: Option<RawComm>,
     rank: usize,
     nranks: usize,
+    /// Handles of the buffers registered with it (`ncclCommRegister`), as addresses.
+    registered: Vec<usize>,
 }
 
 impl Communicator {
@@ -31,6 +33,7 @@ impl Communicator {
             raw: Some(raw),
             rank,
             nranks,
+            registered: Vec::new(),
         })
     }
 
@@ -65,6 +68,7 @@ impl Communicator {
             raw: Some(raw),
             rank,
             nranks,
+            registered: Vec::new(),
         }))
     }
 
@@ -83,12 +87,59 @@ impl Communicator {
         }
     }
 
+    /// `ncclCommRegister` of `len` bytes of device memory at `addr` (local registration,
+    /// NCCL 2.19+); deregistered by [`Communicator::destroy`] (an aborted communicator frees
+    /// them with itself).
+    pub fn register(&mut self, addr: u64, len: usize) -> Result<(), NcclError> {
+        let Some(register) = self.nccl.comm_register else {
+            return Err(NcclError::Argument(
+                "this NCCL has no ncclCommRegister (added in NCCL 2.19)".into(),
+            ));
+        };
+        let raw = self.live()?.as_ptr();
+        let mut handle: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: `addr` and `len` describe a live device allocation of this rank (the caller's
+        // buffers, alive longer than the communicator); `handle` is a valid out-pointer.
+        let code = unsafe {
+            register(
+                raw,
+                addr as usize as *mut std::ffi::c_void,
+                len,
+                &mut handle,
+            )
+        };
+        self.nccl.check("ncclCommRegister", code)?;
+        self.registered.push(handle as usize);
+        Ok(())
+    }
+
     /// Destroys the communicator, reporting a failure instead of only logging it.
     pub fn destroy(mut self) -> Result<(), NcclError> {
+        self.deregister_all()?;
         match self.raw.take() {
             Some(raw) => self.nccl.comm_destroy(raw),
             None => Ok(()),
         }
+    }
+}
+
+impl Communicator {
+    /// `ncclCommDeregister` of every registered buffer, the first failure reported.
+    fn deregister_all(&mut self) -> Result<(), NcclError> {
+        let (Some(deregister), Some(raw)) = (self.nccl.comm_deregister, &self.raw) else {
+            return Ok(());
+        };
+        let comm = raw.as_ptr();
+        let mut first = Ok(());
+        for handle in self.registered.drain(..) {
+            // SAFETY: each handle came from ncclCommRegister on this live communicator and is
+            // released exactly once (drained).
+            let code = unsafe { deregister(comm, handle as *mut std::ffi::c_void) };
+            if let (Ok(()), Err(e)) = (&first, self.nccl.check("ncclCommDeregister", code)) {
+                first = Err(e);
+            }
+        }
+        first
     }
 }
 

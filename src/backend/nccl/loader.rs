@@ -111,6 +111,9 @@ pub struct Nccl {
     /// NCCL 2.28+: the ops' own functions; `None` with older libraries (they are then
     /// grouped `ncclSend`/`ncclRecv` calls, as nccl-tests falls back to).
     pub all_to_all: Option<sys::ncclAlltoAll_t>,
+    /// NCCL 2.19+: local buffer registration (`--register local`).
+    pub comm_register: Option<sys::ncclCommRegister_t>,
+    pub comm_deregister: Option<sys::ncclCommDeregister_t>,
     pub gather: Option<sys::ncclGather_t>,
     pub scatter: Option<sys::ncclScatter_t>,
     /// The optional entry points of [`features::OPTIONAL`] this library exports.
@@ -175,6 +178,8 @@ impl Nccl {
             send: get(s("ncclSend")).ok(),
             recv: get(s("ncclRecv")).ok(),
             all_to_all: get(s("ncclAlltoAll")).ok(),
+            comm_register: get(s("ncclCommRegister")).ok(),
+            comm_deregister: get(s("ncclCommDeregister")).ok(),
             gather: get(s("ncclGather")).ok(),
             scatter: get(s("ncclScatter")).ok(),
             path: path.clone(),

@@ -50,6 +50,15 @@ impl DeviceBuffers {
         })
     }
 
+    /// The device address and length of the input and of the output buffer, as registered
+    /// with a communicator.
+    pub fn regions(&self, gpu: &Gpu) -> [(u64, usize); 2] {
+        [
+            (gpu.address(&self.input), self.input.len()),
+            (gpu.address(&self.output), self.output.len()),
+        ]
+    }
+
     fn view(&mut self, r: Region) -> CudaViewMut<'_, u8> {
         let buf = match r.buf {
             Buf::Input => &mut self.input,

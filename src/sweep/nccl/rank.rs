@@ -206,9 +206,13 @@ impl Walk<'_> {
     /// One combination: its world communicator, a group per world size, every point.
     fn stage(&mut self, k: usize, stage: &Stage, mut lead: Option<&mut Lead>) -> Result<()> {
         let world = self.init(&format!("nccl-id-{k}"), self.ctx.world)?;
-        let world = world.ok_or_else(|| Error::Rank("no world communicator".into()))?;
+        let mut world = world.ok_or_else(|| Error::Rank("no world communicator".into()))?;
+        self.register(&mut world)?;
         for (w, points) in &stage.groups {
-            let sub = self.group(&world, k, *w)?;
+            let mut sub = self.group(&world, k, *w)?;
+            if let Some(sub) = &mut sub {
+                self.register(sub)?;
+            }
             let comm = if *w == self.ctx.world {
                 Some(&world)
             } else {
@@ -222,6 +226,19 @@ impl Walk<'_> {
             }
         }
         world.destroy().map_err(|e| Error::Rank(e.to_string()))
+    }
+
+    /// Registers both buffers with `comm` under `--register local` (nccl-tests `-R 1`).
+    fn register(&self, comm: &mut Communicator) -> Result<()> {
+        if self.req.register != crate::model::call::Register::Local {
+            return Ok(());
+        }
+        for (addr, len) in self.bufs.regions(&self.gpu) {
+            let rank = comm.rank();
+            comm.register(addr, len)
+                .map_err(|e| Error::Rank(format!("rank {rank}: {e}")))?;
+        }
+        Ok(())
     }
 
     /// A fresh communicator of the first `n` ranks from a unique id that rank 0 creates and

@@ -58,6 +58,7 @@ pub(super) fn options_json(
             "ncclCommInitRank"
         };
         map.insert("nccl_groups".into(), groups.into());
+        map.insert("register".into(), req.register.name().into());
         if let (Some(_), Ok(version)) = (nccl.comm_init_rank_config, nccl.version()) {
             let c = config::comm_config(version, req.cta_policy);
             map.insert("nccl_config".into(), config::describe(&c));
@@ -108,6 +109,12 @@ pub(super) fn share_id(
 pub(super) fn comm_config_of(nccl: &Nccl, req: &SweepRequest) -> Result<ncclConfig_t> {
     let version = nccl.version().map_err(|e| Error::Rank(e.to_string()))?;
     config::check_policy(req.cta_policy, version).map_err(Error::Usage)?;
+    if req.register == crate::model::call::Register::Local && nccl.comm_register.is_none() {
+        return Err(Error::Usage(format!(
+            "--register local needs ncclCommRegister (NCCL 2.19+); this library is NCCL \
+             {version}: drop --register or point COLLBENCH_NCCL_LIB at a newer libnccl.so.2"
+        )));
+    }
     Ok(config::comm_config(version, req.cta_policy))
 }
 
