@@ -110,10 +110,10 @@ pub fn median(sorted: &[f64]) -> f64 {
 /// nccl-tests reports by default (`-a 1`); `None` without members or with a time that is not
 /// one.
 pub fn loop_time_mean(per_rank_us: &[f64]) -> Option<f64> {
-    if per_rank_us.is_empty() || per_rank_us.iter().any(|t| !t.is_finite() || *t <= 0.0) {
-        return None;
-    }
-    Some(per_rank_us.iter().sum::<f64>() / per_rank_us.len() as f64)
+    let positive = per_rank_us.iter().all(|t| *t > 0.0);
+    Summary::of(per_rank_us)
+        .filter(|_| positive)
+        .map(|s| s.mean)
 }
 
 #[cfg(test)]

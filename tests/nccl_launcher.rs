@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use collbench::backend::nccl::search;
 use collbench::meta::{Meta, RunStatus};
-use common::{command, hang_limit, marked, marker, Spawned, MARKER_ENV};
+use common::{command, hang_limit, marked, marker, Run, Spawned, MARKER_ENV, RUN_TIMEOUT};
 
 /// The pip NCCL, or `None` after saying SKIPPED.
 fn pip_nccl_or_skip() -> bool {
@@ -70,7 +70,7 @@ fn wait_for_ranks(launch: &mut Spawned, mark: &str, started: Instant) -> Vec<u32
             return ranks;
         }
         assert!(
-            started.elapsed() < hang_limit(Duration::from_secs(60)),
+            started.elapsed() < hang_limit(RUN_TIMEOUT),
             "no rank started"
         );
         std::thread::sleep(Duration::from_millis(2));
@@ -84,7 +84,7 @@ fn assert_nothing_left(mark: &str, out: &std::path::Path) {
     while !marked(mark).is_empty() {
         let left = marked(mark);
         assert!(
-            ended.elapsed() < hang_limit(Duration::ZERO),
+            ended.elapsed() < hang_limit(RUN_TIMEOUT),
             "left behind: {left:?}"
         );
         std::thread::sleep(Duration::from_millis(5));
@@ -95,21 +95,31 @@ fn assert_nothing_left(mark: &str, out: &std::path::Path) {
     }
 }
 
-#[test]
-fn nccl_ctrl_c_to_the_launch_at_any_moment_leaves_no_rank_and_no_running_folder() {
-    if !pip_nccl_or_skip() {
-        return;
-    }
+/// A rehearsal launched and hit by `signal` (given the launcher's pid and the ranks running)
+/// once a rank runs or the launch has ended; its outcome after every process of it is gone.
+fn launch_and_signal(signal: impl FnOnce(libc::pid_t, &[u32])) -> Run {
     let _serial = common::serial();
     let tmp = tempfile::tempdir().unwrap();
     let (out, mark) = (tmp.path().join("run"), marker());
     let started = Instant::now();
     let mut launch = start(&out, &mark);
     let launcher = launch.child.id() as libc::pid_t;
-    wait_for_ranks(&mut launch, &mark, started);
+    let ranks = wait_for_ranks(&mut launch, &mark, started);
+    signal(launcher, &ranks);
+    let r = launch.finish(started, hang_limit(RUN_TIMEOUT));
+    assert_nothing_left(&mark, &out);
+    r
+}
+
+#[test]
+fn nccl_ctrl_c_to_the_launch_at_any_moment_leaves_no_rank_and_no_running_folder() {
+    if !pip_nccl_or_skip() {
+        return;
+    }
     // SAFETY: kill(2) to the process group this test made for the launcher.
-    unsafe { libc::kill(-launcher, libc::SIGINT) };
-    let r = launch.finish(started, hang_limit(Duration::from_secs(60)));
+    let r = launch_and_signal(|launcher, _| unsafe {
+        libc::kill(-launcher, libc::SIGINT);
+    });
     let lines = r.stderr_lines();
     assert_eq!(lines.len(), 1, "one line: {r:?}");
     match r.code() {
@@ -118,7 +128,6 @@ fn nccl_ctrl_c_to_the_launch_at_any_moment_leaves_no_rank_and_no_running_folder(
         2 => assert!(lines[0].contains("ncclCommInitRank"), "{r:?}"),
         other => panic!("exit {other}: {r:?}"),
     }
-    assert_nothing_left(&mark, &out);
 }
 
 #[test]
@@ -126,16 +135,12 @@ fn nccl_a_killed_rank_ends_the_launch_in_one_line_naming_a_rank() {
     if !pip_nccl_or_skip() {
         return;
     }
-    let _serial = common::serial();
-    let tmp = tempfile::tempdir().unwrap();
-    let (out, mark) = (tmp.path().join("run"), marker());
-    let started = Instant::now();
-    let mut launch = start(&out, &mark);
-    if let Some(&victim) = wait_for_ranks(&mut launch, &mark, started).last() {
-        // SAFETY: kill(2) to a rank process of this test's launch.
-        unsafe { libc::kill(victim as libc::pid_t, libc::SIGKILL) };
-    }
-    let r = launch.finish(started, hang_limit(Duration::from_secs(60)));
+    let r = launch_and_signal(|_, ranks| {
+        if let Some(&victim) = ranks.last() {
+            // SAFETY: kill(2) to a rank process of this test's launch.
+            unsafe { libc::kill(victim as libc::pid_t, libc::SIGKILL) };
+        }
+    });
     assert_eq!(r.code(), 2, "{r:?}");
     let lines = r.stderr_lines();
     assert_eq!(lines.len(), 1, "one line: {r:?}");
@@ -146,5 +151,4 @@ fn nccl_a_killed_rank_ends_the_launch_in_one_line_naming_a_rank() {
         lines[0].contains("signal 9 (SIGKILL)") || lines[0].contains("exit code 2: "),
         "{r:?}"
     );
-    assert_nothing_left(&mark, &out);
 }

@@ -18,8 +18,6 @@ pub enum Item {
     Const { name: String, value: f64 },
     /// `#[repr(C)] pub struct X { .. }` with its fields.
     Struct { name: String, fields: Vec<String> },
-    /// A struct with no public field: opaque, seen through pointers only; the C type must exist.
-    Opaque { name: String },
 }
 
 /// The declarations of a sys.rs text (comments and attributes dropped).
@@ -82,10 +80,7 @@ fn item(text: &str) -> Result<Option<Item>, String> {
             .map(|f| f.trim().to_string())
             .collect();
         let name = name.trim().to_string();
-        return Ok(Some(match fields.is_empty() {
-            true => Item::Opaque { name },
-            false => Item::Struct { name, fields },
-        }));
+        return Ok(Some(Item::Struct { name, fields }));
     }
     Ok(None)
 }
@@ -211,9 +206,6 @@ pub fn c_program(items: &[Item]) -> String {
                 );
             }
             Item::Const { name, .. } => print(name, &c_const(name)),
-            Item::Opaque { name } => {
-                print(&format!("sizeof {name}"), &format!("sizeof({name}) > 0"))
-            }
             Item::Struct { name, fields } => {
                 print(&format!("sizeof {name}"), &format!("sizeof({name})"));
                 for f in fields {
@@ -258,9 +250,6 @@ pub fn rust_values(items: &[Item]) -> BTreeMap<String, f64> {
                         .unwrap_or_else(|| panic!("{name}.{f}: add it to struct_layouts"));
                     want.insert(format!("offsetof {name}.{f}"), off.1 as f64);
                 }
-            }
-            Item::Opaque { name } => {
-                want.insert(format!("sizeof {name}"), 1.0);
             }
             Item::Function { .. } => {}
         }

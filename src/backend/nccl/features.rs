@@ -21,66 +21,64 @@ pub struct Feature {
     pub symbol: &'static str,
     /// The NCCL release that added it.
     pub since: &'static str,
-    /// What collbench uses it for, or does without it.
-    pub use_: &'static str,
 }
 
 /// Every optional entry point collbench looks for, oldest first.
 pub const OPTIONAL: &[Feature] = &[
+    // AllToAll and SendRecv as grouped send/recv
     Feature {
         symbol: "ncclSend",
         since: "2.7",
-        use_: "AllToAll and SendRecv as grouped send/recv",
     },
+    // AllToAll and SendRecv as grouped send/recv
     Feature {
         symbol: "ncclRecv",
         since: "2.7",
-        use_: "AllToAll and SendRecv as grouped send/recv",
     },
+    // the detail of a failed call in its error
     Feature {
         symbol: "ncclGetLastError",
         since: "2.13",
-        use_: "the detail of a failed call in its error",
     },
+    // the communicators' configuration (nccl-tests' own, --cta-policy)
     Feature {
         symbol: "ncclCommInitRankConfig",
         since: "2.14",
-        use_: "the communicators' configuration (nccl-tests' own, --cta-policy)",
     },
+    // world sizes split from one communicator
     Feature {
         symbol: "ncclCommSplit",
         since: "2.18",
-        use_: "world sizes split from one communicator",
     },
+    // local buffer registration
     Feature {
         symbol: "ncclCommRegister",
         since: "2.19",
-        use_: "local buffer registration",
     },
+    // NCCL's own time estimate per point
     Feature {
         symbol: "ncclGroupSimulateEnd",
         since: "2.22",
-        use_: "NCCL's own time estimate per point",
     },
+    // symmetric buffer registration
     Feature {
         symbol: "ncclCommWindowRegister",
         since: "2.27",
-        use_: "symmetric buffer registration",
     },
+    // native AllToAll
     Feature {
         symbol: "ncclAlltoAll",
         since: "2.28",
-        use_: "native AllToAll",
     },
+    // native Gather
     Feature {
         symbol: "ncclGather",
         since: "2.28",
-        use_: "native Gather",
     },
+    // native Scatter
     Feature {
         symbol: "ncclScatter",
         since: "2.28",
-        use_: "native Scatter",
     },
 ];
 

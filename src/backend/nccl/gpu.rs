@@ -110,16 +110,38 @@ fn guarded<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> std::result::Re
     })
 }
 
+/// How [`wait_events`] looks at an event that is not complete yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Poll {
+    /// Sleep 50 µs between looks: waits that are not timed.
+    Sleeping,
+    /// Look again at once: the end of a timed loop, which must not be rounded up to a poll
+    /// (nccl-tests' `testStreamSynchronize` likewise polls `cudaStreamQuery`).
+    Spinning,
+}
+
 /// Waits for `events` to complete in order, failing on the communicator's asynchronous error or
 /// when none completes for `stall` (a peer that died or hangs). Polls instead of blocking in the
-/// driver, so a dead peer is reported instead of waited on forever.
-pub fn wait_events(events: &[&CudaEvent], comm: &Communicator, stall: Duration) -> Result<()> {
+/// driver, so a dead peer is reported instead of waited on forever; spinning, the error and the
+/// clock are looked at every 1024 polls, off the common path.
+pub fn wait_events(
+    events: &[&CudaEvent],
+    comm: &Communicator,
+    stall: Duration,
+    poll: Poll,
+) -> Result<()> {
     let mut last_progress = Instant::now();
     let mut done = 0;
+    let mut polls = 0u32;
     while done < events.len() {
         if events[done].is_complete() {
             done += 1;
             last_progress = Instant::now();
+            continue;
+        }
+        polls = polls.wrapping_add(1);
+        if poll == Poll::Spinning && polls % 1024 != 0 {
+            std::hint::spin_loop();
             continue;
         }
         comm.check_async().map_err(|e| Error::Rank(e.to_string()))?;
@@ -130,29 +152,9 @@ pub fn wait_events(events: &[&CudaEvent], comm: &Communicator, stall: Duration) 
                 events.len()
             )));
         }
-        std::thread::sleep(Duration::from_micros(50));
-    }
-    Ok(())
-}
-
-/// Waits for `event` polling without sleeping (a timed loop's end must not wait for a poll),
-/// failing on the communicator's asynchronous error or after `stall` without completion.
-pub fn spin_until_done(event: &CudaEvent, comm: &Communicator, stall: Duration) -> Result<()> {
-    let start = Instant::now();
-    let mut polls = 0u32;
-    while !event.is_complete() {
-        polls = polls.wrapping_add(1);
-        // The error and the clock are looked at every 1024 polls, off the common path.
-        if polls % 1024 == 0 {
-            comm.check_async().map_err(|e| Error::Rank(e.to_string()))?;
-            if start.elapsed() > stall {
-                return Err(Error::Rank(format!(
-                    "NCCL made no progress for {} in a timed loop; a peer rank may have died",
-                    humantime::format_duration(stall)
-                )));
-            }
+        if poll == Poll::Sleeping {
+            std::thread::sleep(Duration::from_micros(50));
         }
-        std::hint::spin_loop();
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use cudarc::driver::{CudaEvent, CudaSlice, CudaViewMut};
 
 use super::calls::Enqueue;
 use super::comm::Communicator;
-use super::gpu::{driver_error, spin_until_done, wait_events, Gpu};
+use super::gpu::{driver_error, wait_events, Gpu, Poll};
 use super::graph::Graph;
 use super::p2p::{transfers, Transfer};
 use super::placement::{
@@ -181,7 +181,7 @@ pub fn measure(
         record(&bufs.ends[i], gpu)?;
     }
     let ends: Vec<&CudaEvent> = bufs.ends[..iters].iter().collect();
-    wait_events(&ends, m.comm, stall)?;
+    wait_events(&ends, m.comm, stall, Poll::Sleeping)?;
     let mut times = Vec::with_capacity(iters);
     for i in 0..iters {
         let ms = bufs.starts[i]
@@ -216,7 +216,7 @@ fn time_loop(launcher: &Launcher, done: &CudaEvent, iters: usize, stall: Duratio
         launcher.go()?;
     }
     record(done, gpu)?;
-    spin_until_done(done, m.comm, stall)?;
+    wait_events(&[done], m.comm, stall, Poll::Spinning)?;
     Ok(start.elapsed().as_secs_f64() * 1e6 / calls as f64)
 }
 
@@ -233,7 +233,7 @@ fn check(
     fill(gpu, bufs, p, m, pl, true)?;
     launcher.go()?;
     record(&bufs.done, gpu)?;
-    wait_events(&[&bufs.done], m.comm, stall)?;
+    wait_events(&[&bufs.done], m.comm, stall, Poll::Sleeping)?;
     let mut device = OnDevice { gpu, bufs };
     count_wrong_pieces(&mut device, &p.call, (m.size, m.me), pl.check)
 }

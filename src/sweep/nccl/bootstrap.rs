@@ -36,12 +36,13 @@ pub fn rehearse(
     nccl: Arc<Nccl>,
 ) -> Result<Option<Outcome>> {
     let (opts, _, _) = check_plan(req, ctx.world)?;
+    let config = comm_config_of(&nccl, req)?;
     let ranks = gather_ranks(&mut ctx.store, NO_GPU)?;
     let lead = match ctx.rank {
-        0 => Some(open_run(req, &opts, &nccl, &ctx.out, ranks)?.0),
+        0 => Some(open_run(req, (&opts, &config), &nccl, &ctx.out, ranks)?.0),
         _ => None,
     };
-    let result = comm_config_of(&nccl, req).and_then(|c| bootstrap(&nccl, &mut ctx, &c));
+    let result = bootstrap(&nccl, &mut ctx, &config);
     match lead {
         Some(out) => close_run(out, ctx.out.clone(), result.map(|()| 0)).map(Some),
         None => result.map(|()| None),

@@ -90,7 +90,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
         return walk.stages(&stages, None).map(|()| None);
     }
     let dir = walk.ctx.out.clone();
-    let (mut out, topo) = open_run(req, &opts, &walk.nccl, &dir, (hosts, gpus))?;
+    let (mut out, topo) = open_run(req, (&opts, &walk.config), &walk.nccl, &dir, (hosts, gpus))?;
     out.add_telemetry()?;
     let ordered = Plan {
         points: stages.iter().flat_map(stage_points).cloned().collect(),

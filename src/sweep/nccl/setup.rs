@@ -17,10 +17,11 @@ use crate::model::topology::Topology;
 use crate::report::run_dir::RunDir;
 use crate::sweep::run::SweepRequest;
 
-/// Rank 0's results folder, its meta.json naming the library, every rank's node and GPU.
+/// Rank 0's results folder, its meta.json naming the library, the communicators'
+/// configuration, every rank's node and GPU.
 pub(super) fn open_run(
     req: &SweepRequest,
-    opts: &SweepOptions,
+    (opts, config): (&SweepOptions, &ncclConfig_t),
     nccl: &Nccl,
     dir: &std::path::Path,
     (hosts, gpus): (Vec<String>, Vec<String>),
@@ -33,7 +34,7 @@ pub(super) fn open_run(
         "nccl",
         gpus.len(),
         topo.nodes(),
-        options_json(opts, req, nccl),
+        options_json(opts, req, nccl, config),
     );
     meta.library = Some(format!("NCCL {version}"));
     meta.gpus = gpus;
@@ -47,6 +48,7 @@ pub(super) fn options_json(
     opts: &SweepOptions,
     req: &SweepRequest,
     nccl: &Nccl,
+    config: &ncclConfig_t,
 ) -> serde_json::Value {
     let mut v = serde_json::to_value(opts).unwrap_or_default();
     if let Some(map) = v.as_object_mut() {
@@ -59,9 +61,8 @@ pub(super) fn options_json(
         };
         map.insert("nccl_groups".into(), groups.into());
         map.insert("register".into(), req.register.name().into());
-        if let (Some(_), Ok(version)) = (nccl.comm_init_rank_config, nccl.version()) {
-            let c = config::comm_config(version, req.cta_policy);
-            map.insert("nccl_config".into(), config::describe(&c));
+        if nccl.comm_init_rank_config.is_some() {
+            map.insert("nccl_config".into(), config::describe(config));
         }
     }
     v
