@@ -45,6 +45,7 @@ fn model(op: Op, algo: Algo, form: &str, alpha_us: f64, beta: f64) -> WorldModel
         dtype: DType::F32,
         in_place: false,
         proto: None,
+        comm: Default::default(),
         form: form.into(),
         formula: "(p-1)·alpha + (p-1)/p·S·beta".into(),
         params: vec![named("alpha_us", alpha_us), named("beta_ns_per_byte", beta)],

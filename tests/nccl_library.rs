@@ -19,7 +19,7 @@ use collbench::backend::nccl::features::OPTIONAL;
 use collbench::backend::nccl::loader::Nccl;
 use collbench::backend::nccl::{cuda, search, tuning};
 use common::skip::can_use;
-use common::{command, Spawned};
+use common::{command, Run, Spawned};
 
 /// The pip-installed library the default search finds, or `None` after saying SKIPPED.
 fn pip_nccl() -> Option<PathBuf> {
@@ -141,7 +141,8 @@ fn nccl_communicator_that_cannot_be_made_fails_with_nccl_s_own_last_error() {
     let id = nccl.unique_id().unwrap();
     // Both ways in: with the configuration (NCCL 2.14+, as the sweep makes communicators) and
     // without.
-    let config = collbench::backend::nccl::config::comm_config(nccl.version().unwrap(), None);
+    let config =
+        collbench::backend::nccl::config::comm_config(nccl.version().unwrap(), &Default::default());
     let plain = Communicator::init(Arc::clone(&nccl), 1, &id, 0, None)
         .err()
         .unwrap();
@@ -193,6 +194,32 @@ fn nccl_backends_names_the_pip_library_and_its_optional_entry_points() {
     );
 }
 
+/// A bootstrap rehearsal of `ranks` ranks with the pip library and `flags`, into `out`.
+fn rehearse(lib: &Path, out: &Path, ranks: &str, flags: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut args = vec![
+        "sweep",
+        "--backend",
+        "nccl",
+        "--ranks",
+        ranks,
+        "-b",
+        "8",
+        "-e",
+        "8",
+    ];
+    args.extend_from_slice(&["--timeout", "20s"]);
+    args.extend_from_slice(flags);
+    let mut cmd = command(&args);
+    cmd.arg("--out").arg(out);
+    cmd.env("COLLBENCH_NCCL_BOOTSTRAP_ONLY", "1");
+    cmd.env("COLLBENCH_NCCL_LIB", lib);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let limit = common::hang_limit(Duration::from_secs(20));
+    Spawned::start(cmd).finish(std::time::Instant::now(), limit)
+}
+
 #[test]
 fn nccl_bootstrap_rehearsal_carries_the_id_and_fails_in_one_line_naming_a_rank() {
     let Some(lib) = pip_nccl() else { return };
@@ -202,24 +229,7 @@ fn nccl_bootstrap_rehearsal_carries_the_id_and_fails_in_one_line_naming_a_rank()
     }
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("run");
-    let mut cmd = command(&[
-        "sweep",
-        "--backend",
-        "nccl",
-        "--ranks",
-        "3",
-        "-b",
-        "8",
-        "-e",
-        "8",
-        "--timeout",
-        "20s",
-    ]);
-    cmd.arg("--out").arg(&out);
-    cmd.env("COLLBENCH_NCCL_BOOTSTRAP_ONLY", "1");
-    cmd.env("COLLBENCH_NCCL_LIB", &lib);
-    let limit = common::hang_limit(Duration::from_secs(20));
-    let r = Spawned::start(cmd).finish(std::time::Instant::now(), limit);
+    let r = rehearse(&lib, &out, "3", &[], &[]);
     assert_eq!(r.code(), 2, "{r:?}");
     let lines = r.stderr_lines();
     assert_eq!(lines.len(), 1, "one line: {r:?}");
@@ -252,6 +262,60 @@ fn nccl_bootstrap_rehearsal_carries_the_id_and_fails_in_one_line_naming_a_rank()
     assert_eq!(meta.gpus.len(), 3);
     assert!(meta.library.unwrap_or_default().starts_with("NCCL 2."));
     assert_eq!(common::summary_rows_on_disk(&out), 0);
+}
+
+#[test]
+fn nccl_every_communicator_setup_is_checked_against_the_library_and_recorded() {
+    let Some(lib) = pip_nccl() else { return };
+    if gpu_here() {
+        common::skip::skipped("a GPU is here: the GPU tests make real communicators");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("run");
+    let flags = [
+        "--register",
+        "none,symmetric",
+        "--cta-policy",
+        "efficiency",
+        "--ctas",
+        "4,2:16",
+    ];
+    let r = rehearse(&lib, &out, "2", &flags, &[]);
+    // Every combination passed the library's checks; the first communicator is then made with
+    // the first combination's configuration and fails without a GPU.
+    assert_eq!(r.code(), 2, "{r:?}");
+    assert_eq!(r.stderr_lines().len(), 1, "{r:?}");
+    assert!(
+        r.stderr_lines()[0].contains("ncclCommInitRankConfig failed"),
+        "{r:?}"
+    );
+    let meta = collbench::meta::Meta::read(&out.join("meta.json")).expect("meta.json");
+    let o = &meta.options;
+    assert_eq!(o["buffers"], "ncclMemAlloc", "{o}");
+    let setups = o["comm_setups"].as_array().unwrap();
+    assert_eq!(setups.len(), 4, "{o}");
+    assert_eq!(
+        setups[0],
+        serde_json::json!({"cta_policy": "efficiency", "ctas": "4"})
+    );
+    assert_eq!(setups[3]["register"], "symmetric");
+    let configs = o["nccl_configs"].as_array().unwrap();
+    assert_eq!(
+        (&configs[1]["minCTAs"], &configs[1]["maxCTAs"]),
+        (&2.into(), &16.into())
+    );
+    assert_eq!(configs[0]["CTAPolicy"], 1, "NCCL_CTA_POLICY_EFFICIENCY");
+    // A variable NCCL would prefer to the flag is refused by name, before any communicator.
+    let out = tmp.path().join("overridden");
+    let r = rehearse(&lib, &out, "2", &["--ctas", "4"], &[("NCCL_MAX_CTAS", "8")]);
+    assert_eq!(r.code(), 2, "{r:?}");
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "{r:?}");
+    assert!(
+        lines[0].contains("--ctas is overridden by NCCL_MAX_CTAS=8 in the environment"),
+        "{r:?}"
+    );
 }
 
 #[test]

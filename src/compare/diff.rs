@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use crate::collective::{Algo, DType, Op, Proto};
 use crate::fit::schema::algo_label;
+use crate::model::comm_setup::CommSetup;
 use crate::model::record::{root_label, PointRecord};
 
 /// Schema id of `collbench compare --json`.
@@ -35,6 +36,8 @@ pub struct MatchKey {
     pub in_place: bool,
     /// The root of a rooted op; None for the others.
     pub root: Option<usize>,
+    /// The NCCL communicators' registration and CTA settings (the default elsewhere).
+    pub comm: CommSetup,
 }
 
 impl MatchKey {
@@ -49,6 +52,7 @@ impl MatchKey {
             bytes: k.bytes,
             in_place: k.in_place,
             root: k.root,
+            comm: k.comm,
         }
     }
 
@@ -64,14 +68,15 @@ impl MatchKey {
     /// binomial f32 w4 1 KiB root 2` (root 0, the default, unnamed).
     pub fn label(&self) -> String {
         format!(
-            "{} {} {} w{} {}{}{}",
+            "{} {} {} w{} {}{}{}{}",
             self.op,
             algo_label(self.algo, self.proto),
             self.dtype,
             self.world,
             crate::units::format_size(self.bytes),
             if self.in_place { " in-place" } else { "" },
-            root_label(self.root)
+            root_label(self.root),
+            self.comm.label()
         )
     }
 }
@@ -348,6 +353,29 @@ mod tests {
         assert_eq!((p.time_us_a, p.time_us_b), (a.time_us_mean, 12.0));
         assert_eq!(p.busbw_gbps_b, 1.0);
         assert_eq!(p.time_ratio, Some(12.0 / a.time_us_mean));
+    }
+
+    #[test]
+    fn points_match_only_on_the_same_communicator_setup() {
+        use crate::model::call::Register;
+        let local = CommSetup {
+            register: Some(Register::Local),
+            ..Default::default()
+        };
+        let a = vec![rec(1 << 20, 10.0, 0), rec(1 << 20, 5.0, 0).with_comm(local)];
+        let b = vec![rec(1 << 20, 10.0, 0).with_comm(local)];
+        let c = compare(&a, &b, 0.05);
+        assert_eq!(c.points.len(), 1);
+        assert_eq!(
+            c.points[0].status,
+            Status::Regression,
+            "local: 5 us against 10 us"
+        );
+        assert_eq!(
+            c.points[0].label,
+            "reducescatter ring bf16 w3 1 MiB register local"
+        );
+        assert_eq!(c.only_in_a, ["reducescatter ring bf16 w3 1 MiB"]);
     }
 
     #[test]

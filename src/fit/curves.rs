@@ -105,5 +105,6 @@ fn curve_key(point: &MeasuredPoint) -> CurveKey {
         nodes: k.nodes.max(1),
         in_place: k.in_place,
         proto: k.proto,
+        comm: k.comm,
     }
 }

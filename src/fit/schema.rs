@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::collective::{Algo, DType, Op, Proto};
 use crate::error::{Error, Result};
+use crate::model::comm_setup::CommSetup;
 
 /// Schema id of fit.json.
 pub const FIT_SCHEMA: &str = "collbench.fit/v1";
@@ -100,6 +101,9 @@ pub struct CurveKey {
     /// that curves sort as they did before protocols were measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proto: Option<Proto>,
+    /// The NCCL communicators' registration and CTA settings; absent where nothing was set.
+    #[serde(default, skip_serializing_if = "CommSetup::is_default")]
+    pub comm: CommSetup,
 }
 
 impl CurveKey {
@@ -226,6 +230,9 @@ pub struct WorldModel {
     /// The NCCL protocol of the curves fitted; absent for backends without protocols.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proto: Option<Proto>,
+    /// The NCCL communicators' registration and CTA settings; absent where nothing was set.
+    #[serde(default, skip_serializing_if = "CommSetup::is_default")]
+    pub comm: CommSetup,
     /// The form's name: ring, tree, two-level, nccl-ring, log-linear, ... (`fit::forms`).
     pub form: String,
     /// The formula in words, e.g. "2(p-1)·alpha + 2(p-1)/p·S·beta".

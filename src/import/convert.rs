@@ -313,6 +313,7 @@ fn point(
             in_place,
             proto: keys.proto,
             root: root_of(keys.op, row.root),
+            comm: Default::default(),
         },
         iters: half.iters.unwrap_or(keys.iters),
         warmup: keys.warmup,

@@ -2,6 +2,7 @@
 //! summary, its iterations, each rank's view).
 
 pub mod call;
+pub mod comm_setup;
 pub mod limits;
 pub mod plan;
 pub mod record;

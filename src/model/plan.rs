@@ -129,6 +129,7 @@ impl Point {
             in_place: p.in_place,
             proto: None,
             root: c.op.rooted().then_some(c.root),
+            comm: Default::default(),
         }
     }
 

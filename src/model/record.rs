@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::comm_setup::CommSetup;
 use crate::collective::{algbw_gbps, busbw_gbps, Algo, DType, Op, Proto, ReduceOp};
 
 /// Identifies a point of the sweep plan.
@@ -28,6 +29,10 @@ pub struct PointKey {
     /// column); `None` for the others.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<usize>,
+    /// The NCCL communicators' registration, CTA policy and CTA bounds; the default (nothing
+    /// set) on other backends and in imports.
+    #[serde(default, skip_serializing_if = "CommSetup::is_default")]
+    pub comm: CommSetup,
 }
 
 /// How messages and labels name a root: ` root N` for a root other than 0, nothing for root 0
@@ -163,6 +168,7 @@ impl PointRecord {
             in_place: false,
             proto: None,
             root: op.rooted().then_some(0),
+            comm: CommSetup::default(),
         };
         let unset = PointRecord {
             key,
@@ -225,6 +231,11 @@ impl PointRecord {
     }
 
     /// The protocol asked for; `None` for backends without protocols.
+    pub fn with_comm(mut self, comm: CommSetup) -> PointRecord {
+        self.key.comm = comm;
+        self
+    }
+
     pub fn with_proto(mut self, proto: Option<Proto>) -> PointRecord {
         self.key.proto = proto;
         self

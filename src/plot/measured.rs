@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::figure::{Axis, Figure, Legend, Scale, Series, Style, TickFormat};
 use crate::collective::{Algo, DType, Op, Proto};
 use crate::fit::schema::{algo_label, CurveKey};
+use crate::model::comm_setup::CommSetup;
 use crate::model::record::PointRecord;
 use crate::report::run_reader::Run;
 
@@ -22,6 +23,8 @@ pub struct LineKey {
     pub in_place: bool,
     /// The root of a rooted op; None for the others.
     pub root: Option<usize>,
+    /// The NCCL communicators' registration and CTA settings (the default elsewhere).
+    pub comm: CommSetup,
     pub backend: String,
     /// Index of the run among the inputs.
     pub run: usize,
@@ -39,6 +42,7 @@ impl LineKey {
             nodes: self.nodes.max(1),
             in_place: self.in_place,
             proto: self.proto,
+            comm: self.comm,
         }
     }
 }
@@ -74,6 +78,7 @@ pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLin
                 dtype: k.dtype,
                 in_place: k.in_place,
                 root: k.root,
+                comm: k.comm,
                 backend: k.backend.clone(),
                 run: i,
             };
@@ -96,6 +101,7 @@ pub struct Labeler {
     dtype: bool,
     in_place: bool,
     root: bool,
+    comm: bool,
     nodes: bool,
     backend: bool,
     runs: Option<Vec<String>>,
@@ -116,6 +122,7 @@ impl Labeler {
             dtype: varies(&|k| k.dtype.to_string()),
             in_place: varies(&|k| k.in_place.to_string()),
             root: varies(&|k| format!("{:?}", k.root)),
+            comm: varies(&|k| k.comm.label()),
             nodes: varies(&|k| k.nodes.to_string()),
             backend: varies(&|k| k.backend.clone()),
             runs: (runs.len() > 1).then(|| runs.iter().map(run_name).collect()),
@@ -159,6 +166,13 @@ impl Labeler {
         }
         if let (true, Some(root)) = (self.root, k.root) {
             parts.push(format!("root {root}"));
+        }
+        if self.comm {
+            let label = k.comm.label();
+            parts.push(match label.trim() {
+                "" => "NCCL defaults".into(),
+                l => l.to_string(),
+            });
         }
         if self.backend {
             parts.push(k.backend.clone());

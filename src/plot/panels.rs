@@ -122,6 +122,7 @@ mod tests {
             dtype,
             in_place,
             root,
+            comm: Default::default(),
             backend: "host".into(),
             run: 0,
         }

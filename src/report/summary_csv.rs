@@ -10,6 +10,8 @@ use super::csvio::{self, push_row, CsvFile, Row};
 use super::sink::{FinishedPoint, PointSink};
 use crate::collective::{Op, Proto};
 use crate::error::Result;
+use crate::model::call::Register;
+use crate::model::comm_setup::CommSetup;
 use crate::model::record::{PointKey, PointRecord};
 
 /// Schema id of summary.csv.
@@ -20,7 +22,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// The columns of summary.csv, in order. The last ones were added after the schema first
 /// appeared (see [`REQUIRED_COLUMNS`]).
-pub const SUMMARY_COLUMNS: [&str; 36] = [
+pub const SUMMARY_COLUMNS: [&str; 39] = [
     "backend",
     "op",
     "algo",
@@ -57,6 +59,9 @@ pub const SUMMARY_COLUMNS: [&str; 36] = [
     "nccl_call",
     "nccl_algo",
     "nccl_proto",
+    "nccl_register",
+    "nccl_cta_policy",
+    "nccl_ctas",
 ];
 
 /// The columns every summary.csv has; `proto`, `nccl_estimate_us`, `root`, the `loop_` columns
@@ -144,7 +149,15 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         rec.nccl_call.clone().unwrap_or_default(),
         rec.nccl_algo.clone().unwrap_or_default(),
         rec.nccl_proto.clone().unwrap_or_default(),
+        optional_field(rec.key.comm.register),
+        optional_field(rec.key.comm.cta_policy),
+        optional_field(rec.key.comm.ctas),
     ])
+}
+
+/// An optional value's text; empty for `None`.
+fn optional_field<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or(String::new(), |v| v.to_string())
 }
 
 /// Reads a summary.csv back. Errors name the file and line: an empty file, a header without
@@ -224,7 +237,34 @@ fn parse_key(row: &Row) -> Result<PointKey> {
         in_place: row.boolean("in_place")?,
         proto: parse_proto(row)?,
         root: parse_root(row, op)?,
+        comm: parse_comm(row)?,
     })
+}
+
+/// The `nccl_register`, `nccl_cta_policy` and `nccl_ctas` columns: empty (or absent, in older
+/// files) where the library's default was left alone; `none` registration is the default too.
+fn parse_comm(row: &Row) -> Result<CommSetup> {
+    let register: Option<Register> = optional_value(row, "nccl_register")?;
+    Ok(CommSetup {
+        register: register.filter(|r| *r != Register::None),
+        cta_policy: optional_value(row, "nccl_cta_policy")?,
+        ctas: optional_value(row, "nccl_ctas")?,
+    })
+}
+
+/// A column added after v1 first appeared holding a named value: `None` where empty or absent.
+fn optional_value<T>(row: &Row, column: &str) -> Result<Option<T>>
+where
+    T: std::str::FromStr,
+    T::Err: std::fmt::Display,
+{
+    match optional_text(row, column)? {
+        Some(text) => text
+            .parse()
+            .map(Some)
+            .map_err(|e| row.error(format!("column {column}: cannot read '{text}': {e}"))),
+        None => Ok(None),
+    }
 }
 
 /// The `root` column: empty (or absent, in older files) for the ops without a root; a rooted

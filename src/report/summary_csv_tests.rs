@@ -19,6 +19,7 @@ pub(crate) fn awkward_record() -> PointRecord {
             in_place: true,
             proto: None,
             root: None,
+            comm: Default::default(),
         },
         iters: 1000,
         warmup: 5,
@@ -93,7 +94,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",ll128,12.125,,,,,,,"),
+            .ends_with(",ll128,12.125,,,,,,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -103,7 +104,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..9).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..12).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -135,7 +136,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     w.append(&b).unwrap();
     let text = std::fs::read_to_string(w.path()).unwrap();
     assert!(
-        text.lines().nth(1).unwrap().ends_with(",12.125,2,,,,,,"),
+        text.lines().nth(1).unwrap().ends_with(",12.125,2,,,,,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -144,7 +145,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..7).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..10).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -242,7 +243,7 @@ fn loop_time_round_trips_with_nccl_tests_bandwidths_and_older_files_read_as_none
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",250,4.194304,6.291456,,,"),
+            .ends_with(",250,4.194304,6.291456,,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -293,5 +294,54 @@ fn nccl_call_round_trips_and_a_function_that_cannot_run_the_op_is_refused() {
     assert!(
         msg.contains("column nccl_algo: 'butterfly' is not one of"),
         "{msg}"
+    );
+}
+
+#[test]
+fn comm_setup_round_trips_and_older_files_and_none_read_as_the_default() {
+    use crate::model::call::{CtaPolicy, Register};
+    use crate::model::comm_setup::{CommSetup, CtaBounds};
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SummaryWriter::create(dir.path()).unwrap();
+    let comm = CommSetup {
+        register: Some(Register::Local),
+        cta_policy: Some(CtaPolicy::Efficiency),
+        ctas: Some(CtaBounds { min: 2, max: 16 }),
+    };
+    let a = PointRecord::example(Op::AllReduce, 1 << 20, 4).with_comm(comm);
+    w.append(&a).unwrap();
+    w.append(&PointRecord::example(Op::AllReduce, 1 << 20, 4))
+        .unwrap();
+    let back = read_summary(w.path()).unwrap();
+    assert_eq!(
+        (back[0].key.comm, back[1].key.comm),
+        (comm, CommSetup::default())
+    );
+    let text = std::fs::read_to_string(w.path()).unwrap();
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(",local,efficiency,2:16"),
+        "{text}"
+    );
+    let path = dir.path().join("other.csv");
+    std::fs::write(&path, text.replace(",local,", ",none,")).unwrap();
+    assert_eq!(read_summary(&path).unwrap()[0].key.comm.register, None);
+    std::fs::write(&path, text.replace(",2:16", ",16:2")).unwrap();
+    let msg = read_summary(&path).unwrap_err().to_string();
+    assert!(
+        msg.contains("column nccl_ctas: cannot read '16:2'"),
+        "{msg}"
+    );
+    // A file written before the columns: the header and rows end at nccl_proto.
+    let old: String = text
+        .lines()
+        .map(|l| l.rsplitn(4, ',').last().unwrap().to_string() + "\n")
+        .collect();
+    std::fs::write(&path, old).unwrap();
+    assert_eq!(
+        read_summary(&path).unwrap()[0].key.comm,
+        CommSetup::default()
     );
 }

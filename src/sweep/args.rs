@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 use crate::error::{Error, Result};
-use crate::model::call::{BackendKind, Register};
+use crate::model::call::BackendKind;
+use crate::model::comm_setup::CommAxes;
 use crate::model::plan::Bind;
 use crate::model::plan::{Roots, SweepOptions, TransportKind};
 use crate::model::topology::WorldSpec;
@@ -40,14 +41,19 @@ pub struct SweepArgs {
     /// (--backend nccl only; as nccl-tests -G, it removes host launch overhead).
     #[arg(long)]
     pub cuda_graph: bool,
-    /// NCCL's CTA policy for every communicator: default, efficiency (NCCL 2.27+) or zero
-    /// (2.28+), set in ncclConfig_t.CTAPolicy as nccl-tests -x does (--backend nccl only)
-    /// [default: the library's].
+    /// NCCL CTA policies, comma separated: default, efficiency (NCCL 2.27+), zero (2.28+), set
+    /// in ncclConfig_t.CTAPolicy as nccl-tests -x does; each is measured with communicators of
+    /// its own and named in summary.csv (--backend nccl only) [default: the library's].
     #[arg(long)]
     pub cta_policy: Option<String>,
-    /// Register the buffers with every communicator: none, or local (ncclCommRegister, NCCL
-    /// 2.19+), as nccl-tests -R 0/1 (--backend nccl only); symmetric (-R 2) is refused for now,
-    /// it needs buffers from ncclMemAlloc [default: none].
+    /// NCCL CTA bounds, comma separated: N (exactly N CTAs per collective) or MIN:MAX, each 1
+    /// to 64, set in ncclConfig_t.minCTAs/maxCTAs (NCCL_MIN_CTAS/NCCL_MAX_CTAS); each is
+    /// measured with communicators of its own (--backend nccl only) [default: the library's].
+    #[arg(long)]
+    pub ctas: Option<String>,
+    /// Buffer registrations, comma separated: none, local (ncclCommRegister, NCCL 2.19+) or
+    /// symmetric (ncclCommWindowRegister, 2.27+), as nccl-tests -R 0/1/2; each is measured with
+    /// communicators of its own (--backend nccl only) [default: none].
     #[arg(long)]
     pub register: Option<String>,
     /// Element types, comma separated: f32, f64, f16, bf16, i32.
@@ -293,30 +299,7 @@ impl SweepArgs {
                 "--cuda-graph captures NCCL calls; drop it or use --backend nccl (this is --backend {backend})"
             )));
         }
-        let cta_policy = match self.cta_policy.as_deref() {
-            Some(_) if backend != BackendKind::Nccl => {
-                return Err(Error::usage(format!(
-                    "--cta-policy sets NCCL's configuration; drop it or use --backend nccl (this is --backend {backend})"
-                )))
-            }
-            Some(text) => Some(text.parse()?),
-            None => None,
-        };
-        let register = match self.register.as_deref() {
-            Some(_) if backend != BackendKind::Nccl => {
-                return Err(Error::usage(format!(
-                    "--register registers buffers with NCCL; drop it or use --backend nccl (this is --backend {backend})"
-                )))
-            }
-            Some(text) => text.parse()?,
-            None => Register::None,
-        };
-        if register == Register::Symmetric {
-            return Err(Error::usage(
-                "--register symmetric needs buffers from ncclMemAlloc, which collbench does not \
-                 allocate yet; use --register local (nccl-tests -R 1) or none",
-            ));
-        }
+        let comm = self.comm_axes(backend)?;
         let algos = parse_list::<Algo>(algo_text)?;
         check_combinations(backend, (&ops, &algos), &self.op, algo_text)?;
         let opts = SweepOptions {
@@ -351,9 +334,45 @@ impl SweepArgs {
             command_line,
             protos,
             cuda_graph: self.cuda_graph,
-            cta_policy,
-            register,
+            comm,
         })
+    }
+
+    /// `--register`, `--cta-policy` and `--ctas`: lists, for the NCCL backend only.
+    fn comm_axes(&self, backend: BackendKind) -> Result<CommAxes> {
+        let flags = [
+            ("--register", "registers buffers with NCCL", &self.register),
+            (
+                "--cta-policy",
+                "sets NCCL's configuration",
+                &self.cta_policy,
+            ),
+            ("--ctas", "sets NCCL's configuration", &self.ctas),
+        ];
+        if let (true, Some((flag, what, _))) = (
+            backend != BackendKind::Nccl,
+            flags.iter().find(|f| f.2.is_some()),
+        ) {
+            return Err(Error::usage(format!(
+                "{flag} {what}; drop it or use --backend nccl (this is --backend {backend})"
+            )));
+        }
+        Ok(CommAxes {
+            registers: optional_list("--register", &self.register)?,
+            cta_policies: optional_list("--cta-policy", &self.cta_policy)?,
+            ctas: optional_list("--ctas", &self.ctas)?,
+        })
+    }
+}
+
+/// A list flag's values, empty where the flag was not given; an error names the flag.
+fn optional_list<T>(flag: &str, text: &Option<String>) -> Result<Vec<T>>
+where
+    T: std::str::FromStr<Err = Error> + PartialEq,
+{
+    match text {
+        Some(t) => parse_list(t).map_err(|e| Error::usage(format!("{flag}: {e}"))),
+        None => Ok(Vec::new()),
     }
 }
 

@@ -90,7 +90,7 @@ fn cuda_graph_is_nccl_only_and_off_by_default() {
 }
 
 #[test]
-fn cta_policy_is_nccl_only_named_and_unset_by_default() {
+fn cta_policy_is_an_nccl_only_list_of_names_and_unset_by_default() {
     use crate::model::call::CtaPolicy;
     let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
     assert_eq!(
@@ -99,35 +99,56 @@ fn cta_policy_is_nccl_only_named_and_unset_by_default() {
     );
     let nccl = |p: &str| parse(&["--backend", "nccl", "--cta-policy", p]);
     assert_eq!(
-        nccl("efficiency").unwrap().cta_policy,
-        Some(CtaPolicy::Efficiency)
+        nccl("efficiency,ZERO").unwrap().comm.cta_policies,
+        vec![CtaPolicy::Efficiency, CtaPolicy::Zero]
     );
-    assert_eq!(nccl("ZERO").unwrap().cta_policy, Some(CtaPolicy::Zero));
     let e = nccl("fast").err().unwrap().to_string();
     assert!(
-        e.contains("unknown CTA policy 'fast'; valid values: default, efficiency, zero"),
+        e.contains(
+            "--cta-policy: unknown CTA policy 'fast'; valid values: default, efficiency, zero"
+        ),
         "{e}"
     );
-    assert_eq!(parse(&["--backend", "nccl"]).unwrap().cta_policy, None);
+    assert!(parse(&["--backend", "nccl"])
+        .unwrap()
+        .comm
+        .cta_policies
+        .is_empty());
 }
 
 #[test]
-fn register_is_nccl_only_local_or_none_and_symmetric_says_why_not_yet() {
+fn register_is_an_nccl_only_list_with_none_by_default() {
     use crate::model::call::Register;
     let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(msg(&["--register", "local"]).starts_with("--register registers buffers with NCCL"));
     let nccl = |r: &str| parse(&["--backend", "nccl", "--register", r]);
-    assert_eq!(nccl("local").unwrap().register, Register::Local);
-    assert_eq!(nccl("none").unwrap().register, Register::None);
     assert_eq!(
-        parse(&["--backend", "nccl"]).unwrap().register,
-        Register::None
+        nccl("none,local,symmetric").unwrap().comm.registers,
+        vec![Register::None, Register::Local, Register::Symmetric]
     );
-    let e = nccl("symmetric").err().unwrap().to_string();
+    let default = parse(&["--backend", "nccl"]).unwrap().comm;
+    assert!(!default.any());
+    assert_eq!(default.setups(), vec![Default::default()]);
+    let e = nccl("global").err().unwrap().to_string();
     assert!(
-        e.starts_with("--register symmetric needs buffers from ncclMemAlloc"),
+        e.contains("--register: unknown registration 'global'"),
         "{e}"
     );
-    let e = nccl("global").err().unwrap().to_string();
-    assert!(e.contains("unknown registration 'global'"), "{e}");
+    let e = nccl(" ").err().unwrap().to_string();
+    assert!(e.contains("--register: empty list"), "{e}");
+}
+
+#[test]
+fn ctas_are_an_nccl_only_list_of_bounds() {
+    let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg(&["--ctas", "4"]).starts_with("--ctas sets NCCL's configuration; drop it"));
+    let nccl = |r: &str| parse(&["--backend", "nccl", "--ctas", r]);
+    let axes = nccl("1,4:8,64").unwrap().comm;
+    let text: Vec<String> = axes.ctas.iter().map(|c| c.to_string()).collect();
+    assert_eq!(text, ["1", "4:8", "64"]);
+    assert_eq!(axes.setups().len(), 3);
+    let e = nccl("4,65").err().unwrap().to_string();
+    assert!(e.starts_with("--ctas: bad CTA bounds '65'"), "{e}");
+    let e = msg(&["--backend", "nccl", "--ctas", "8:2", "--register", "local"]);
+    assert!(e.contains("MIN is above MAX"), "{e}");
 }

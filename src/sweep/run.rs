@@ -37,10 +37,8 @@ pub struct SweepRequest {
     pub protos: Vec<crate::collective::Proto>,
     /// `--cuda-graph` (NCCL only): time one CUDA-graph launch of the call per iteration.
     pub cuda_graph: bool,
-    /// `--cta-policy` (NCCL only): the communicators' `ncclConfig_t.CTAPolicy`.
-    pub cta_policy: Option<crate::model::call::CtaPolicy>,
-    /// `--register` (NCCL only): buffer registration with each communicator.
-    pub register: crate::model::call::Register,
+    /// `--register`, `--cta-policy` and `--ctas` (NCCL only): the communicator axes.
+    pub comm: crate::model::comm_setup::CommAxes,
 }
 
 /// What a finished sweep produced.

@@ -174,6 +174,7 @@ mod tests {
             in_place: false,
             proto: None,
             root: None,
+            comm: Default::default(),
         }
     }
 

@@ -12,8 +12,18 @@ pub struct Communicator {
     raw: Option<RawComm>,
     rank: usize,
     nranks: usize,
-    /// Handles of the buffers registered with it (`ncclCommRegister`), as addresses.
-    registered: Vec<usize>,
+    /// Handles of the buffers registered with it, released by [`Communicator::destroy`].
+    registered: Vec<Handle>,
+}
+
+/// A registration handle (an address), by the call that made it: each is released by its own
+/// counterpart.
+#[derive(Clone, Copy, Debug)]
+enum Handle {
+    /// `ncclCommRegister`: `ncclCommDeregister`.
+    Local(usize),
+    /// `ncclCommWindowRegister`: `ncclCommWindowDeregister`.
+    Window(usize),
 }
 
 impl Communicator {
@@ -109,7 +119,33 @@ impl Communicator {
             )
         };
         self.nccl.check("ncclCommRegister", code)?;
-        self.registered.push(handle as usize);
+        self.registered.push(Handle::Local(handle as usize));
+        Ok(())
+    }
+
+    /// `ncclCommWindowRegister` of `len` bytes at `addr` with `NCCL_WIN_COLL_SYMMETRIC`
+    /// (symmetric registration, NCCL 2.27+; collective: every rank registers its own buffer
+    /// of the same size). The memory must come from `ncclMemAlloc`.
+    pub fn register_window(&mut self, addr: u64, len: usize) -> Result<(), NcclError> {
+        let Some(register) = self.nccl.window_register else {
+            return Err(NcclError::Argument(
+                "this NCCL has no ncclCommWindowRegister (added in NCCL 2.27)".into(),
+            ));
+        };
+        let raw = self.live()?.as_ptr();
+        let mut win: super::sys::ncclWindow_t = std::ptr::null_mut();
+        // SAFETY: as in `register`; `win` is a valid out-pointer.
+        let code = unsafe {
+            register(
+                raw,
+                addr as usize as *mut std::ffi::c_void,
+                len,
+                &mut win,
+                super::sys::NCCL_WIN_COLL_SYMMETRIC,
+            )
+        };
+        self.nccl.check("ncclCommWindowRegister", code)?;
+        self.registered.push(Handle::Window(win as usize));
         Ok(())
     }
 
@@ -124,18 +160,25 @@ impl Communicator {
 }
 
 impl Communicator {
-    /// `ncclCommDeregister` of every registered buffer, the first failure reported.
+    /// Releases every registration by its own call, the first failure reported.
     fn deregister_all(&mut self) -> Result<(), NcclError> {
-        let (Some(deregister), Some(raw)) = (self.nccl.comm_deregister, &self.raw) else {
-            return Ok(());
-        };
+        let Some(raw) = &self.raw else { return Ok(()) };
         let comm = raw.as_ptr();
+        let nccl = &self.nccl;
         let mut first = Ok(());
         for handle in self.registered.drain(..) {
-            // SAFETY: each handle came from ncclCommRegister on this live communicator and is
-            // released exactly once (drained).
-            let code = unsafe { deregister(comm, handle as *mut std::ffi::c_void) };
-            if let (Ok(()), Err(e)) = (&first, self.nccl.check("ncclCommDeregister", code)) {
+            // SAFETY: each handle came from its registration call on this live communicator
+            // and is released exactly once (drained); a library that registered has both calls.
+            let (call, code) = unsafe {
+                match (handle, nccl.comm_deregister, nccl.window_deregister) {
+                    (Handle::Local(h), Some(f), _) => ("ncclCommDeregister", f(comm, h as _)),
+                    (Handle::Window(w), _, Some(f)) => {
+                        ("ncclCommWindowDeregister", f(comm, w as _))
+                    }
+                    _ => continue,
+                }
+            };
+            if let (Ok(()), Err(e)) = (&first, nccl.check(call, code)) {
                 first = Err(e);
             }
         }

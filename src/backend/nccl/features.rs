@@ -55,6 +55,11 @@ pub const OPTIONAL: &[Feature] = &[
         symbol: "ncclCommRegister",
         since: "2.19",
     },
+    // buffers allocated as nccl-tests allocates them (symmetric registration needs them)
+    Feature {
+        symbol: "ncclMemAlloc",
+        since: "2.19",
+    },
     // NCCL's own time estimate per point
     Feature {
         symbol: "ncclGroupSimulateEnd",

@@ -114,6 +114,12 @@ pub struct Nccl {
     /// NCCL 2.19+: local buffer registration (`--register local`).
     pub comm_register: Option<sys::ncclCommRegister_t>,
     pub comm_deregister: Option<sys::ncclCommDeregister_t>,
+    /// NCCL 2.19+: buffers allocated as nccl-tests allocates them.
+    pub mem_alloc: Option<sys::ncclMemAlloc_t>,
+    pub mem_free: Option<sys::ncclMemFree_t>,
+    /// NCCL 2.27+: symmetric registration (`--register symmetric`).
+    pub window_register: Option<sys::ncclCommWindowRegister_t>,
+    pub window_deregister: Option<sys::ncclCommWindowDeregister_t>,
     pub gather: Option<sys::ncclGather_t>,
     pub scatter: Option<sys::ncclScatter_t>,
     /// The optional entry points of [`features::OPTIONAL`] this library exports.
@@ -180,6 +186,10 @@ impl Nccl {
             all_to_all: get(s("ncclAlltoAll")).ok(),
             comm_register: get(s("ncclCommRegister")).ok(),
             comm_deregister: get(s("ncclCommDeregister")).ok(),
+            mem_alloc: get(s("ncclMemAlloc")).ok(),
+            mem_free: get(s("ncclMemFree")).ok(),
+            window_register: get(s("ncclCommWindowRegister")).ok(),
+            window_deregister: get(s("ncclCommWindowDeregister")).ok(),
             gather: get(s("ncclGather")).ok(),
             scatter: get(s("ncclScatter")).ok(),
             path: path.clone(),

@@ -11,12 +11,16 @@
 use std::os::raw::c_int;
 use std::time::Duration;
 
-use cudarc::driver::{CudaEvent, CudaSlice, CudaViewMut};
+use std::sync::Arc;
+
+use cudarc::driver::CudaEvent;
 
 use super::calls::Enqueue;
 use super::comm::Communicator;
 use super::gpu::{driver_error, wait_events, Gpu, Poll};
 use super::graph::Graph;
+use super::loader::Nccl;
+use super::memory::DeviceMemory;
 use super::p2p::{transfers, Transfer};
 use super::placement::{
     count_wrong_pieces, fill_pieces, placement, Buf, PieceCopy, Placement, Region,
@@ -26,24 +30,30 @@ use crate::model::plan::Point;
 
 /// The rank's device buffers and timing events, allocated once for the whole sweep.
 pub struct DeviceBuffers {
-    input: CudaSlice<u8>,
-    output: CudaSlice<u8>,
+    input: DeviceMemory,
+    output: DeviceMemory,
     starts: Vec<CudaEvent>,
     ends: Vec<CudaEvent>,
     done: CudaEvent,
 }
 
 impl DeviceBuffers {
-    /// Buffers for `(input, output)` bytes and event pairs for `iters` iterations.
-    pub fn new(gpu: &Gpu, (input, output): (usize, usize), iters: usize) -> Result<Self> {
+    /// Buffers for `(input, output)` bytes (from `ncclMemAlloc` where `nccl` has it, as
+    /// nccl-tests) and event pairs for `iters` iterations.
+    pub fn new(
+        gpu: &Gpu,
+        nccl: &Arc<Nccl>,
+        (input, output): (usize, usize),
+        iters: usize,
+    ) -> Result<Self> {
         let events = || {
             (0..iters)
                 .map(|_| gpu.timing_event())
                 .collect::<Result<Vec<_>>>()
         };
         Ok(DeviceBuffers {
-            input: gpu.alloc(input)?,
-            output: gpu.alloc(output)?,
+            input: DeviceMemory::alloc(gpu, nccl, input)?,
+            output: DeviceMemory::alloc(gpu, nccl, output)?,
             starts: events()?,
             ends: events()?,
             done: gpu.timing_event()?,
@@ -52,34 +62,22 @@ impl DeviceBuffers {
 
     /// The device address and length of the input and of the output buffer, as registered
     /// with a communicator.
-    pub fn regions(&self, gpu: &Gpu) -> [(u64, usize); 2] {
+    pub fn regions(&self) -> [(u64, usize); 2] {
         [
-            (gpu.address(&self.input), self.input.len()),
-            (gpu.address(&self.output), self.output.len()),
+            (self.input.address(), self.input.len()),
+            (self.output.address(), self.output.len()),
         ]
     }
 
-    fn view(&mut self, r: Region) -> CudaViewMut<'_, u8> {
-        let buf = match r.buf {
-            Buf::Input => &mut self.input,
-            Buf::Output => &mut self.output,
-        };
-        buf.slice_mut(r.offset..r.offset + r.len)
+    fn buf(&self, b: Buf) -> &DeviceMemory {
+        match b {
+            Buf::Input => &self.input,
+            Buf::Output => &self.output,
+        }
     }
 
-    fn address(&self, gpu: &Gpu, r: Region) -> u64 {
-        let base = match r.buf {
-            Buf::Input => gpu.address(&self.input),
-            Buf::Output => gpu.address(&self.output),
-        };
-        base + r.offset as u64
-    }
-
-    fn copy_in(&mut self, gpu: &Gpu, r: Region, bytes: &[u8]) -> Result<()> {
-        let mut view = self.view(r);
-        gpu.stream
-            .memcpy_htod(bytes, &mut view)
-            .map_err(|e| driver_error("cuMemcpyHtoDAsync", e))
+    fn address(&self, r: Region) -> u64 {
+        self.buf(r.buf).address() + r.offset as u64
     }
 }
 
@@ -166,7 +164,7 @@ pub fn measure(
     barrier: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Measured> {
     let pl = placement(p, m.me);
-    let call = enqueue_of(gpu, bufs, (p, m), &pl);
+    let call = enqueue_of(bufs, (p, m), &pl);
     let described = super::profiler::seen();
     let estimate_us = estimate(gpu, m, &call)?;
     fill(gpu, bufs, p, m, &pl, false)?;
@@ -246,19 +244,25 @@ struct OnDevice<'a> {
 
 impl PieceCopy for OnDevice<'_> {
     fn copy_in(&mut self, r: Region, bytes: &[u8]) -> Result<()> {
-        self.bufs.copy_in(self.gpu, r, bytes)
+        within(r, bytes.len())?;
+        self.bufs.buf(r.buf).copy_in(self.gpu, r.offset, bytes)
     }
 
     fn copy_out(&mut self, r: Region, out: &mut [u8]) -> Result<()> {
-        let view = self.bufs.view(r);
-        let stream = &self.gpu.stream;
-        stream
-            .memcpy_dtoh(&view, out)
-            .map_err(|e| driver_error("cuMemcpyDtoHAsync", e))?;
-        stream
-            .synchronize()
-            .map_err(|e| driver_error("cuStreamSynchronize", e))
+        within(r, out.len())?;
+        self.bufs.buf(r.buf).copy_out(self.gpu, r.offset, out)
     }
+}
+
+/// Refuses a copy of `n` bytes larger than its region.
+fn within(r: Region, n: usize) -> Result<()> {
+    if n > r.len {
+        return Err(Error::Rank(format!(
+            "a copy of {n} bytes does not fit its region of {} bytes",
+            r.len
+        )));
+    }
+    Ok(())
 }
 
 /// Copies the input pattern to the send region; with `poison`, first fills the whole output
@@ -272,36 +276,20 @@ fn fill(
     poison: bool,
 ) -> Result<()> {
     if poison {
-        let base = gpu.address(&bufs.output);
-        // SAFETY: the output buffer holds at least `output_len` bytes (`buffer_sizes`) and is
-        // used on this stream only.
-        unsafe {
-            cudarc::driver::result::memset_d8_async(
-                base,
-                0xff,
-                pl.output_len,
-                gpu.stream.cu_stream(),
-            )
-        }
-        .map_err(|e| driver_error("cuMemsetD8Async", e))?;
+        bufs.output.set(gpu, (0, pl.output_len), 0xff)?;
     }
     let mut device = OnDevice { gpu, bufs };
     fill_pieces(&mut device, &p.call, (m.size, m.me), pl.fill)
 }
 
-fn enqueue_of(
-    gpu: &Gpu,
-    bufs: &DeviceBuffers,
-    (p, m): (&Point, &Member),
-    pl: &Placement,
-) -> Enqueue {
+fn enqueue_of(bufs: &DeviceBuffers, (p, m): (&Point, &Member), pl: &Placement) -> Enqueue {
     let c = &p.call;
     Enqueue {
         op: c.op,
         dtype: c.dtype,
         redop: c.redop,
-        send: bufs.address(gpu, pl.send),
-        recv: bufs.address(gpu, pl.recv),
+        send: bufs.address(pl.send),
+        recv: bufs.address(pl.recv),
         count: c.shape.call_count(c.op),
         root: c_int::try_from(c.root).unwrap_or(c_int::MAX),
         rank: m.me,

@@ -42,6 +42,7 @@ pub mod lifecycle;
 pub mod loader;
 pub mod map;
 pub mod measure;
+pub mod memory;
 pub mod p2p;
 pub mod placement;
 pub mod point_telemetry;

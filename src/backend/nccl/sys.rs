@@ -252,6 +252,11 @@ pub type ncclCommRegister_t = unsafe extern "C" fn(
 ) -> ncclResult_t;
 pub type ncclCommDeregister_t =
     unsafe extern "C" fn(comm: ncclComm_t, handle: *mut c_void) -> ncclResult_t;
+/// `ncclMemAlloc` (NCCL 2.19+): device memory NCCL can register and map for its peers
+/// (cuMem* allocations with the granularity NCCL needs); nccl-tests allocates every buffer so.
+pub type ncclMemAlloc_t = unsafe extern "C" fn(ptr: *mut *mut c_void, size: usize) -> ncclResult_t;
+/// `ncclMemFree` (NCCL 2.19+): frees what `ncclMemAlloc` allocated.
+pub type ncclMemFree_t = unsafe extern "C" fn(ptr: *mut c_void) -> ncclResult_t;
 /// `ncclWindow_t`: opaque pointer to a registered window (NCCL 2.27+).
 pub type ncclWindow_t = *mut c_void;
 /// `NCCL_WIN_COLL_SYMMETRIC`: a window every rank registers alike (symmetric registration,

@@ -108,7 +108,7 @@ fn gpu_one_rank_communicator_is_created_checked_and_destroyed() {
     assert_eq!(nccl.version().expect("ncclGetVersion").major, 2);
     let id = nccl.unique_id().expect("ncclGetUniqueId");
     let version = nccl.version().unwrap();
-    let config = super::config::comm_config(version, None);
+    let config = super::config::comm_config(version, &Default::default());
     let comm = Communicator::init(nccl, 1, &id, 0, Some(&config)).expect("ncclCommInitRankConfig");
     comm.check_async().expect("no asynchronous error");
     comm.destroy().expect("ncclCommDestroy");

@@ -22,6 +22,7 @@ use super::loader::UniqueId;
 use super::sys;
 use crate::collective::{Algo, Op, Proto};
 use crate::error::{Error, Result};
+use crate::model::comm_setup::CommSetup;
 use crate::model::plan::Point;
 
 /// The environment variable NCCL reads for the algorithms it may use.
@@ -109,10 +110,12 @@ pub fn apply_env(vars: &[(&'static str, Option<String>); 2]) {
     }
 }
 
-/// The points of one (algorithm, protocol) combination, grouped by world size (largest
-/// first, as planned), each group in plan order.
+/// The points of one (communicator setup, algorithm, protocol) combination, grouped by world
+/// size (largest first, as planned), each group in plan order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Stage {
+    /// Registration, CTA policy and bounds of the stage's communicators.
+    pub setup: CommSetup,
     pub algo: Algo,
     pub proto: Proto,
     /// (world size, its points).
@@ -160,11 +163,23 @@ pub fn protocol_note(ops: &[Op], protos: &[Proto]) -> Option<String> {
     })
 }
 
-/// Orders the plan's points by algorithm (as first planned), then protocol (as given), then
-/// world size, keeping the plan's order within: one world communicator per combination and one
-/// split per world size, instead of one per point. Point-to-point ops are in the `auto`
-/// protocol's stages only ([`measured_with`]).
-pub fn stages(points: &[Point], protos: &[Proto]) -> Vec<Stage> {
+/// Orders the plan's points by communicator setup (as given), algorithm (as first planned),
+/// protocol (as given), then world size, keeping the plan's order within: one world
+/// communicator per combination and one split per world size, instead of one per point.
+/// Point-to-point ops are in the `auto` protocol's stages only ([`measured_with`]).
+pub fn stages(points: &[Point], protos: &[Proto], setups: &[CommSetup]) -> Vec<Stage> {
+    setups
+        .iter()
+        .flat_map(|&setup| {
+            algo_proto_stages(points, protos)
+                .into_iter()
+                .map(move |s| Stage { setup, ..s })
+        })
+        .collect()
+}
+
+/// [`stages`] of one setup (the default).
+fn algo_proto_stages(points: &[Point], protos: &[Proto]) -> Vec<Stage> {
     let mut algos: Vec<Algo> = Vec::new();
     let mut worlds: Vec<usize> = Vec::new();
     for p in points {
@@ -190,6 +205,7 @@ pub fn stages(points: &[Point], protos: &[Proto]) -> Vec<Stage> {
                 .filter(|(_, p)| !p.is_empty())
                 .collect();
             out.push(Stage {
+                setup: CommSetup::default(),
                 algo,
                 proto,
                 groups,

@@ -71,7 +71,7 @@ fn stages_group_points_by_combination_then_world_largest_first() {
     let o = opts(&[Algo::Ring, Algo::Tree], &[2, 8, 4]);
     let plan = o.plan_for(BackendKind::Nccl);
     let protos = [Proto::Ll, Proto::Simple];
-    let st = stages(&plan.points, &protos);
+    let st = stages(&plan.points, &protos, &[Default::default()]);
     // (ring, tree) x (ll, simple): tree has no broadcast, so its stages hold fewer points.
     let combos: Vec<(Algo, Proto)> = st.iter().map(|s| (s.algo, s.proto)).collect();
     assert_eq!(
@@ -101,9 +101,36 @@ fn stages_group_points_by_combination_then_world_largest_first() {
 }
 
 #[test]
+fn every_communicator_setup_is_outermost_and_measures_every_point() {
+    use crate::model::call::Register;
+    use crate::model::comm_setup::CommSetup;
+    let plan = opts(&[Algo::Ring, Algo::Tree], &[4, 2]).plan_for(BackendKind::Nccl);
+    let local = CommSetup {
+        register: Some(Register::Local),
+        ..Default::default()
+    };
+    let setups = [CommSetup::default(), local];
+    let st = stages(&plan.points, &[Proto::Auto], &setups);
+    let order: Vec<(Option<Register>, Algo)> =
+        st.iter().map(|s| (s.setup.register, s.algo)).collect();
+    assert_eq!(
+        order,
+        [
+            (None, Algo::Ring),
+            (None, Algo::Tree),
+            (Some(Register::Local), Algo::Ring),
+            (Some(Register::Local), Algo::Tree)
+        ]
+    );
+    assert_eq!(st[0].groups, st[2].groups);
+    let total: usize = st.iter().map(Stage::len).sum();
+    assert_eq!(total, plan.points.len() * setups.len());
+}
+
+#[test]
 fn stages_keep_plan_order_within_a_group() {
     let plan = opts(&[Algo::Auto], &[8]).plan_for(BackendKind::Nccl);
-    let st = stages(&plan.points, &[Proto::Auto]);
+    let st = stages(&plan.points, &[Proto::Auto], &[Default::default()]);
     assert_eq!(st.len(), 1);
     assert_eq!(st[0].groups[0].1, plan.points);
 }
@@ -151,7 +178,7 @@ fn point_to_point_ops_are_measured_once_under_auto_and_never_force_nccl_algo() {
     let n_p2p = plan.points.iter().filter(|p| p2p(p)).count();
     assert_eq!(n_p2p, 2 * 2, "two ops, two sizes, out of place");
     let protos = [Proto::Ll, Proto::Auto, Proto::Simple];
-    let st = stages(&plan.points, &protos);
+    let st = stages(&plan.points, &protos, &[Default::default()]);
     let none = (None, None);
     for s in &st {
         let points: Vec<&Point> = s.groups.iter().flat_map(|(_, p)| p.iter()).collect();
@@ -172,7 +199,7 @@ fn point_to_point_ops_are_measured_once_under_auto_and_never_force_nccl_algo() {
     let total: usize = st.iter().map(Stage::len).sum();
     assert_eq!(total, (plan.points.len() - n_p2p) * protos.len() + n_p2p);
     // Without auto among the protocols they are not measured at all.
-    let st = stages(&plan.points, &[Proto::Ll128]);
+    let st = stages(&plan.points, &[Proto::Ll128], &[Default::default()]);
     assert!(st
         .iter()
         .flat_map(|s| s.groups.iter().flat_map(|(_, p)| p.iter()))

@@ -12,11 +12,12 @@ use super::super::regress::{self, FitError, Obs};
 use super::super::schema::*;
 use super::{holdout_summary, param, quality, BuildOptions};
 use crate::collective::{Algo, DType, Op, Proto};
+use crate::model::comm_setup::CommSetup;
 
 mod select;
 
 /// What a cross-world model keys on.
-type ModelKey = (String, Op, Algo, DType, bool, Option<Proto>);
+type ModelKey = (String, Op, Algo, DType, bool, Option<Proto>, CommSetup);
 
 /// Curves of one model key: (world, nodes) → curve.
 type WorldCurves<'a> = BTreeMap<(usize, usize), &'a Curve>;
@@ -35,6 +36,7 @@ pub(super) fn fit_models(
             k.dtype,
             k.in_place,
             k.proto,
+            k.comm,
         );
         by_model
             .entry(mk)
@@ -50,12 +52,13 @@ pub(super) fn fit_models(
 
 fn model_name(mk: &ModelKey) -> String {
     format!(
-        "{} {} {} {}{}",
+        "{} {} {} {}{}{}",
         mk.0,
         mk.1,
         algo_label(mk.2, mk.5),
         mk.3,
-        if mk.4 { " in place" } else { "" }
+        if mk.4 { " in place" } else { "" },
+        mk.6.label()
     )
 }
 
@@ -176,6 +179,7 @@ fn fit_world_model(
         dtype: mk.3,
         in_place: mk.4,
         proto: mk.5,
+        comm: mk.6,
         form: form.name().into(),
         formula: form.formula(op),
         params,

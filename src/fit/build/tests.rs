@@ -51,6 +51,7 @@ fn curves(
             nodes,
             in_place: false,
             proto: None,
+            comm: Default::default(),
         };
         let mut curve = Curve::new();
         for i in 0..21 {
@@ -246,6 +247,46 @@ fn each_protocol_of_a_run_is_its_own_curve_and_model() {
     let selected = f.models.iter().filter(|m| m.selected);
     let model_protos = protos(selected.map(|m| m.proto).collect());
     assert_eq!(model_protos, ["ll", "simple"]);
+}
+
+#[test]
+fn each_communicator_setup_is_its_own_curve_and_model() {
+    use crate::fit::testrun::{run, Truth};
+    use crate::model::call::Register;
+    use crate::model::comm_setup::CommSetup;
+    let truth = |alpha_us| Truth {
+        proto: Some(Proto::Auto),
+        alpha_us,
+        beta_ns_per_byte: 0.05,
+    };
+    let local = CommSetup {
+        register: Some(Register::Local),
+        ..Default::default()
+    };
+    let mut r = run(&[truth(20.0)], &[2, 4]);
+    let registered = run(&[truth(8.0)], &[2, 4]).points.into_iter().map(|mut p| {
+        p.record.key.comm = local;
+        p
+    });
+    r.points.extend(registered);
+    let f = build(&[r], &BuildOptions::default());
+    assert_eq!(f.curves.len(), 4, "{:#?}", f.notes);
+    for c in &f.curves {
+        let want = if c.key.comm == local { 8.0 } else { 20.0 };
+        let a = c.line.alpha_us.value;
+        assert!((a / want - 1.0).abs() < 1e-9, "{}: {a}", describe(&c.key));
+    }
+    assert!(f
+        .curves
+        .iter()
+        .any(|c| describe(&c.key) == "nccl allreduce ring/auto f32 world 4 register local"));
+    let selected: Vec<CommSetup> = f
+        .models
+        .iter()
+        .filter(|m| m.selected)
+        .map(|m| m.comm)
+        .collect();
+    assert_eq!(selected, [CommSetup::default(), local]);
 }
 
 #[test]

@@ -41,6 +41,7 @@ pub fn model(
         dtype: DType::F32,
         in_place: false,
         proto: None,
+        comm: Default::default(),
         form: form.name().into(),
         formula: form.formula(op),
         params: names
@@ -86,6 +87,7 @@ pub fn curve(op: Op, algo: Algo, world: usize, nodes: usize, segments: Vec<Line>
             nodes,
             in_place: false,
             proto: None,
+            comm: Default::default(),
         },
         sizes: 12,
         line: segments[0].clone(),

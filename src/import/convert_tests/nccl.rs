@@ -53,6 +53,7 @@ fn all_reduce_2_18_as_points() {
                     in_place,
                     proto: Some(Proto::Auto),
                     root: None,
+                    comm: Default::default(),
                 }
             );
             assert_eq!(rec.time_us_mean, time);

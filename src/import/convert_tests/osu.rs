@@ -28,6 +28,7 @@ fn osu_char_data_as_f32_with_a_note_and_small_rows_skipped() {
             in_place: false,
             proto: None,
             root: None,
+            comm: Default::default(),
         }
     );
     assert_eq!((first.iters, first.warmup), (0, 0));

@@ -11,7 +11,8 @@
 use std::sync::Arc;
 
 use super::rank::{check_plan, RankContext};
-use super::setup::{comm_config_of, gather_ranks, join, open_run, share_id};
+use super::setup::{check_comm_setups, gather_ranks, join, open_run, share_id};
+use crate::backend::nccl::config::comm_config;
 use crate::backend::nccl::loader::{Nccl, UniqueId};
 use crate::backend::nccl::sys::ncclConfig_t;
 use crate::error::{Error, Result};
@@ -35,11 +36,14 @@ pub fn rehearse(
     mut ctx: RankContext,
     nccl: Arc<Nccl>,
 ) -> Result<Option<Outcome>> {
-    let (opts, _, _) = check_plan(req, ctx.world)?;
-    let config = comm_config_of(&nccl, req)?;
+    let (opts, _, stages) = check_plan(req, ctx.world)?;
+    let version = check_comm_setups(&nccl, &req.comm.setups())?;
+    // The first stage's communicators are the first a sweep makes.
+    let first = stages.first().map(|s| s.setup).unwrap_or_default();
+    let config = comm_config(version, &first);
     let ranks = gather_ranks(&mut ctx.store, NO_GPU)?;
     let lead = match ctx.rank {
-        0 => Some(open_run(req, (&opts, &config), &nccl, &ctx.out, ranks)?.0),
+        0 => Some(open_run(req, &opts, &nccl, &ctx.out, ranks)?.0),
         _ => None,
     };
     let result = bootstrap(&nccl, &mut ctx, &config);

@@ -11,10 +11,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::results::{encode_part, Lead};
-use super::setup::{comm_config_of, gather_ranks, join, open_run, share_id};
+use super::setup::{check_comm_setups, gather_ranks, join, open_run, share_id};
 use crate::backend::nccl::comm::Communicator;
+use crate::backend::nccl::config::comm_config;
 use crate::backend::nccl::gpu::Gpu;
-use crate::backend::nccl::loader::Nccl;
+use crate::backend::nccl::loader::{Nccl, Version};
 use crate::backend::nccl::measure::{measure, DeviceBuffers, LaunchMode, Member};
 use crate::backend::nccl::placement::buffer_sizes;
 use crate::backend::nccl::point_telemetry;
@@ -23,7 +24,7 @@ use crate::backend::nccl::telemetry::Telemetry;
 use crate::backend::nccl::tuning::{self, Stage};
 use crate::error::{Error, Result};
 use crate::launch::store::StoreClient;
-use crate::model::call::BackendKind;
+use crate::model::call::{BackendKind, Register};
 use crate::model::plan::{Plan, Point, SweepOptions};
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
 
@@ -49,7 +50,9 @@ struct Walk<'a> {
     telemetry: Option<Telemetry>,
     /// The user's own `NCCL_ALGO` and `NCCL_PROTO`, read before collbench set any.
     user: (Option<String>, Option<String>),
-    /// Every communicator's configuration.
+    /// The library's version, which the communicators' configuration depends on.
+    version: Version,
+    /// The configuration of the current stage's communicators.
     config: ncclConfig_t,
 }
 
@@ -65,7 +68,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     }
     let (opts, plan, stages) = check_plan(req, ctx.world)?;
     check_library(&nccl, &stages)?;
-    let config = comm_config_of(&nccl, req)?;
+    let version = check_comm_setups(&nccl, &req.comm.setups())?;
     // The first combination's variables are set while this process has one thread, before the
     // CUDA context (and the driver's threads) exist; `stages` changes them only between
     // combinations, with no communicator alive and no thread of ours running.
@@ -75,7 +78,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     let gpu = Gpu::open(ctx.device)?;
     let (hosts, gpus) = gather_ranks(&mut ctx.store, &gpu.name)?;
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
-    let bufs = DeviceBuffers::new(&gpu, buffer_sizes(plan.points.iter()), max_iters)?;
+    let bufs = DeviceBuffers::new(&gpu, &nccl, buffer_sizes(plan.points.iter()), max_iters)?;
     let mut walk = Walk {
         req,
         nccl,
@@ -84,13 +87,14 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
         ctx,
         telemetry: None,
         user,
-        config,
+        version,
+        config: comm_config(version, &Default::default()),
     };
     if walk.ctx.rank != 0 {
         return walk.stages(&stages, None).map(|()| None);
     }
     let dir = walk.ctx.out.clone();
-    let (mut out, topo) = open_run(req, (&opts, &walk.config), &walk.nccl, &dir, (hosts, gpus))?;
+    let (mut out, topo) = open_run(req, &opts, &walk.nccl, &dir, (hosts, gpus))?;
     out.add_telemetry()?;
     let ordered = Plan {
         points: stages.iter().flat_map(stage_points).cloned().collect(),
@@ -113,7 +117,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
 pub fn check_plan(req: &SweepRequest, world: usize) -> Result<(SweepOptions, Plan, Vec<Stage>)> {
     let opts = resolve(req, world)?;
     let mut plan = opts.plan_for(BackendKind::Nccl);
-    let stages = tuning::stages(&plan.points, &req.protos);
+    let stages = tuning::stages(&plan.points, &req.protos, &req.comm.setups());
     let ops: Vec<_> = plan.points.iter().map(|p| p.call.op).collect();
     if let Some(note) = tuning::protocol_note(&ops, &req.protos) {
         // First where it is why points are missing, so that "nothing to measure" names it.
@@ -196,6 +200,7 @@ impl Walk<'_> {
             // changes (setenv is not safe beside a thread that reads it).
             self.telemetry = None;
             tuning::apply_env(&vars);
+            self.config = comm_config(self.version, &stage.setup);
             self.telemetry = Some(point_telemetry::start(self.ctx.rank, &self.gpu));
             self.stage(k, stage, lead.as_deref_mut())
                 .map_err(|e| with_env(e, &vars))?;
@@ -207,11 +212,11 @@ impl Walk<'_> {
     fn stage(&mut self, k: usize, stage: &Stage, mut lead: Option<&mut Lead>) -> Result<()> {
         let world = self.init(&format!("nccl-id-{k}"), self.ctx.world)?;
         let mut world = world.ok_or_else(|| Error::Rank("no world communicator".into()))?;
-        self.register(&mut world)?;
+        self.register(&mut world, stage)?;
         for (w, points) in &stage.groups {
             let mut sub = self.group(&world, k, *w)?;
             if let Some(sub) = &mut sub {
-                self.register(sub)?;
+                self.register(sub, stage)?;
             }
             let comm = if *w == self.ctx.world {
                 Some(&world)
@@ -228,15 +233,18 @@ impl Walk<'_> {
         world.destroy().map_err(|e| Error::Rank(e.to_string()))
     }
 
-    /// Registers both buffers with `comm` under `--register local` (nccl-tests `-R 1`).
-    fn register(&self, comm: &mut Communicator) -> Result<()> {
-        if self.req.register != crate::model::call::Register::Local {
-            return Ok(());
-        }
-        for (addr, len) in self.bufs.regions(&self.gpu) {
+    /// Registers both buffers with `comm` as the stage asks, as nccl-tests `-R 1` (local,
+    /// `ncclCommRegister`) or `-R 2` (symmetric, `ncclCommWindowRegister`, collective) does.
+    fn register(&self, comm: &mut Communicator, stage: &Stage) -> Result<()> {
+        let registration = stage.setup.registration();
+        for (addr, len) in self.bufs.regions() {
             let rank = comm.rank();
-            comm.register(addr, len)
-                .map_err(|e| Error::Rank(format!("rank {rank}: {e}")))?;
+            match registration {
+                Register::None => return Ok(()),
+                Register::Local => comm.register(addr, len),
+                Register::Symmetric => comm.register_window(addr, len),
+            }
+            .map_err(|e| Error::Rank(format!("rank {rank}: {e}")))?;
         }
         Ok(())
     }
@@ -276,8 +284,12 @@ impl Walk<'_> {
         lead: Option<&mut Lead>,
     ) -> Result<()> {
         if let Some(l) = &lead {
-            l.console
-                .running(&format!("{} proto {}", p.describe(), stage.proto));
+            l.console.running(&format!(
+                "{} proto {}{}",
+                p.describe(),
+                stage.proto,
+                stage.setup.label()
+            ));
         }
         let mut payload = vec![0u64];
         let mut ran = None;

@@ -38,6 +38,7 @@ impl Lead {
         let (rank_times, wrongs, estimates, loops) = members_samples(all);
         let mut key = p.key(BackendKind::Nccl.name());
         key.proto = Some(stage.proto);
+        key.comm = stage.setup;
         let (mut rec, samples, per_rank) =
             summarize_first_ranks(key, p, &self.topo, &rank_times, &wrongs)?;
         rec.nccl_estimate_us = estimates.into_iter().flatten().reduce(f64::max);

@@ -6,22 +6,24 @@ use std::sync::Arc;
 
 use crate::backend::nccl::comm::Communicator;
 use crate::backend::nccl::config;
-use crate::backend::nccl::loader::{Nccl, UniqueId};
+use crate::backend::nccl::loader::{Nccl, UniqueId, Version};
+use crate::backend::nccl::memory;
 use crate::backend::nccl::sys::ncclConfig_t;
 use crate::backend::nccl::tuning;
 use crate::error::{Error, Result};
 use crate::launch::store::StoreClient;
 use crate::meta::Meta;
+use crate::model::comm_setup::CommSetup;
 use crate::model::plan::SweepOptions;
 use crate::model::topology::Topology;
 use crate::report::run_dir::RunDir;
 use crate::sweep::run::SweepRequest;
 
 /// Rank 0's results folder, its meta.json naming the library, the communicators'
-/// configuration, every rank's node and GPU.
+/// configurations, every rank's node and GPU.
 pub(super) fn open_run(
     req: &SweepRequest,
-    (opts, config): (&SweepOptions, &ncclConfig_t),
+    opts: &SweepOptions,
     nccl: &Nccl,
     dir: &std::path::Path,
     (hosts, gpus): (Vec<String>, Vec<String>),
@@ -34,7 +36,7 @@ pub(super) fn open_run(
         "nccl",
         gpus.len(),
         topo.nodes(),
-        options_json(opts, req, nccl, config),
+        options_json(opts, req, nccl, version),
     );
     meta.library = Some(format!("NCCL {version}"));
     meta.gpus = gpus;
@@ -48,7 +50,7 @@ pub(super) fn options_json(
     opts: &SweepOptions,
     req: &SweepRequest,
     nccl: &Nccl,
-    config: &ncclConfig_t,
+    version: Version,
 ) -> serde_json::Value {
     let mut v = serde_json::to_value(opts).unwrap_or_default();
     if let Some(map) = v.as_object_mut() {
@@ -60,9 +62,15 @@ pub(super) fn options_json(
             "ncclCommInitRank"
         };
         map.insert("nccl_groups".into(), groups.into());
-        map.insert("register".into(), req.register.name().into());
+        map.insert("buffers".into(), memory::allocator_name(nccl).into());
+        let setups = req.comm.setups();
+        map.insert("comm_setups".into(), serde_json::json!(setups));
         if nccl.comm_init_rank_config.is_some() {
-            map.insert("nccl_config".into(), config::describe(config));
+            let configs: Vec<_> = setups
+                .iter()
+                .map(|s| config::describe(&config::comm_config(version, s)))
+                .collect();
+            map.insert("nccl_configs".into(), configs.into());
         }
     }
     v
@@ -105,18 +113,22 @@ pub(super) fn share_id(
     Ok(id)
 }
 
-/// The configuration of every communicator of this run: nccl-tests' own, with `--cta-policy`;
-/// a policy the library predates is a usage error.
-pub(super) fn comm_config_of(nccl: &Nccl, req: &SweepRequest) -> Result<ncclConfig_t> {
+/// Checks every combination of `--register`, `--cta-policy` and `--ctas` against the library
+/// and the NCCL variables that would override one, before any communicator exists: a usage
+/// error naming the flag. Returns the library's version.
+pub(super) fn check_comm_setups(nccl: &Nccl, setups: &[CommSetup]) -> Result<Version> {
     let version = nccl.version().map_err(|e| Error::Rank(e.to_string()))?;
-    config::check_policy(req.cta_policy, version).map_err(Error::Usage)?;
-    if req.register == crate::model::call::Register::Local && nccl.comm_register.is_none() {
-        return Err(Error::Usage(format!(
-            "--register local needs ncclCommRegister (NCCL 2.19+); this library is NCCL \
-             {version}: drop --register or point COLLBENCH_NCCL_LIB at a newer libnccl.so.2"
-        )));
+    let offers = config::Offers {
+        version,
+        config: nccl.comm_init_rank_config.is_some(),
+        local: nccl.comm_register.is_some(),
+        // Symmetric windows need ncclMemAlloc's buffers too.
+        symmetric: nccl.window_register.is_some() && nccl.mem_alloc.is_some(),
+    };
+    for s in setups {
+        config::check_setup(s, offers, |var| std::env::var(var).ok()).map_err(Error::Usage)?;
     }
-    Ok(config::comm_config(version, req.cta_policy))
+    Ok(version)
 }
 
 /// `ncclCommInitRank` (or `ncclCommInitRankConfig`) as `rank` of `n`; a failure names the rank (across nodes each rank
