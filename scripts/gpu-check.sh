@@ -251,6 +251,20 @@ step_sweep_stream() {
         -b 8 -e "$SMALL_MAX" -f 2 --iters 100 --warmup 10 --timeout 120s
 }
 
+# The registration modes this library has (nccl-tests -R 0/1/2), as `collbench backends` found
+# its entry points: "none", then "local" and "symmetric" where present.
+register_modes() {
+    local modes=none
+    case "$NCCL_DETAIL" in *ncclCommRegister*) modes+=",local" ;; esac
+    case "$NCCL_DETAIL" in *ncclCommWindowRegister*) modes+=",symmetric" ;; esac
+    echo "$modes"
+}
+
+step_sweep_register() {
+    sweep register --op allreduce,allgather --dtype f32 --in-place off \
+        --register "$(register_modes)" -b 8 -e "$SMALL_MAX" -f 2 --iters 100 --warmup 10 --timeout 120s
+}
+
 step_sweep_large() {
     sweep large --op "$LARGE_OPS" --dtype "$LARGE_DTYPES" --in-place off \
         -b "$LARGE_MIN" -e "$LARGE_MAX" -f 2 --iters 20 --warmup 5 --timeout 600s
@@ -303,14 +317,22 @@ step_nccltests() {
     local plan=() op
     # f32 over the whole range (collbench's small and large sweeps), bf16 and CUDA graphs over
     # the small range (collbench's sweeps of every op); in that order, as long as time is left.
-    for op in ${CB_OPS//,/ }; do plan+=("$op float $LARGE_MAX 0"); done
-    for op in ${CB_OPS//,/ }; do plan+=("$op bfloat16 $SMALL_MAX 0"); done
-    for op in ${CB_OPS//,/ }; do plan+=("$op float $SMALL_MAX 10"); done
+    for op in ${CB_OPS//,/ }; do plan+=("$op float $LARGE_MAX 0 0"); done
+    for op in ${CB_OPS//,/ }; do plan+=("$op bfloat16 $SMALL_MAX 0 0"); done
+    # The registered points of collbench's register sweep: -R 1 local, -R 2 symmetric.
+    local mode reg
+    for mode in $(register_modes | tr , ' '); do
+        case $mode in local) reg=1 ;; symmetric) reg=2 ;; *) continue ;; esac
+        for op in allreduce allgather; do plan+=("$op float $SMALL_MAX 0 $reg"); done
+    done
+    for op in ${CB_OPS//,/ }; do plan+=("$op float $SMALL_MAX 10 0"); done
     local entry dt max graph bin name cap ran=0 failed=0 left_out=0
     for entry in "${plan[@]}"; do
-        read -r op dt max graph <<<"$entry"
+        read -r op dt max graph reg <<<"$entry"
         bin=$(nt_binary "$op")
+        # The last dash-separated word is the mode compare.csv matches on (stream_local: -R 1).
         name=$op-$([ "$dt" = float ] && echo f32 || echo bf16)-$([ "$graph" = 0 ] && echo stream || echo graph)
+        case $reg in 1) name+=_local ;; 2) name+=_symmetric ;; esac
         cap=20
         [ "$max" = "$SMALL_MAX" ] || cap=60
         if [ "$(step_left)" -lt $((cap / 2 + 5)) ]; then
@@ -318,7 +340,7 @@ step_nccltests() {
             continue
         fi
         [ "$(step_left)" -lt $((cap + 5)) ] && cap=$(($(step_left) - 5))
-        local args=(-g 1 -b 8 -e "$max" -f 2 -d "$dt" -w 5 -n 20 -c 1 -G "$graph" -J "$out/$name.json")
+        local args=(-g 1 -b 8 -e "$max" -f 2 -d "$dt" -w 5 -n 20 -c 1 -G "$graph" -R "$reg" -J "$out/$name.json")
         echo "\$ $bin ${args[*]}  (limit ${cap}s)"
         # A clean environment: -J records the whole environment in its JSON.
         local envs=(PATH="$PATH" HOME="${HOME:-/root}" LD_LIBRARY_PATH="$libpath" NCCL_DEBUG=VERSION)
@@ -347,7 +369,7 @@ step_nccltests() {
 }
 
 # compare.csv: every collbench point beside nccl-tests' of the same mode, op, dtype, placement
-# and size. nccl-tests' time is its loop's average per call: collbench's `loop_time_us` (the same
+# and size; a registered point's mode is stream_local or stream_symmetric (nccl-tests -R 1, -R 2). nccl-tests' time is its loop's average per call: collbench's `loop_time_us` (the same
 # measure) where its summary.csv has the column, else its mean per-call time.
 step_compare() {
     local cbs=() nts=() d
@@ -376,6 +398,9 @@ step_compare() {
                 nt_t[key] = $col["time_us_mean"]; nt_bw[key] = $col["busbw_gbps"]
                 nt_w[key] = $col["wrong"]; nt_run[key] = run
                 next
+            }
+            if (("nccl_register" in col) && $col["nccl_register"] != "") {
+                key = mode "_" $col["nccl_register"] SUBSEP $col["op"] SUBSEP $col["dtype"] SUBSEP $col["in_place"] SUBSEP $col["bytes"]
             }
             n++
             k[n] = key; cb_run[n] = run; cb_it[n] = $col["iters"]
@@ -803,10 +828,12 @@ main() {
     start_report graph
     start_report stream
     run_step 06-calibrate 60 calibrate
+    run_step 07-sweep-register 30 sweep_register
+    start_report register
     # Large sizes to 4 GiB take what is left: cut at the limit, the points measured are kept.
-    run_step 07-sweep-large 100 sweep_large
+    run_step 08-sweep-large 100 sweep_large
     start_report large
-    END_RESERVE=5 run_step 08-compare 20 compare
+    END_RESERVE=5 run_step 09-compare 20 compare
     local entry pid rc until=$(($(date +%s) + 20)) reports=""
     for entry in "${REPORT_PIDS[@]}"; do
         pid=${entry%%:*}
@@ -817,9 +844,9 @@ main() {
         reports="$reports ${entry#*:}:$rc"
     done
     if [ -n "$reports" ]; then
-        record 09-reports DONE - "collbench report exit codes (0 ok, 124 stopped):$reports"
+        record 10-reports DONE - "collbench report exit codes (0 ok, 124 stopped):$reports"
     else
-        record 09-reports SKIPPED - "no collbench results folders"
+        record 10-reports SKIPPED - "no collbench results folders"
     fi
 
     write_summary
