@@ -280,6 +280,8 @@ fn nccl_every_communicator_setup_is_checked_against_the_library_and_recorded() {
         "efficiency",
         "--ctas",
         "4,2:16",
+        "--agg",
+        "4",
     ];
     let r = rehearse(&lib, &out, "2", &flags, &[]);
     // Every combination passed the library's checks; the first communicator is then made with
@@ -292,7 +294,11 @@ fn nccl_every_communicator_setup_is_checked_against_the_library_and_recorded() {
     );
     let meta = collbench::meta::Meta::read(&out.join("meta.json")).expect("meta.json");
     let o = &meta.options;
-    assert_eq!(o["buffers"], "ncclMemAlloc", "{o}");
+    assert_eq!(
+        (&o["buffers"], &o["agg_iters"]),
+        (&"ncclMemAlloc".into(), &4.into()),
+        "{o}"
+    );
     let setups = o["comm_setups"].as_array().unwrap();
     assert_eq!(setups.len(), 4, "{o}");
     assert_eq!(

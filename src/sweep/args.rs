@@ -9,6 +9,9 @@ use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 use crate::error::{Error, Result};
 use crate::model::call::BackendKind;
 use crate::model::comm_setup::CommAxes;
+
+/// The most calls `--agg` groups into one iteration: each is a timed call NCCL must hold at once.
+pub const MAX_AGG: usize = 1024;
 use crate::model::plan::Bind;
 use crate::model::plan::{Roots, SweepOptions, TransportKind};
 use crate::model::topology::WorldSpec;
@@ -41,6 +44,11 @@ pub struct SweepArgs {
     /// (--backend nccl only; as nccl-tests -G, it removes host launch overhead).
     #[arg(long)]
     pub cuda_graph: bool,
+    /// Calls per timed iteration, enqueued together between ncclGroupStart and ncclGroupEnd
+    /// and timed as one, each call's time the iteration's divided by N, as nccl-tests -m N
+    /// (--backend nccl only; 1 to 1024).
+    #[arg(long, default_value_t = 1)]
+    pub agg: usize,
     /// NCCL CTA policies, comma separated: default, efficiency (NCCL 2.27+), zero (2.28+), set
     /// in ncclConfig_t.CTAPolicy as nccl-tests -x does; each is measured with communicators of
     /// its own and named in summary.csv (--backend nccl only) [default: the library's].
@@ -300,6 +308,7 @@ impl SweepArgs {
             )));
         }
         let comm = self.comm_axes(backend)?;
+        let agg = self.agg_calls(backend)?;
         let algos = parse_list::<Algo>(algo_text)?;
         check_combinations(backend, (&ops, &algos), &self.op, algo_text)?;
         let opts = SweepOptions {
@@ -335,7 +344,22 @@ impl SweepArgs {
             protos,
             cuda_graph: self.cuda_graph,
             comm,
+            agg,
         })
+    }
+
+    /// `--agg`: 1 to [`MAX_AGG`], and other than 1 with the NCCL backend only.
+    fn agg_calls(&self, backend: BackendKind) -> Result<usize> {
+        match self.agg {
+            1 => Ok(1),
+            n if backend != BackendKind::Nccl => Err(Error::usage(format!(
+                "--agg {n} groups NCCL calls; drop it or use --backend nccl (this is --backend {backend})"
+            ))),
+            n if (1..=MAX_AGG).contains(&n) => Ok(n),
+            n => Err(Error::usage(format!(
+                "--agg {n}: give 1 to {MAX_AGG} calls per iteration"
+            ))),
+        }
     }
 
     /// `--register`, `--cta-policy` and `--ctas`: lists, for the NCCL backend only.

@@ -152,3 +152,17 @@ fn ctas_are_an_nccl_only_list_of_bounds() {
     let e = msg(&["--backend", "nccl", "--ctas", "8:2", "--register", "local"]);
     assert!(e.contains("MIN is above MAX"), "{e}");
 }
+
+#[test]
+fn agg_groups_nccl_calls_only_and_is_bounded() {
+    let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(parse(&[]).unwrap().agg, 1);
+    assert_eq!(parse(&["--agg", "1"]).unwrap().agg, 1);
+    assert!(msg(&["--agg", "4"]).starts_with("--agg 4 groups NCCL calls; drop it"));
+    assert_eq!(parse(&["--backend", "nccl", "--agg", "8"]).unwrap().agg, 8);
+    assert_eq!(
+        msg(&["--backend", "nccl", "--agg", "0"]),
+        "--agg 0: give 1 to 1024 calls per iteration"
+    );
+    assert!(msg(&["--backend", "nccl", "--agg", "1025"]).contains("1 to 1024"));
+}

@@ -103,10 +103,18 @@ fn gpu_cuda_graph_mode_is_exact_and_recorded() {
 
 #[test]
 #[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
-fn gpu_local_registration_is_exact_and_recorded() {
+fn gpu_every_registration_the_library_has_is_exact_and_recorded_per_point() {
+    use collbench::model::call::Register;
     if gpus_or_skip().is_none() {
         return;
     }
+    let nccl = collbench::backend::nccl::loader::Nccl::load().expect("libnccl");
+    let symmetric = nccl.window_register.is_some() && nccl.mem_alloc.is_some();
+    let modes = if symmetric {
+        "none,local,symmetric"
+    } else {
+        "none,local"
+    };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
     let args = [
@@ -115,7 +123,7 @@ fn gpu_local_registration_is_exact_and_recorded() {
         "--op",
         "allreduce,allgather,reducescatter,alltoall",
         "--register",
-        "local",
+        modes,
         "-b",
         "1K",
         "-e",
@@ -127,7 +135,75 @@ fn gpu_local_registration_is_exact_and_recorded() {
     ];
     sweep_dir(&args, &dir);
     let rows = summary(&dir);
-    assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r.wrong == 0), "{rows:?}");
-    assert_eq!(meta(&dir).options["register"], "local");
+    let per_mode = |r: Option<Register>| rows.iter().filter(|p| p.key.comm.register == r).count();
+    let plain = per_mode(None);
+    assert!(
+        plain > 0 && per_mode(Some(Register::Local)) == plain,
+        "{rows:?}"
+    );
+    if symmetric {
+        assert_eq!(per_mode(Some(Register::Symmetric)), plain);
+    }
+    let m = meta(&dir);
+    assert_eq!(m.options["buffers"], "ncclMemAlloc", "{:?}", m.options);
+    assert_eq!(
+        m.options["comm_setups"].as_array().unwrap().len(),
+        modes.split(',').count()
+    );
+}
+
+#[test]
+#[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
+fn gpu_aggregated_calls_and_cta_bounds_are_exact_and_recorded() {
+    if gpus_or_skip().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let args = [
+        "--backend",
+        "nccl",
+        "--op",
+        "allreduce,allgather,sendrecv",
+        "--in-place",
+        "both",
+        "--agg",
+        "4",
+        "--ctas",
+        "1,2:8",
+        "-b",
+        "8",
+        "-e",
+        "1M",
+        "-f",
+        "128",
+        "--iters",
+        "5",
+    ];
+    sweep_dir(&args, &dir);
+    let rows = summary(&dir);
+    assert!(!rows.is_empty());
+    // In place, four grouped calls on one buffer would compound a sum: the checked call is one.
+    assert!(rows.iter().all(|r| r.wrong == 0), "{rows:?}");
+    let ctas: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.key.comm.ctas.map(|c| c.to_string()))
+        .collect();
+    assert_eq!(ctas.len(), rows.len());
+    assert!(
+        ctas.iter().any(|c| c == "1") && ctas.iter().any(|c| c == "2:8"),
+        "{ctas:?}"
+    );
+    assert!(
+        rows.iter().all(|r| r.loop_time_us.is_some_and(|t| t > 0.0)),
+        "{rows:?}"
+    );
+    let m = meta(&dir);
+    assert_eq!(m.options["agg_iters"], 4, "{:?}", m.options);
+    assert_eq!(
+        m.options["nccl_configs"][1]["maxCTAs"], 8,
+        "{:?}",
+        m.options
+    );
 }

@@ -184,6 +184,16 @@ impl Nccl {
 }
 
 impl Nccl {
+    /// Runs `body` between `ncclGroupStart` and `ncclGroupEnd`, so that the calls it enqueues
+    /// launch together (nccl-tests `-m`); the group is ended whatever `body` did.
+    pub fn grouped(&self, body: impl FnOnce()) -> Result<(), NcclError> {
+        // SAFETY: both take no arguments; every group started here is ended below.
+        self.check("ncclGroupStart", unsafe { (self.group_start)() })?;
+        body();
+        // SAFETY: as above.
+        self.check("ncclGroupEnd", unsafe { (self.group_end)() })
+    }
+
     /// NCCL's own estimate of `e`'s time in microseconds: the call inside
     /// `ncclGroupStart`/`ncclGroupSimulateEnd`, which plans it (algorithm, protocol, channels)
     /// without launching anything. `None` where the library has no `ncclGroupSimulateEnd` or

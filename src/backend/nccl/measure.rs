@@ -18,10 +18,10 @@ use cudarc::driver::CudaEvent;
 use super::calls::Enqueue;
 use super::comm::Communicator;
 use super::gpu::{driver_error, wait_events, Gpu, Poll};
-use super::graph::Graph;
+pub use super::launcher::LaunchMode;
+use super::launcher::{Launcher, Rotation};
 use super::loader::Nccl;
 use super::memory::DeviceMemory;
-use super::p2p::{transfers, Transfer};
 use super::placement::{
     count_wrong_pieces, fill_pieces, placement, Buf, PieceCopy, Placement, Region,
 };
@@ -79,6 +79,12 @@ impl DeviceBuffers {
     fn address(&self, r: Region) -> u64 {
         self.buf(r.buf).address() + r.offset as u64
     }
+
+    /// Where successive calls of `p` (placed as `pl`) go in these buffers.
+    fn rotation(&self, p: &Point, pl: &Placement) -> Rotation {
+        let input = if p.in_place { 0 } else { pl.send.len };
+        Rotation::new(input, pl.output_len, (self.input.len(), self.output.len()))
+    }
 }
 
 /// The group a rank measures in: its communicator and its index.
@@ -103,54 +109,13 @@ pub struct Measured {
     pub ran: Option<super::profiler::Ran>,
 }
 
-/// How each iteration is enqueued.
+/// How a sweep's points run: the launch mode, the calls per iteration (`--agg`), and how long
+/// NCCL may make no progress before the point fails (`--timeout`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LaunchMode {
-    /// One NCCL call on the stream per iteration.
-    Stream,
-    /// One launch of a CUDA graph holding the captured call per iteration (`--cuda-graph`).
-    Graph,
-}
-
-/// A point's call, ready to go once per iteration in the chosen mode.
-struct Launcher<'a> {
-    gpu: &'a Gpu,
-    m: &'a Member<'a>,
-    call: Enqueue,
-    /// The point-to-point calls of an AllToAll, SendRecv, Gather or Scatter, listed once per
-    /// point so that an iteration only issues them.
-    list: Option<Vec<Transfer>>,
-    graph: Option<Graph>,
-}
-
-impl<'a> Launcher<'a> {
-    /// For graph mode: one plain call, then the capture.
-    fn new(gpu: &'a Gpu, m: &'a Member<'a>, call: Enqueue, mode: LaunchMode) -> Result<Self> {
-        let mut l = Launcher {
-            gpu,
-            m,
-            call,
-            // The op's own NCCL function where the library has it, else its list of transfers.
-            list: match m.comm.nccl().native(call.op) {
-                true => None,
-                false => transfers(&call),
-            },
-            graph: None,
-        };
-        if mode == LaunchMode::Graph {
-            l.go()?;
-            let list = l.list.as_deref();
-            l.graph = Some(Graph::capture(gpu, || launch(gpu, m, &call, list))?);
-        }
-        Ok(l)
-    }
-
-    fn go(&self) -> Result<()> {
-        match &self.graph {
-            Some(g) => g.launch(),
-            None => launch(self.gpu, self.m, &self.call, self.list.as_deref()),
-        }
-    }
+pub struct Timing {
+    pub mode: LaunchMode,
+    pub agg: usize,
+    pub stall: Duration,
 }
 
 /// NCCL's estimate, then warm-up, timed iterations and correctness. Iterations are enqueued
@@ -160,22 +125,23 @@ pub fn measure(
     bufs: &mut DeviceBuffers,
     m: &Member,
     p: &Point,
-    (mode, stall): (LaunchMode, Duration),
+    timing: Timing,
     barrier: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Measured> {
-    let pl = placement(p, m.me);
+    let (pl, stall) = (placement(p, m.me), timing.stall);
     let call = enqueue_of(bufs, (p, m), &pl);
     let described = super::profiler::seen();
     let estimate_us = estimate(gpu, m, &call)?;
     fill(gpu, bufs, p, m, &pl, false)?;
-    let launcher = Launcher::new(gpu, m, call, mode)?;
-    for _ in 0..p.warmup {
-        launcher.go()?;
+    let rotation = bufs.rotation(p, &pl);
+    let launcher = Launcher::new((gpu, m), call, (timing.mode, rotation, timing.agg))?;
+    for k in 0..p.warmup {
+        launcher.go(k)?;
     }
     let iters = p.iters.min(bufs.starts.len());
     for i in 0..iters {
         record(&bufs.starts[i], gpu)?;
-        launcher.go()?;
+        launcher.go(p.warmup + i)?;
         record(&bufs.ends[i], gpu)?;
     }
     let ends: Vec<&CudaEvent> = bufs.ends[..iters].iter().collect();
@@ -185,13 +151,13 @@ pub fn measure(
         let ms = bufs.starts[i]
             .elapsed_ms(&bufs.ends[i])
             .map_err(|e| driver_error("cuEventElapsedTime", e))?;
-        times.push(f64::from(ms) * 1e3);
+        times.push(f64::from(ms) * 1e3 / launcher.agg() as f64);
     }
     // NCCL describes a call when it is enqueued: by now the warm-up, the timed calls, or in
     // graph mode the plain call before the capture.
     let ran = super::profiler::last_since(described);
     barrier()?;
-    let loop_us = time_loop(&launcher, &bufs.done, iters, stall)?;
+    let loop_us = time_loop(&launcher, &bufs.done, (p.warmup + iters, iters), stall)?;
     let wrong = check(bufs, p, &pl, &launcher, stall)?;
     Ok(Measured {
         times,
@@ -206,15 +172,21 @@ pub fn measure(
 /// back to back with nothing between them, and the host's wall clock from the first enqueue to
 /// the completion of the last, divided by the calls. Completion is polled without sleeping,
 /// as nccl-tests' `testStreamSynchronize` does, so the time is not rounded up to a poll.
-fn time_loop(launcher: &Launcher, done: &CudaEvent, iters: usize, stall: Duration) -> Result<f64> {
+fn time_loop(
+    launcher: &Launcher,
+    done: &CudaEvent,
+    (first, iters): (usize, usize),
+    stall: Duration,
+) -> Result<f64> {
     let (gpu, m) = (launcher.gpu, launcher.m);
-    let calls = iters.max(1);
+    let iters = iters.max(1);
     let start = std::time::Instant::now();
-    for _ in 0..calls {
-        launcher.go()?;
+    for k in first..first + iters {
+        launcher.go(k)?;
     }
     record(done, gpu)?;
     wait_events(&[done], m.comm, stall, Poll::Spinning)?;
+    let calls = iters * launcher.agg();
     Ok(start.elapsed().as_secs_f64() * 1e6 / calls as f64)
 }
 
@@ -229,7 +201,7 @@ fn check(
 ) -> Result<u64> {
     let (gpu, m) = (launcher.gpu, launcher.m);
     fill(gpu, bufs, p, m, pl, true)?;
-    launcher.go()?;
+    launcher.checked()?;
     record(&bufs.done, gpu)?;
     wait_events(&[&bufs.done], m.comm, stall, Poll::Sleeping)?;
     let mut device = OnDevice { gpu, bufs };
@@ -295,22 +267,6 @@ fn enqueue_of(bufs: &DeviceBuffers, (p, m): (&Point, &Member), pl: &Placement) -
         rank: m.me,
         nranks: m.size,
     }
-}
-
-/// One call: the collective, or the group of `list`'s point-to-point calls.
-fn launch(gpu: &Gpu, m: &Member, call: &Enqueue, list: Option<&[Transfer]>) -> Result<()> {
-    let raw = m.comm.live().map_err(|e| Error::Rank(e.to_string()))?;
-    let nccl = m.comm.nccl();
-    // SAFETY: the addresses come from this rank's device buffers, sized by `buffer_sizes` for
-    // every point of the sweep and alive as long as `bufs`, and `list` is `call`'s own
-    // (`transfers`), inside them; the stream is the rank's own.
-    unsafe {
-        match list {
-            Some(list) => nccl.group(raw, call, list, gpu.raw_stream()),
-            None => nccl.enqueue(raw, call, gpu.raw_stream()),
-        }
-    }
-    .map_err(|e| Error::Rank(e.to_string()))
 }
 
 fn estimate(gpu: &Gpu, m: &Member, call: &Enqueue) -> Result<Option<f64>> {

@@ -38,6 +38,7 @@ pub mod error;
 pub mod features;
 pub mod gpu;
 pub mod graph;
+pub mod launcher;
 pub mod lifecycle;
 pub mod loader;
 pub mod map;

@@ -16,7 +16,7 @@ use crate::backend::nccl::comm::Communicator;
 use crate::backend::nccl::config::comm_config;
 use crate::backend::nccl::gpu::Gpu;
 use crate::backend::nccl::loader::{Nccl, Version};
-use crate::backend::nccl::measure::{measure, DeviceBuffers, LaunchMode, Member};
+use crate::backend::nccl::measure::{measure, DeviceBuffers, LaunchMode, Member, Timing};
 use crate::backend::nccl::placement::buffer_sizes;
 use crate::backend::nccl::point_telemetry;
 use crate::backend::nccl::sys::ncclConfig_t;
@@ -294,7 +294,11 @@ impl Walk<'_> {
         let mut payload = vec![0u64];
         let mut ran = None;
         let mut gpu_points = Vec::new();
-        let how = (self.mode(), self.stall());
+        let how = Timing {
+            mode: self.mode(),
+            agg: self.req.agg,
+            stall: self.stall(),
+        };
         // Every rank meets the members before their loop of back-to-back calls (nccl-tests'
         // barrier before its timed loop); ranks outside the point meet them there too.
         let store = &mut self.ctx.store;
