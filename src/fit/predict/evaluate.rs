@@ -73,6 +73,18 @@ fn anchoring(fit: &FitFile, m: &WorldModel, q: &Query, model_us: f64) -> Option<
     })
 }
 
+/// The interval of a time `t` with half-width `spread`, kept positive: `[t / (1 + r), t (1 + r)]`
+/// with `r = spread / t`, symmetric in log time, which is `t ± spread` to first order where the
+/// spread is small and never reaches zero where it is not (a time is positive; a straight
+/// `t − spread` went below zero on wide extrapolations).
+pub fn positive_interval(t: f64, spread: f64) -> [f64; 2] {
+    if !(t > 0.0) || !spread.is_finite() {
+        return [t - spread, t + spread];
+    }
+    let r = spread.max(0.0) / t;
+    [t / (1.0 + r), t * (1.0 + r)]
+}
+
 pub(super) fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Prediction> {
     let (model_us, half) = model_time(m, q, q.world, q.nodes)?;
     let lo = m.worlds.iter().min().copied().unwrap_or(0);
@@ -104,7 +116,7 @@ pub(super) fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Predi
         nodes: q.nodes,
         bytes: q.bytes,
         time_us,
-        interval_us: [time_us - spread, time_us + spread],
+        interval_us: positive_interval(time_us, spread),
         confidence: fit.method.confidence,
         algbw_gbps: algbw,
         busbw_gbps: busbw_gbps(q.op, q.world, algbw),
@@ -121,4 +133,21 @@ pub(super) fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Predi
         model_time_us: model_us,
         auto_choice: None,
     })
+}
+
+#[cfg(test)]
+mod interval_tests {
+    use super::positive_interval;
+
+    #[test]
+    fn an_interval_is_symmetric_in_log_time_and_never_reaches_zero() {
+        assert_eq!(positive_interval(100.0, 0.0), [100.0, 100.0]);
+        let [lo, hi] = positive_interval(100.0, 1.0);
+        assert_eq!(hi, 101.0);
+        assert!((lo - 100.0 / 1.01).abs() < 1e-12 && lo > 99.0);
+        // The case seen: 185245 us with a half-width of 723884 us was [-538639 .. 909129].
+        let [lo, hi] = positive_interval(185245.055, 723884.586);
+        assert!(lo > 0.0 && (lo * hi - 185245.055f64.powi(2)).abs() < 1e-3, "{lo} {hi}");
+        assert_eq!(hi, 185245.055 + 723884.586);
+    }
 }
