@@ -116,9 +116,10 @@ pub struct SweepArgs {
     /// Placement of the output: off (out of place), on (in place), both.
     #[arg(long, default_value = "off")]
     pub in_place: String,
-    /// How ranks move data: shm (shared memory) or tcp (one loopback connection per pair).
-    #[arg(long, default_value = "shm", value_parser = clap::value_parser!(TransportKind))]
-    pub transport: TransportKind,
+    /// How host-backend ranks move data: shm (shared memory) or tcp (one loopback connection
+    /// per pair); the mpi and nccl backends move data their own way [default: shm].
+    #[arg(long, value_parser = clap::value_parser!(TransportKind))]
+    pub transport: Option<TransportKind>,
     /// Pin rank processes to cores: core (rank r on the r-th allowed CPU, cyclic) or none.
     #[arg(long, default_value = "core", value_parser = clap::value_parser!(Bind))]
     pub bind: Bind,
@@ -323,7 +324,7 @@ impl SweepArgs {
             iters: self.iters,
             warmup: self.warmup,
             bind: self.bind,
-            transport: self.transport,
+            transport: self.transport_kind(backend)?,
             shapes: Vec::new(),
             pairs: Vec::new(),
             root: self.root,
@@ -358,6 +359,24 @@ impl SweepArgs {
             n if (1..=MAX_AGG).contains(&n) => Ok(n),
             n => Err(Error::usage(format!(
                 "--agg {n}: give 1 to {MAX_AGG} calls per iteration"
+            ))),
+        }
+    }
+
+    /// `--transport`: the host backend's; refused with another backend, which would ignore it.
+    fn transport_kind(&self, backend: BackendKind) -> Result<TransportKind> {
+        match (self.transport, backend) {
+            (None, _) => Ok(TransportKind::Shm),
+            (Some(t), BackendKind::Host) => Ok(t),
+            (Some(t), BackendKind::Mpi) => Err(Error::usage(format!(
+                "--transport {t} chooses how host-backend ranks move data; the mpi backend moves \
+                 them through Open MPI's own transports (choose with `mpirun --mca btl \
+                 tcp,self`); drop --transport"
+            ))),
+            (Some(t), BackendKind::Nccl) => Err(Error::usage(format!(
+                "--transport {t} chooses how host-backend ranks move data; NCCL picks its own \
+                 (NVLink, PCIe, network; steer it with NCCL_P2P_DISABLE or NCCL_SHM_DISABLE); \
+                 drop --transport"
             ))),
         }
     }

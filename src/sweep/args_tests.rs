@@ -166,3 +166,19 @@ fn agg_groups_nccl_calls_only_and_is_bounded() {
     );
     assert!(msg(&["--backend", "nccl", "--agg", "1025"]).contains("1 to 1024"));
 }
+
+#[test]
+fn transport_belongs_to_the_host_backend_and_is_refused_elsewhere() {
+    use crate::model::plan::TransportKind;
+    let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(parse(&[]).unwrap().opts.transport, TransportKind::Shm);
+    assert_eq!(
+        parse(&["--transport", "tcp"]).unwrap().opts.transport,
+        TransportKind::Tcp
+    );
+    let e = msg(&["--backend", "mpi", "--transport", "tcp"]);
+    assert!(e.starts_with("--transport tcp chooses how host-backend ranks move data; the mpi"), "{e}");
+    assert!(e.contains("mpirun --mca btl"), "{e}");
+    let e = msg(&["--backend", "nccl", "--transport", "shm"]);
+    assert!(e.contains("NCCL picks its own"), "{e}");
+}
