@@ -54,6 +54,18 @@ fn world_lists_are_bounded_before_they_are_expanded() {
 }
 
 #[test]
+fn the_replay_timeout_is_bounded_as_the_sweep_s_is() {
+    refused(
+        &project_args(&["--replay", "--replay-timeout", "18446744073709551615s"]),
+        &["--replay-timeout", "24h"],
+    );
+    refused(
+        &project_args(&["--replay", "--replay-timeout", "25h"]),
+        &["--replay-timeout 1day 1h"],
+    );
+}
+
+#[test]
 fn counts_that_size_loops_or_memory_are_bounded() {
     for (flag, value) in [
         ("--global-batch", "1000000000000"),

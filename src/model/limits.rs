@@ -43,9 +43,14 @@ pub fn check_counts(iters: Option<usize>, warmup: Option<usize>) -> Result<()> {
 
 /// Refuses a `--timeout` over [`MAX_TIMEOUT`].
 pub fn check_timeout(timeout: Duration) -> Result<Duration> {
+    check_timeout_flag("--timeout", timeout)
+}
+
+/// Refuses a timeout given as `flag` over [`MAX_TIMEOUT`].
+pub fn check_timeout_flag(flag: &str, timeout: Duration) -> Result<Duration> {
     if timeout > MAX_TIMEOUT {
         return Err(Error::usage(format!(
-            "--timeout {} is over the limit of {}; give at most 24h",
+            "{flag} {} is over the limit of {}; give at most 24h",
             humantime::format_duration(timeout),
             humantime::format_duration(MAX_TIMEOUT)
         )));

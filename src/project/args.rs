@@ -162,7 +162,8 @@ impl ProjectArgs {
             },
             replay: self.replay.then_some(self.replay_steps),
             replay_timeout: crate::units::parse_duration(&self.replay_timeout)
-                .map_err(|e| Error::usage(format!("--replay-timeout: {e}")))?,
+                .map_err(|e| Error::usage(format!("--replay-timeout: {e}")))
+                .and_then(|t| crate::model::limits::check_timeout_flag("--replay-timeout", t))?,
             out: self.out,
             force: self.force,
             command_line,
