@@ -51,6 +51,7 @@ pub mod error;
 pub mod fit;
 pub mod html;
 pub mod import;
+pub mod input;
 pub mod launch;
 pub mod meta;
 pub mod model;

@@ -231,7 +231,8 @@ impl Meta {
             path: path.to_path_buf(),
             msg,
         };
-        let text = fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text =
+            crate::input::read_text_capped(path, crate::input::MAX_DOCUMENT_BYTES, "meta.json")?;
         // Check the schema before the fields, so another version says so instead of reporting
         // some field it does not have.
         let value: serde_json::Value =

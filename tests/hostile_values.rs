@@ -224,3 +224,47 @@ fn summary_rows_with_impossible_values_are_refused() {
         summary_refused(&dir, column, value);
     }
 }
+
+#[test]
+fn endless_sources_are_read_to_their_cap_and_refused() {
+    // /dev/zero reports a length of 0 and never ends; each reader stops one byte past its cap.
+    let tmp = tempfile::tempdir().unwrap();
+    let run_dir = small_run(tmp.path());
+    let rd = run_dir.to_string_lossy().to_string();
+    let svg = tmp.path().join("p.svg").to_string_lossy().to_string();
+    let imp = tmp.path().join("imp").to_string_lossy().to_string();
+    refused(
+        &["accept", "--criteria", "/dev/zero"],
+        &["/dev/zero", "4 MiB a criteria file"],
+    );
+    refused(
+        &["report", &rd, "--fit", "/dev/zero"],
+        &["64 MiB a fit.json"],
+    );
+    refused(
+        &["report", &rd, "--verdict", "/dev/zero"],
+        &["64 MiB a verdict.json"],
+    );
+    refused(
+        &["plot", &rd, "--projection", "/dev/zero", "--out", &svg],
+        &["64 MiB a projection JSON"],
+    );
+    refused(
+        &["import", "nccl-tests", "/dev/zero", "--out", &imp],
+        &["256 MiB a log may have; split it"],
+    );
+    let model = tmp.path().join("m.toml");
+    std::os::unix::fs::symlink("/dev/zero", &model).unwrap();
+    let model = model.to_string_lossy().to_string();
+    refused(
+        &["project", "--model", &model, "--profile", "h100-ib400"],
+        &["4 MiB a spec file"],
+    );
+    // A results file that is one endless line.
+    std::fs::remove_file(run_dir.join("summary.csv")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", run_dir.join("summary.csv")).unwrap();
+    refused(
+        &["report", &rd],
+        &["summary.csv", "line 1: a line longer than 1024 KiB"],
+    );
+}

@@ -84,7 +84,8 @@ struct RawCriterion {
 impl Criteria {
     /// Reads and checks a criteria file. Every error is one line naming the file.
     pub fn load(path: &Path) -> Result<Criteria> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text =
+            crate::input::read_text_capped(path, crate::input::MAX_SPEC_BYTES, "criteria file")?;
         Criteria::parse(&text, path)
     }
 

@@ -323,7 +323,8 @@ impl FitFile {
             path: path.to_path_buf(),
             msg,
         };
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text =
+            crate::input::read_text_capped(path, crate::input::MAX_DOCUMENT_BYTES, "fit.json")?;
         if text.trim().is_empty() {
             return Err(bad(format!("empty file; expected a {FIT_SCHEMA} JSON")));
         }

@@ -78,7 +78,8 @@ fn read_verdict(path: &Path) -> Result<(Value, String)> {
         path: path.to_path_buf(),
         msg,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text =
+        crate::input::read_text_capped(path, crate::input::MAX_DOCUMENT_BYTES, "verdict.json")?;
     let v: Value = serde_json::from_str(&text).map_err(|e| {
         bad(format!(
             "not valid JSON ({e}); give the verdict.json that collbench accept wrote"

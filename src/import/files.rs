@@ -75,22 +75,20 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<LogFile>) -> Result<()> {
     Ok(())
 }
 
-/// The text of a log, refused (naming the file) when it is larger than [`MAX_LOG_BYTES`];
+/// The text of a log, refused (naming the file) when it holds more than [`MAX_LOG_BYTES`]
+/// (read to that cap plus one byte, whatever the file claims: a FIFO or device says 0);
 /// bytes that are not UTF-8 become U+FFFD.
 pub fn read_text(path: &Path) -> Result<String> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| Error::io(path, e))?
-        .len();
-    if len > MAX_LOG_BYTES {
-        return Err(Error::Input {
-            path: path.to_path_buf(),
+    let bytes = crate::input::read_capped(path, MAX_LOG_BYTES, "log").map_err(|e| match e {
+        Error::Input { path, .. } => Error::Input {
+            path,
             msg: format!(
-                "{len} bytes is larger than the {} MiB a log may have; split it",
+                "more than the {} MiB a log may have; split it",
                 MAX_LOG_BYTES >> 20
             ),
-        });
-    }
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        },
+        e => e,
+    })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 

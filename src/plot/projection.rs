@@ -72,7 +72,8 @@ pub fn read(path: &Path) -> Result<ProjectionDoc> {
         path: file.clone(),
         msg,
     };
-    let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+    let what = "projection JSON";
+    let text = crate::input::read_text_capped(&file, crate::input::MAX_DOCUMENT_BYTES, what)?;
     let value: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
     match value.get("schema").and_then(|s| s.as_str()) {

@@ -112,7 +112,7 @@ where
         path: path.to_path_buf(),
         msg,
     };
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::input::read_text_capped(path, crate::input::MAX_SPEC_BYTES, "spec file")?;
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         bad(format!("not valid TOML: {}", one_line(&e.to_string())))
     })?;

@@ -177,7 +177,10 @@ fn transport_belongs_to_the_host_backend_and_is_refused_elsewhere() {
         TransportKind::Tcp
     );
     let e = msg(&["--backend", "mpi", "--transport", "tcp"]);
-    assert!(e.starts_with("--transport tcp chooses how host-backend ranks move data; the mpi"), "{e}");
+    assert!(
+        e.starts_with("--transport tcp chooses how host-backend ranks move data; the mpi"),
+        "{e}"
+    );
     assert!(e.contains("mpirun --mca btl"), "{e}");
     let e = msg(&["--backend", "nccl", "--transport", "shm"]);
     assert!(e.contains("NCCL picks its own"), "{e}");

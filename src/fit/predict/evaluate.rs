@@ -147,7 +147,10 @@ mod interval_tests {
         assert!((lo - 100.0 / 1.01).abs() < 1e-12 && lo > 99.0);
         // The case seen: 185245 us with a half-width of 723884 us was [-538639 .. 909129].
         let [lo, hi] = positive_interval(185245.055, 723884.586);
-        assert!(lo > 0.0 && (lo * hi - 185245.055f64.powi(2)).abs() < 1e-3, "{lo} {hi}");
+        assert!(
+            lo > 0.0 && (lo * hi - 185245.055f64.powi(2)).abs() < 1e-3,
+            "{lo} {hi}"
+        );
         assert_eq!(hi, 185245.055 + 723884.586);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::Display;
 use std::fs::File;
-use std::io::{BufRead, BufReader, ErrorKind};
+use std::io::{BufRead, BufReader, ErrorKind, Read};
 use std::path::Path;
 use std::str::FromStr;
 
@@ -238,7 +238,15 @@ impl<'a, R: BufRead> Lines<'a, R> {
     /// The next line without its line ending; `None` at the end of the file.
     fn next_line(&mut self) -> Result<Option<Line>> {
         self.buf.clear();
-        match self.reader.read_line(&mut self.buf) {
+        let cap = crate::input::MAX_LINE_BYTES;
+        match (&mut self.reader).take(cap + 1).read_line(&mut self.buf) {
+            Ok(n) if n as u64 > cap => {
+                self.line += 1;
+                Err(self.error(format!(
+                    "a line longer than {} KiB; not a collbench results file",
+                    cap >> 10
+                )))
+            }
             Ok(0) => Ok(None),
             Ok(_) => {
                 self.line += 1;
