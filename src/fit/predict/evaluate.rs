@@ -78,7 +78,7 @@ fn anchoring(fit: &FitFile, m: &WorldModel, q: &Query, model_us: f64) -> Option<
 /// spread is small and never reaches zero where it is not (a time is positive; a straight
 /// `t − spread` went below zero on wide extrapolations).
 pub fn positive_interval(t: f64, spread: f64) -> [f64; 2] {
-    if !(t > 0.0) || !spread.is_finite() {
+    if t.is_nan() || t <= 0.0 || !spread.is_finite() {
         return [t - spread, t + spread];
     }
     let r = spread.max(0.0) / t;
