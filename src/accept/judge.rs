@@ -158,6 +158,7 @@ fn predicted_us(r: &Reference, k: &GroupKey) -> Result<f64, String> {
         world: k.world,
         nodes: k.nodes,
         bytes: k.bytes,
+        comm: k.comm,
     };
     predict(&r.fit, &q)
         .map(|p| p.time_us)
@@ -171,6 +172,7 @@ fn curve_time_us(fit: &FitFile, k: &GroupKey) -> Option<f64> {
         let ck = &c.key;
         (ck.op, ck.algo, ck.proto, ck.dtype) == (k.op, k.algo, k.proto, k.dtype)
             && (ck.world, ck.nodes.max(1), ck.in_place) == (k.world, k.nodes, k.in_place)
+            && ck.comm == k.comm
     })?;
     let bytes = k.bytes as f64;
     Some(curve.regime(bytes).time_us(bytes))

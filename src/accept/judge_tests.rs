@@ -249,6 +249,8 @@ fn fit_deviation_uses_the_reference_prediction() {
         nodes: 1,
         bytes: 1 << 20,
         in_place: false,
+        root: None,
+        comm: Default::default(),
     };
     let fit = FitFile::read(&profile).unwrap();
     let q = Query {
@@ -259,6 +261,7 @@ fn fit_deviation_uses_the_reference_prediction() {
         world: 8,
         nodes: 1,
         bytes: key.bytes,
+        comm: Default::default(),
     };
     let pred = predict(&fit, &q).unwrap().time_us;
     let point = |factor: f64| {

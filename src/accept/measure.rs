@@ -11,7 +11,8 @@ use crate::collective::{Algo, DType, Op, Proto};
 use crate::error::Result;
 use crate::fit::schema::algo_label;
 use crate::meta::RunStatus;
-use crate::model::record::{PointRecord, RankSummary};
+use crate::model::record::{root_label, PointRecord, RankSummary};
+use crate::model::comm_setup::CommSetup;
 use crate::report::ranks_csv::{read_ranks, RANKS_FILE};
 use crate::report::run_reader::read_run;
 
@@ -26,6 +27,10 @@ pub struct GroupKey {
     pub nodes: usize,
     pub bytes: usize,
     pub in_place: bool,
+    /// The root of a rooted op; None for the others.
+    pub root: Option<usize>,
+    /// The NCCL communicators' registration and CTA settings (the default elsewhere).
+    pub comm: CommSetup,
 }
 
 /// One repeat's measurement of a point.
@@ -80,6 +85,8 @@ impl GroupKey {
             nodes: k.nodes.max(1),
             bytes: k.bytes,
             in_place: k.in_place,
+            root: k.root,
+            comm: k.comm,
         }
     }
 
@@ -92,14 +99,16 @@ impl GroupKey {
             String::new()
         };
         format!(
-            "{} {} {} w{}{} {}{}",
+            "{} {} {} w{}{} {}{}{}{}",
             self.op,
             algo_label(self.algo, self.proto),
             self.dtype,
             self.world,
             nodes,
             crate::units::format_size(self.bytes),
-            if self.in_place { " in-place" } else { "" }
+            if self.in_place { " in-place" } else { "" },
+            root_label(self.root),
+            self.comm.label()
         )
     }
 }
@@ -162,4 +171,38 @@ pub fn group(runs: Vec<RunData>) -> Measured {
         .map(|(key, obs)| PointGroup { key, obs })
         .collect();
     Measured { runs, groups }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collective::Op;
+    use crate::model::call::Register;
+
+    #[test]
+    fn points_of_other_roots_or_communicator_setups_are_other_groups() {
+        let local = CommSetup {
+            register: Some(Register::Local),
+            ..Default::default()
+        };
+        let plain = PointRecord::example(Op::Broadcast, 1 << 20, 4);
+        let mut root_2 = plain.clone();
+        root_2.key.root = Some(2);
+        let registered = plain.clone().with_comm(local);
+        let run = RunData {
+            dir: PathBuf::from("/r"),
+            status: RunStatus::Complete,
+            has_ranks: false,
+            hosts: Vec::new(),
+            points: [plain, root_2, registered]
+                .into_iter()
+                .map(|r| (r, Vec::new()))
+                .collect(),
+        };
+        let m = group(vec![run]);
+        assert_eq!(m.groups.len(), 3);
+        let labels: Vec<String> = m.groups.iter().map(|g| g.key.label()).collect();
+        assert!(labels.iter().any(|l| l.ends_with(" root 2")), "{labels:?}");
+        assert!(labels.iter().any(|l| l.ends_with(" register local")), "{labels:?}");
+    }
 }

@@ -23,7 +23,9 @@ pub struct FitArgs {
     /// Where to write the fit.
     #[arg(short = 'o', long = "output", default_value = "fit.json")]
     pub output: PathBuf,
-    /// Predict one call: op=..,algo=..(ring),world=..,bytes=..[,nodes=..][,dtype=..].
+    /// Predict one call: op=..,algo=..(ring),world=..,bytes=..[,nodes=..][,dtype=..][,proto=..]
+    /// [,register=..][,cta_policy=..][,ctas=..] (the last three pick an NCCL communicator
+    /// setup's model; without them, the library defaults').
     #[arg(long, value_name = "SPEC")]
     pub predict: Option<String>,
     /// Print the prediction as one JSON object (time_us, interval_us, busbw_gbps, ...).

@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::schema::{algo_label, proto_rank, FitFile, WorldModel};
 use crate::collective::{Algo, DType, Op, Proto};
 use crate::error::{Error, Result};
+use crate::model::comm_setup::CommSetup;
 use crate::units::parse_size;
 
 mod anchor;
@@ -26,6 +27,9 @@ pub struct Query {
     pub world: usize,
     pub nodes: usize,
     pub bytes: usize,
+    /// Only models of this NCCL communicator setup (the default: nothing set, as every other
+    /// backend's).
+    pub comm: CommSetup,
 }
 
 /// The answer (also the `--json` object).
@@ -80,7 +84,8 @@ pub struct Prediction {
 }
 
 /// Parses `key=value,...` with keys op, algo (default ring), proto, dtype, world, nodes (default
-/// 1), bytes (K/M/G suffixes).
+/// 1), bytes (K/M/G suffixes), and for NCCL models fitted with `--register`, `--cta-policy` or
+/// `--ctas` the keys register, cta_policy, ctas (default: none set).
 pub fn parse_query(spec: &str) -> Result<Query> {
     let mut q = Query {
         op: Op::AllReduce,
@@ -90,6 +95,7 @@ pub fn parse_query(spec: &str) -> Result<Query> {
         world: 0,
         nodes: 1,
         bytes: 0,
+        comm: CommSetup::default(),
     };
     let (mut have_op, mut have_bytes) = (false, false);
     let mut seen: Vec<&str> = Vec::new();
@@ -112,9 +118,16 @@ pub fn parse_query(spec: &str) -> Result<Query> {
             "world" => q.world = positive("world", v)?,
             "nodes" => q.nodes = positive("nodes", v)?,
             "bytes" => (q.bytes, have_bytes) = (parse_size(v)?, true),
+            "register" => {
+                let r: crate::model::call::Register = v.parse()?;
+                q.comm.register = (r != crate::model::call::Register::None).then_some(r);
+            }
+            "cta_policy" => q.comm.cta_policy = Some(v.parse()?),
+            "ctas" => q.comm.ctas = Some(v.parse()?),
             other => {
                 return Err(bad_spec(format!(
-                    "unknown key '{other}' (known: op, algo, proto, dtype, world, nodes, bytes)"
+                    "unknown key '{other}' (known: op, algo, proto, dtype, world, nodes, bytes, \
+                     register, cta_policy, ctas)"
                 )))
             }
         }
@@ -221,7 +234,7 @@ fn choose<'a>(fit: &'a FitFile, q: &Query) -> Option<&'a WorldModel> {
     let mut found: Vec<&WorldModel> = fit
         .models
         .iter()
-        .filter(|m| m.op == q.op && m.algo == q.algo)
+        .filter(|m| m.op == q.op && m.algo == q.algo && m.comm == q.comm)
         .filter(|m| q.proto.map_or(true, |p| m.proto == Some(p)))
         .filter(|m| q.dtype.map_or(true, |d| d == m.dtype))
         .filter(|m| q.nodes == 1 || m.spans_nodes())

@@ -81,6 +81,7 @@ pub fn world_model(
             world,
             nodes: key.nodes.max(1),
             bytes,
+            comm: key.comm,
         };
         let p = predict(fit, &q).ok()?;
         let algbw = bytes as f64 / (p.time_us * 1e3);

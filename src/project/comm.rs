@@ -219,8 +219,9 @@ impl<'a> Network<'a> {
         Some((picked, Form::from_name(&picked.form)?))
     }
 
-    /// The best model of `op` and `algo` passing `keep`: bf16, f16, then others; out of place
-    /// before in place; NCCL's own protocol choice before a forced one.
+    /// The best model of `op` and `algo` passing `keep`: the library's default communicator
+    /// setup first; bf16, f16, then others; out of place before in place; NCCL's own protocol
+    /// choice before a forced one.
     fn best(
         &self,
         op: Op,
@@ -234,7 +235,7 @@ impl<'a> Network<'a> {
             .filter(|m| Form::from_name(&m.form).is_some())
             .min_by_key(|m| {
                 let rank = (dtype_rank(m.dtype), m.in_place, proto_rank(m.proto));
-                (rank, !m.selected)
+                (!m.comm.is_default(), rank, !m.selected)
             })
     }
 

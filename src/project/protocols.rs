@@ -26,6 +26,7 @@ impl Measured for CurveFit {
         let (a, b) = (&self.key, &other.key);
         (&a.backend, a.op, a.algo, a.dtype) == (&b.backend, b.op, b.algo, b.dtype)
             && (a.world, a.nodes.max(1), a.in_place) == (b.world, b.nodes.max(1), b.in_place)
+            && a.comm == b.comm
     }
 }
 
@@ -42,6 +43,7 @@ impl Measured for WorldModel {
             self.dtype,
             self.in_place,
             &self.form,
+            self.comm,
         ) == (
             &other.backend,
             other.op,
@@ -49,6 +51,7 @@ impl Measured for WorldModel {
             other.dtype,
             other.in_place,
             &other.form,
+            other.comm,
         )
     }
 }

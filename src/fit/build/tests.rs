@@ -287,6 +287,15 @@ fn each_communicator_setup_is_its_own_curve_and_model() {
         .map(|m| m.comm)
         .collect();
     assert_eq!(selected, [CommSetup::default(), local]);
+    // A prediction takes the setup's own model: the default unless the query names one.
+    use crate::fit::predict::{parse_query, predict};
+    let at = |spec: &str| predict(&f, &parse_query(spec).unwrap()).unwrap().time_us;
+    let spec = "op=allreduce,algo=ring,world=4,bytes=1K";
+    let (plain, registered) = (at(spec), at(&format!("{spec},register=local")));
+    assert!(plain > 15.0 && registered < 12.0, "{plain} {registered}");
+    assert_eq!(at(&format!("{spec},register=none")), plain);
+    let e = predict(&f, &parse_query(&format!("{spec},ctas=4")).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("no model"), "{e}");
 }
 
 #[test]

@@ -249,13 +249,17 @@ fn target(m: &WorldModel, form: Form, opts: &ExportOptions) -> Result<(usize, us
     Ok((npus, nodes, from))
 }
 
-/// The model of `op` in `form`, out of place before in place, NCCL's own protocol choice (or
-/// none) before a forced one, else in file order.
+/// The model of `op` in `form`: the library's default communicator setup before a registered
+/// or CTA-bound one, out of place before in place, NCCL's own protocol choice (or none) before a
+/// forced one, else in file order.
 pub(crate) fn find_model(fit: &FitFile, op: Op, form: Form) -> Option<&WorldModel> {
     fit.models
         .iter()
         .filter(|m| m.op == op && m.form == form.name())
-        .min_by_key(|m| (m.in_place, super::schema::proto_rank(m.proto)))
+        .min_by_key(|m| {
+            let proto = super::schema::proto_rank(m.proto);
+            (!m.comm.is_default(), m.in_place, proto)
+        })
 }
 
 /// A named parameter's value.

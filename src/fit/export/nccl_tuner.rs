@@ -268,7 +268,7 @@ fn candidate(
             k.op == op && k.algo == algo && k.world == world && k.nodes.max(1) == nodes
         })
         .filter(|c| wanted(c.key.proto))
-        .min_by_key(|c| (c.key.in_place, proto_rank(c.key.proto)));
+        .min_by_key(|c| (!c.key.comm.is_default(), c.key.in_place, proto_rank(c.key.proto)));
     if let Some(c) = curve {
         let lines = if c.segments.is_empty() {
             std::slice::from_ref(&c.line)
@@ -292,7 +292,7 @@ fn candidate(
             .filter(|m| m.op == op && m.algo == algo && m.form == form.name())
             .filter(|m| m.params.len() == form.param_names().len() && wanted(m.proto))
             .filter(|_| form.coefficients(op, world, nodes, 1.0).is_some())
-            .min_by_key(|m| (m.in_place, proto_rank(m.proto)))
+            .min_by_key(|m| (!m.comm.is_default(), m.in_place, proto_rank(m.proto)))
             .map(|m| Candidate {
                 algo,
                 proto,
