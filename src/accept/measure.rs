@@ -11,8 +11,8 @@ use crate::collective::{Algo, DType, Op, Proto};
 use crate::error::Result;
 use crate::fit::schema::algo_label;
 use crate::meta::RunStatus;
-use crate::model::record::{root_label, PointRecord, RankSummary};
 use crate::model::comm_setup::CommSetup;
+use crate::model::record::{root_label, PointRecord, RankSummary};
 use crate::report::ranks_csv::{read_ranks, RANKS_FILE};
 use crate::report::run_reader::read_run;
 
@@ -203,6 +203,9 @@ mod tests {
         assert_eq!(m.groups.len(), 3);
         let labels: Vec<String> = m.groups.iter().map(|g| g.key.label()).collect();
         assert!(labels.iter().any(|l| l.ends_with(" root 2")), "{labels:?}");
-        assert!(labels.iter().any(|l| l.ends_with(" register local")), "{labels:?}");
+        assert!(
+            labels.iter().any(|l| l.ends_with(" register local")),
+            "{labels:?}"
+        );
     }
 }

@@ -60,7 +60,7 @@ named_enum!(
         /// NCCL 2.19+).
         Local => "local",
         /// `ncclCommWindowRegister` with `NCCL_WIN_COLL_SYMMETRIC` (nccl-tests `-R 2`, NCCL
-        /// 2.27+); needs buffers from `ncclMemAlloc`, which collbench does not allocate yet.
+        /// 2.27+), on buffers from `ncclMemAlloc`.
         Symmetric => "symmetric",
     }
 );

@@ -145,6 +145,16 @@ impl Communicator {
             )
         };
         self.nccl.check("ncclCommWindowRegister", code)?;
+        // NCCL returns success without a window where the communicator cannot register
+        // symmetrically (peers without P2P, cuMem off): the points would be mislabelled.
+        if win.is_null() {
+            return Err(NcclError::Argument(
+                "ncclCommWindowRegister made no window: this communicator cannot register \
+                 symmetrically (every peer needs P2P access and cuMem memory); drop --register \
+                 symmetric"
+                    .into(),
+            ));
+        }
         self.registered.push(Handle::Window(win as usize));
         Ok(())
     }

@@ -114,10 +114,12 @@ pub fn check_setup(
             ));
         }
     }
-    if setup.ctas.is_some() && !offers.config {
+    // ncclConfig_t came in 2.14, its minCTAs and maxCTAs in 2.17 (init.cc, parseCommConfig):
+    // an older library would take the struct and ignore the bounds.
+    if setup.ctas.is_some() && (!offers.config || (library.major, library.minor) < (2, 17)) {
         return Err(format!(
-            "--ctas needs ncclCommInitRankConfig (NCCL 2.14+); this library is NCCL {library}: \
-             drop --ctas {newer}"
+            "--ctas needs ncclConfig_t.minCTAs/maxCTAs (NCCL 2.17+); this library is NCCL \
+             {library}: drop --ctas {newer}"
         ));
     }
     let (needs, what, since) = match setup.registration() {
@@ -145,7 +147,28 @@ pub fn check_setup(
             ));
         }
     }
-    Ok(())
+    check_registration_env(setup.registration(), env)
+}
+
+/// Refuses a registration an NCCL variable turns off: with `NCCL_LOCAL_REGISTER=0`
+/// `ncclCommRegister` succeeds and registers nothing (register.cc), with `NCCL_WIN_ENABLE=0`
+/// no symmetric window is made (init.cc), and the points would be labelled as registered.
+fn check_registration_env(
+    registration: Register,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(), String> {
+    let var = match registration {
+        Register::Local => "NCCL_LOCAL_REGISTER",
+        Register::Symmetric => "NCCL_WIN_ENABLE",
+        Register::None => return Ok(()),
+    };
+    match env(var) {
+        Some(v) if v.trim() == "0" => Err(format!(
+            "--register {registration} is turned off by {var}=0 in the environment (NCCL would \
+             register nothing); unset {var} or drop --register {registration}"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// What meta.json records of the configuration (the attributes collbench set).
@@ -233,10 +256,13 @@ mod tests {
             ),
             "{e}"
         );
-        assert!(check("ctas=4", 14).is_ok());
-        assert!(check("ctas=4", 13)
-            .unwrap_err()
-            .starts_with("--ctas needs ncclCommInitRankConfig"));
+        assert!(check("ctas=4", 17).is_ok());
+        let e = check("ctas=4", 16).unwrap_err();
+        assert!(
+            e.starts_with("--ctas needs ncclConfig_t.minCTAs/maxCTAs (NCCL 2.17+); this library is NCCL 2.16.3"),
+            "{e}"
+        );
+        assert!(check("ctas=4", 13).is_err());
         assert!(check("register=local", 19).is_ok());
         let e = check("register=local", 18).unwrap_err();
         assert!(
@@ -265,6 +291,17 @@ mod tests {
             "{e}"
         );
         assert!(check_setup(&setup("ctas=2"), offers(32), env).is_ok());
+        let env = |var: &str| (var == "NCCL_LOCAL_REGISTER").then(|| "0".to_string());
+        let e = check_setup(&setup("register=local"), offers(32), env).unwrap_err();
+        assert!(
+            e.starts_with("--register local is turned off by NCCL_LOCAL_REGISTER=0"),
+            "{e}"
+        );
+        assert!(check_setup(&setup("register=symmetric"), offers(32), env).is_ok());
+        let env = |var: &str| (var == "NCCL_WIN_ENABLE").then(|| "0".to_string());
+        assert!(check_setup(&setup("register=symmetric"), offers(32), env).is_err());
+        let env = |var: &str| (var == "NCCL_WIN_ENABLE").then(|| "1".to_string());
+        assert!(check_setup(&setup("register=symmetric"), offers(32), env).is_ok());
         assert_eq!(
             "Efficiency".parse::<CtaPolicy>().unwrap(),
             CtaPolicy::Efficiency

@@ -23,10 +23,11 @@ pub fn start(rank: usize, gpu: &Gpu) -> Telemetry {
     }
 }
 
-/// Collective calls a member makes inside the telemetry window of `p`: warm-up, timed
-/// iterations, and the call whose output is checked.
-pub fn calls(p: &Point) -> u64 {
-    (p.warmup + 2 * p.iters + 1) as u64
+/// Collective calls a member makes inside the telemetry window of `p` with `agg` calls per
+/// iteration (`--agg`): warm-up, timed and loop iterations, and the one call whose output is
+/// checked.
+pub fn calls(p: &Point, agg: usize) -> u64 {
+    ((p.warmup + 2 * p.iters) as u64).saturating_mul(agg.max(1) as u64) + 1
 }
 
 /// A rank's telemetry as gathered (JSON; empty for a rank outside the point's group).
@@ -55,6 +56,32 @@ mod tests {
     use super::*;
     use crate::backend::nccl::gpu::pci_bus_id;
     use crate::report::telemetry_csv::PointTelemetry;
+
+    #[test]
+    fn energy_is_shared_by_every_call_of_the_window_grouped_ones_included() {
+        use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
+        let call = crate::model::call::Call {
+            op: Op::AllReduce,
+            algo: Algo::Auto,
+            dtype: DType::F32,
+            redop: ReduceOp::Sum,
+            shape: Shape::new(Op::AllReduce, DType::F32, 1024, 2),
+            root: 0,
+        };
+        let p = Point {
+            call,
+            world: 2,
+            nodes: 1,
+            pair: None,
+            in_place: false,
+            requested: 1024,
+            iters: 20,
+            warmup: 5,
+        };
+        assert_eq!(calls(&p, 1), 5 + 40 + 1);
+        assert_eq!(calls(&p, 4), (5 + 40) * 4 + 1);
+        assert_eq!(calls(&p, 0), 46, "no grouping is one call per iteration");
+    }
 
     #[test]
     fn parts_become_rows_of_their_ranks() {

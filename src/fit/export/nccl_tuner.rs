@@ -268,7 +268,13 @@ fn candidate(
             k.op == op && k.algo == algo && k.world == world && k.nodes.max(1) == nodes
         })
         .filter(|c| wanted(c.key.proto))
-        .min_by_key(|c| (!c.key.comm.is_default(), c.key.in_place, proto_rank(c.key.proto)));
+        .min_by_key(|c| {
+            (
+                !c.key.comm.is_default(),
+                c.key.in_place,
+                proto_rank(c.key.proto),
+            )
+        });
     if let Some(c) = curve {
         let lines = if c.segments.is_empty() {
             std::slice::from_ref(&c.line)

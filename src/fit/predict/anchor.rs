@@ -45,7 +45,9 @@ pub fn anchor(fit: &FitFile, m: &WorldModel, bytes: usize) -> Option<Anchor> {
 
 fn same_key(c: &CurveFit, m: &WorldModel, world: usize, nodes: usize) -> bool {
     let k = &c.key;
-    (&k.backend, k.op, k.algo, k.dtype, k.in_place, k.proto, k.comm)
-        == (&m.backend, m.op, m.algo, m.dtype, m.in_place, m.proto, m.comm)
-        && (k.world, k.nodes.max(1)) == (world, nodes.max(1))
+    (
+        &k.backend, k.op, k.algo, k.dtype, k.in_place, k.proto, k.comm,
+    ) == (
+        &m.backend, m.op, m.algo, m.dtype, m.in_place, m.proto, m.comm,
+    ) && (k.world, k.nodes.max(1)) == (world, nodes.max(1))
 }

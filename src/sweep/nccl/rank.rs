@@ -317,7 +317,7 @@ impl Walk<'_> {
             }
             let measured = measure(&self.gpu, &mut self.bufs, &m, p, how, &mut barrier)?;
             if let Some(t) = &mut self.telemetry {
-                gpu_points = t.end_point(point_telemetry::calls(p));
+                gpu_points = t.end_point(point_telemetry::calls(p, self.req.agg));
             }
             payload = encode_part(&measured);
             ran = measured.ran;

@@ -124,7 +124,7 @@ pub(super) fn check_comm_setups(nccl: &Nccl, setups: &[CommSetup]) -> Result<Ver
         config: nccl.comm_init_rank_config.is_some(),
         local: nccl.comm_register.is_some(),
         // Symmetric windows need ncclMemAlloc's buffers too.
-        symmetric: nccl.window_register.is_some() && nccl.mem_alloc.is_some(),
+        symmetric: nccl.window_register.is_some() && memory::allocator_name(nccl) == "ncclMemAlloc",
     };
     for s in setups {
         config::check_setup(s, offers, |var| std::env::var(var).ok()).map_err(Error::Usage)?;
