@@ -369,7 +369,8 @@ step_nccltests() {
 }
 
 # compare.csv: every collbench point beside nccl-tests' of the same mode, op, dtype, placement
-# and size; a registered point's mode is stream_local or stream_symmetric (nccl-tests -R 1, -R 2). nccl-tests' time is its loop's average per call: collbench's `loop_time_us` (the same
+# and size; a registered point's mode is stream_local or stream_symmetric (nccl-tests -R 1,
+# -R 2). nccl-tests' time is its loop's average per call: collbench's `loop_time_us` (the same
 # measure) where its summary.csv has the column, else its mean per-call time.
 step_compare() {
     local cbs=() nts=() d
@@ -399,6 +400,8 @@ step_compare() {
                 nt_w[key] = $col["wrong"]; nt_run[key] = run
                 next
             }
+            # The register sweep's unregistered points repeat the stream sweep's.
+            if (run == "cb-register" && (!("nccl_register" in col) || $col["nccl_register"] == "")) next
             if (("nccl_register" in col) && $col["nccl_register"] != "") {
                 key = mode "_" $col["nccl_register"] SUBSEP $col["op"] SUBSEP $col["dtype"] SUBSEP $col["in_place"] SUBSEP $col["bytes"]
             }

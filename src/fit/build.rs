@@ -88,7 +88,7 @@ fn source(run: &Run) -> Source {
 /// "host allreduce ring f32 world 4" ("nccl allreduce ring/ll128 bf16 world 8 in place").
 pub fn describe(k: &CurveKey) -> String {
     format!(
-        "{} {} {} {} world {}{}{}{}",
+        "{} {} {} {} world {}{}{}",
         k.backend,
         k.op,
         k.algo_label(),
@@ -99,8 +99,7 @@ pub fn describe(k: &CurveKey) -> String {
         } else {
             String::new()
         },
-        if k.in_place { " in place" } else { "" },
-        k.comm.label()
+        if k.in_place { " in place" } else { "" }
     )
 }
 

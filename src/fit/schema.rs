@@ -107,9 +107,10 @@ pub struct CurveKey {
 }
 
 impl CurveKey {
-    /// The algorithm as tables name it: `ring`, or `ring/ll128` with a protocol.
+    /// The algorithm as tables name it: `ring`, or `ring/ll128` with a protocol, and the NCCL
+    /// communicator setup where one was set (`ring/auto register local`).
     pub fn algo_label(&self) -> String {
-        algo_label(self.algo, self.proto)
+        algo_label(self.algo, self.proto) + &self.comm.label()
     }
 }
 
@@ -385,9 +386,9 @@ impl WorldModel {
         self.nodes.iter().any(|&n| n > 1)
     }
 
-    /// The algorithm as tables name it: `ring`, or `ring/ll128` with a protocol.
+    /// The algorithm as tables name it, as [`CurveKey::algo_label`].
     pub fn algo_label(&self) -> String {
-        algo_label(self.algo, self.proto)
+        algo_label(self.algo, self.proto) + &self.comm.label()
     }
 }
 

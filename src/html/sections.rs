@@ -51,6 +51,13 @@ pub fn summary(run: &Run) -> String {
         let proto = |r: &PointRecord| r.key.proto.map_or("none".into(), |p| p.name().into());
         pairs.insert(3, ("protocols".into(), list(&proto)));
     }
+    if recs.iter().any(|r| !r.key.comm.is_default()) {
+        let setup = |r: &PointRecord| match r.key.comm.label().trim() {
+            "" => "NCCL defaults".to_string(),
+            l => l.to_string(),
+        };
+        pairs.insert(3, ("communicator setups".into(), list(&setup)));
+    }
     pairs.extend(peaks(&recs));
     key_values(&pairs)
 }
@@ -72,9 +79,10 @@ fn peaks(recs: &[&PointRecord]) -> Vec<(String, String)> {
             (
                 format!("peak busbw, {op}"),
                 format!(
-                    "{:.3} GB/s ({} world {}, {})",
+                    "{:.3} GB/s ({}{} world {}, {})",
                     r.busbw_gbps,
                     algo_label(r.key.algo, r.key.proto),
+                    r.key.comm.label(),
                     r.key.world,
                     format_size(r.key.bytes)
                 ),
@@ -108,7 +116,7 @@ fn point_row(r: &PointRecord) -> Vec<Cell> {
     let k = &r.key;
     let us = |v: f64| num(fixed(v, 2));
     vec![
-        text(algo_label(k.algo, k.proto)),
+        text(algo_label(k.algo, k.proto) + &k.comm.label()),
         text(k.dtype.to_string()),
         num(k.world.to_string()),
         num(k.nodes.to_string()),

@@ -88,12 +88,24 @@ impl<'de> Deserialize<'de> for CtaBounds {
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
 )]
 pub struct CommSetup {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "registered"
+    )]
     pub register: Option<Register>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cta_policy: Option<CtaPolicy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ctas: Option<CtaBounds>,
+}
+
+/// A registration as files give it, `none` stored as the default (`None`).
+fn registered<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Register>, D::Error> {
+    let r = Option::<Register>::deserialize(d)?;
+    Ok(r.filter(|r| *r != Register::None))
 }
 
 impl CommSetup {
@@ -235,5 +247,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<CommSetup>(&text).unwrap(), s);
         assert_eq!(serde_json::to_string(&CommSetup::default()).unwrap(), "{}");
         assert!(serde_json::from_str::<CommSetup>(r#"{"ctas":"0"}"#).is_err());
+        let none: CommSetup = serde_json::from_str(r#"{"register":"none"}"#).unwrap();
+        assert!(none.is_default(), "{none:?}");
     }
 }

@@ -279,7 +279,7 @@ fn each_communicator_setup_is_its_own_curve_and_model() {
     assert!(f
         .curves
         .iter()
-        .any(|c| describe(&c.key) == "nccl allreduce ring/auto f32 world 4 register local"));
+        .any(|c| describe(&c.key) == "nccl allreduce ring/auto register local f32 world 4"));
     let selected: Vec<CommSetup> = f
         .models
         .iter()
