@@ -159,6 +159,7 @@ fn predicted_us(r: &Reference, k: &GroupKey) -> Result<f64, String> {
         nodes: k.nodes,
         bytes: k.bytes,
         comm: k.comm,
+        algo_given: true,
     };
     predict(&r.fit, &q)
         .map(|p| p.time_us)

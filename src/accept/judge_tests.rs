@@ -262,6 +262,7 @@ fn fit_deviation_uses_the_reference_prediction() {
         nodes: 1,
         bytes: key.bytes,
         comm: Default::default(),
+        algo_given: true,
     };
     let pred = predict(&fit, &q).unwrap().time_us;
     let point = |factor: f64| {

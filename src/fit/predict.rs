@@ -30,6 +30,9 @@ pub struct Query {
     /// Only models of this NCCL communicator setup (the default: nothing set, as every other
     /// backend's).
     pub comm: CommSetup,
+    /// Whether `algo` was asked for; when not, and the fit has no ring model of the op, the
+    /// algorithm is taken from what the fit has ([`default_algo`]) and said.
+    pub algo_given: bool,
 }
 
 /// The answer (also the `--json` object).
@@ -77,6 +80,9 @@ pub struct Prediction {
     /// ratio on the largest world's measured curve) or `same-busbw` (that curve at its bus
     /// bandwidth), whichever predicted the model's largest world held out best.
     pub method: String,
+    /// Where `algo=` was not given and the fit lacks the default: which algorithm was used.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub algo_default: Option<String>,
     /// With `algo=auto`: the algorithm whose model was fastest (as NCCL's tuner chooses), and
     /// the others' times.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -96,6 +102,7 @@ pub fn parse_query(spec: &str) -> Result<Query> {
         nodes: 1,
         bytes: 0,
         comm: CommSetup::default(),
+        algo_given: false,
     };
     let (mut have_op, mut have_bytes) = (false, false);
     let mut seen: Vec<&str> = Vec::new();
@@ -112,7 +119,7 @@ pub fn parse_query(spec: &str) -> Result<Query> {
         seen.push(k);
         match k {
             "op" => (q.op, have_op) = (v.parse()?, true),
-            "algo" => q.algo = v.parse()?,
+            "algo" => (q.algo, q.algo_given) = (v.parse()?, true),
             "proto" => q.proto = Some(v.parse()?),
             "dtype" => q.dtype = Some(v.parse()?),
             "world" => q.world = positive("world", v)?,
@@ -161,12 +168,49 @@ fn positive(key: &str, v: &str) -> Result<usize> {
 /// Predicts `q` from the fit's models; refuses (exit 2) when no model covers the op and
 /// algorithm, saying which models the file has.
 pub fn predict(fit: &FitFile, q: &Query) -> Result<Prediction> {
-    if q.algo == Algo::Auto {
-        if let Some(p) = predict_auto(fit, q) {
-            return Ok(p);
-        }
+    let (q, note) = match (q.algo_given, default_algo(fit, q)) {
+        (false, Some((algo, note))) => (Query { algo, ..q.clone() }, Some(note)),
+        _ => (q.clone(), None),
+    };
+    let mut p = match q.algo {
+        Algo::Auto => match predict_auto(fit, &q) {
+            Some(p) => p,
+            None => predict_algo(fit, &q)?,
+        },
+        _ => predict_algo(fit, &q)?,
+    };
+    p.algo_default = note;
+    Ok(p)
+}
+
+/// Without `algo=`, where the fit has no model of the query's (default) algorithm for the op:
+/// the op's first host algorithm (the sweep's default: direct for SendRecv, binomial for
+/// Gather, ...), else `auto` (the library's own choice, as NCCL and MPI runs are measured),
+/// else the first the fit has; with a note saying which and why. `None` where the default is
+/// fine or the fit has nothing for the op.
+pub fn default_algo(fit: &FitFile, q: &Query) -> Option<(Algo, String)> {
+    let has = |algo: Algo| choose(fit, &Query { algo, ..q.clone() }).is_some();
+    if has(q.algo) {
+        return None;
     }
-    predict_algo(fit, q)
+    let host = q.op.host_algos().first().copied();
+    let mut candidates: Vec<Algo> = host.into_iter().chain([Algo::Auto]).collect();
+    let mut others: Vec<Algo> = fit
+        .models
+        .iter()
+        .filter(|m| m.op == q.op)
+        .map(|m| m.algo)
+        .collect();
+    others.sort();
+    candidates.append(&mut others);
+    let algo = candidates.into_iter().find(|&a| has(a))?;
+    Some((
+        algo,
+        format!(
+            "algo not given and the fit has no {} model of {}: used {algo}",
+            q.algo, q.op
+        ),
+    ))
 }
 
 /// `algo=auto` as NCCL's tuner decides: the fastest of the models the fit holds for the op's
@@ -206,11 +250,26 @@ fn predict_auto(fit: &FitFile, q: &Query) -> Option<Prediction> {
 
 fn predict_algo(fit: &FitFile, q: &Query) -> Result<Prediction> {
     let model = choose(fit, q).ok_or_else(|| {
-        let have: Vec<String> = fit
+        let mut have: Vec<String> = fit
             .models
             .iter()
-            .map(|m| format!("{} {} {} ({})", m.op, m.algo_label(), m.dtype, m.form))
+            .map(|m| {
+                format!(
+                    "{} {} {}{} ({}{})",
+                    m.op,
+                    m.algo_label(),
+                    m.dtype,
+                    if m.in_place { " in place" } else { "" },
+                    m.form,
+                    if m.spans_nodes() {
+                        ", across nodes"
+                    } else {
+                        ""
+                    }
+                )
+            })
             .collect();
+        have.dedup();
         Error::usage(format!(
             "the fit has no model for {} {}{}{}; it has: {}",
             q.op,
@@ -254,7 +313,7 @@ fn choose<'a>(fit: &'a FitFile, q: &Query) -> Option<&'a WorldModel> {
 pub fn describe(p: &Prediction) -> String {
     format!(
         "{} {} {} world {}{} {}: {:.3} us [{:.3} .. {:.3}] ({:.0}% interval{}), busbw {:.3} \
-         GB/s ({} model fitted on worlds {:?}{}{}{}{})",
+         GB/s ({} model fitted on worlds {:?}{}{}{}{}{})",
         p.op,
         algo_label(p.algo, p.proto),
         p.dtype,
@@ -298,6 +357,10 @@ pub fn describe(p: &Prediction) -> String {
         p.auto_choice
             .as_ref()
             .map(|c| format!("; auto: {c}"))
+            .unwrap_or_default(),
+        p.algo_default
+            .as_ref()
+            .map(|c| format!("; {c}"))
             .unwrap_or_default()
     )
 }
@@ -326,6 +389,55 @@ mod tests {
             })
             .collect();
         fit(models, vec![])
+    }
+
+    #[test]
+    fn without_algo_the_fit_s_own_algorithm_is_used_and_said() {
+        // An imported NCCL fit: AllReduce only as `auto`, in and out of place; SendRecv direct.
+        let auto = |in_place| {
+            let mut m = model(
+                Op::AllReduce,
+                Algo::Auto,
+                Form::Ring,
+                &[2.0, 0.001],
+                &[(2, 1), (8, 1)],
+            );
+            m.in_place = in_place;
+            m
+        };
+        let direct = model(
+            Op::SendRecv,
+            Algo::Direct,
+            Form::Direct,
+            &[3.0, 0.002],
+            &[(2, 1), (8, 1)],
+        );
+        let f = fit(vec![auto(false), auto(true), direct], vec![]);
+        let p = predict(&f, &parse_query("op=allreduce,world=8,bytes=1M").unwrap()).unwrap();
+        assert_eq!(p.algo, Algo::Auto);
+        let note = p.algo_default.clone().unwrap();
+        assert_eq!(
+            note,
+            "algo not given and the fit has no ring model of allreduce: used auto"
+        );
+        assert!(
+            describe(&p).ends_with(&format!("; {note})")),
+            "{}",
+            describe(&p)
+        );
+        let p = predict(&f, &parse_query("op=sendrecv,world=2,bytes=1K").unwrap()).unwrap();
+        assert_eq!(p.algo, Algo::Direct);
+        // Asked for, a missing algorithm is still an error, naming what the fit has apart.
+        let e = predict(
+            &f,
+            &parse_query("op=allreduce,algo=ring,world=8,bytes=1M").unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("allreduce auto f32 (ring), allreduce auto f32 in place (ring)"),
+            "{e}"
+        );
     }
 
     #[test]

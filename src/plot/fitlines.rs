@@ -82,6 +82,7 @@ pub fn world_model(
             nodes: key.nodes.max(1),
             bytes,
             comm: key.comm,
+            algo_given: true,
         };
         let p = predict(fit, &q).ok()?;
         let algbw = bytes as f64 / (p.time_us * 1e3);

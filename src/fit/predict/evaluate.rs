@@ -132,6 +132,7 @@ pub(super) fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Predi
         anchor: anchored.map(|a| a.anchor),
         model_time_us: model_us,
         auto_choice: None,
+        algo_default: None,
     })
 }
 
