@@ -19,6 +19,7 @@ pub struct BuildOptions {
 /// Fits every curve and every cross-world model the runs support.
 pub fn build(runs: &[Run], opts: &BuildOptions) -> FitFile {
     let grouped = group_curves(runs);
+    let advice = envelope::noise_advice(!runs.is_empty() && runs.iter().all(is_imported));
     let mut notes = grouped.notes;
     let faster = envelope::lower_halves(&grouped.curves);
     let mut curves = Vec::new();
@@ -26,13 +27,14 @@ pub fn build(runs: &[Run], opts: &BuildOptions) -> FitFile {
         match fit_curve(key, curve, opts) {
             Ok(c) => {
                 let q = &c.line.quality;
-                notes.extend(envelope::too_noisy(&describe(key), q.r2, &c.points));
+                let what = describe(key);
+                notes.extend(envelope::too_noisy_advised(&what, q.r2, &c.points, advice));
                 curves.push(c)
             }
             Err(e) => notes.push(format!("{}: no line: {e}", describe(key))),
         }
     }
-    let models = fit_models(&faster, opts, &mut notes);
+    let models = fit_models(&faster, (opts, advice), &mut notes);
     FitFile {
         schema: FIT_SCHEMA.into(),
         collbench_version: env!("CARGO_PKG_VERSION").into(),
@@ -43,6 +45,11 @@ pub fn build(runs: &[Run], opts: &BuildOptions) -> FitFile {
         models,
         notes,
     }
+}
+
+/// Whether a run was imported from another tool's log (`collbench import`).
+pub fn is_imported(run: &Run) -> bool {
+    run.meta.options.get("imported") == Some(&serde_json::Value::Bool(true))
 }
 
 fn method(opts: &BuildOptions) -> Method {

@@ -128,10 +128,12 @@ fn fit_runs(req: &FitRequest) -> Result<FitFile> {
     );
     let noisy = fit.curves.iter().filter(|c| c.too_noisy).count();
     if noisy > 0 {
+        let imported = runs.iter().all(crate::fit::build::is_imported);
         eprintln!(
             "collbench: warning: {noisy} of {} curves are too noisy to fit (see the notes: the \
-             sizes and their errors); measure again on an idle machine",
-            fit.curves.len()
+             sizes and their errors); {}",
+            fit.curves.len(),
+            crate::fit::envelope::noise_advice(imported)
         );
     }
     Ok(fit)

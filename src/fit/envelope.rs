@@ -66,6 +66,22 @@ pub fn point_errors(curve: &Curve, alpha_us: f64, beta_ns_per_byte: f64) -> Vec<
 /// The sentence `fit` prints when a line cannot be trusted: its R² is below zero (worse than a
 /// constant) or it misses some sizes by more than [`MISFIT`]; `None` when neither.
 pub fn too_noisy(what: &str, r2: f64, points: &[PointFit]) -> Option<String> {
+    too_noisy_advised(what, r2, points, noise_advice(false))
+}
+
+/// What to do about a line or model too noisy to trust: collbench's own points can be measured
+/// again; a log imported from another tool cannot be given more iterations.
+pub fn noise_advice(imported: bool) -> &'static str {
+    if imported {
+        "the log holds one average per size, so noise and an algorithm change between sizes \
+         cannot be told apart: measure these sizes with collbench sweep to see their samples"
+    } else {
+        "the machine was likely busy: rerun on an idle machine or with more --iters"
+    }
+}
+
+/// [`too_noisy`] with the advice for where the points came from.
+pub fn too_noisy_advised(what: &str, r2: f64, points: &[PointFit], advice: &str) -> Option<String> {
     let bad: Vec<String> = points
         .iter()
         .filter(|p| p.rel_err.abs() > MISFIT || !p.rel_err.is_finite())
@@ -92,9 +108,7 @@ pub fn too_noisy(what: &str, r2: f64, points: &[PointFit]) -> Option<String> {
         )
     };
     Some(format!(
-        "{what}: too noisy to fit: the line explains its sizes {} (R2 {r2:.2}){at}; the \
-         machine was likely busy: rerun on an idle machine or with more --iters (a log \
-         imported from another tool: the library may have changed algorithm between sizes)",
+        "{what}: too noisy to fit: the line explains its sizes {} (R2 {r2:.2}){at}; {advice}",
         if r2 < 0.0 {
             "worse than their mean"
         } else {

@@ -24,7 +24,7 @@ type WorldCurves<'a> = BTreeMap<(usize, usize), &'a Curve>;
 
 pub(super) fn fit_models(
     curves: &BTreeMap<CurveKey, Curve>,
-    opts: &BuildOptions,
+    (opts, advice): (&BuildOptions, &str),
     notes: &mut Vec<String>,
 ) -> Vec<WorldModel> {
     let mut by_model: BTreeMap<ModelKey, WorldCurves> = BTreeMap::new();
@@ -45,7 +45,7 @@ pub(super) fn fit_models(
     }
     let mut models = Vec::new();
     for (mk, worlds) in &by_model {
-        models.extend(fit_candidates(mk, worlds, opts, notes));
+        models.extend(fit_candidates(mk, worlds, (opts, advice), notes));
     }
     models
 }
@@ -66,7 +66,7 @@ fn model_name(mk: &ModelKey) -> String {
 fn fit_candidates(
     mk: &ModelKey,
     worlds: &WorldCurves,
-    opts: &BuildOptions,
+    (opts, advice): (&BuildOptions, &str),
     notes: &mut Vec<String>,
 ) -> Vec<WorldModel> {
     let name = model_name(mk);
@@ -88,7 +88,7 @@ fn fit_candidates(
         return fitted;
     }
     let chosen = select::select(&mut fitted, &failed);
-    notes.extend(model_too_noisy(&name, &fitted[chosen]));
+    notes.extend(model_too_noisy(&name, &fitted[chosen], advice));
     if !multi_node {
         notes.push(format!(
             "{name}: no model with node terms: every point ran on one node"
@@ -99,12 +99,12 @@ fn fit_candidates(
 
 /// The note for a cross-world model that explains its points worse than their mean, or misses
 /// one by more than [`envelope::MISFIT`] (its curves' notes name the sizes).
-fn model_too_noisy(name: &str, m: &WorldModel) -> Option<String> {
+fn model_too_noisy(name: &str, m: &WorldModel, advice: &str) -> Option<String> {
     let q = &m.quality;
     (q.r2 < 0.0 || q.rel_err_max > envelope::MISFIT).then(|| {
         format!(
             "{name}: {} model too noisy to trust: R2 {:.2}, off by up to {:.0}% at some size; \
-             rerun on an idle machine or with more --iters",
+             {advice}",
             m.form,
             q.r2,
             100.0 * q.rel_err_max

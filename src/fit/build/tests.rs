@@ -86,7 +86,7 @@ fn recovered(
     };
     let c = curves(op, algo, form, truth, worlds, noise, outliers);
     let mut notes = Vec::new();
-    let models = fit_models(&c, &BuildOptions::default(), &mut notes);
+    let models = fit_models(&c, (&BuildOptions::default(), ""), &mut notes);
     assert_eq!(models.iter().filter(|m| m.selected).count(), 1, "{notes:?}");
     let m = models.into_iter().find(|m| m.selected).unwrap();
     assert_eq!(m.form, form.name(), "{:?}", m.selection);
@@ -151,7 +151,7 @@ fn bruck_alltoall_is_fitted_exactly_and_predicted() {
         0.0,
     );
     let mut notes = Vec::new();
-    let models = fit_models(&c, &BuildOptions::default(), &mut notes);
+    let models = fit_models(&c, (&BuildOptions::default(), ""), &mut notes);
     let forms: Vec<&str> = models.iter().map(|m| m.form.as_str()).collect();
     assert_eq!(forms, ["bruck", "log-linear"], "{notes:?}");
     let m = models.iter().find(|m| m.selected).unwrap();
@@ -206,7 +206,7 @@ fn one_world_size_gives_a_note_not_a_model() {
         0.0,
     );
     let mut notes = Vec::new();
-    let models = fit_models(&c, &BuildOptions::default(), &mut notes);
+    let models = fit_models(&c, (&BuildOptions::default(), ""), &mut notes);
     assert!(models.is_empty());
     assert!(
         notes.iter().any(|n| n.contains("one world size only (4)")),
@@ -318,3 +318,36 @@ fn points_without_a_protocol_fit_as_before() {
 
 #[path = "tests/selection.rs"]
 mod selection;
+
+#[test]
+fn an_imported_log_too_noisy_to_fit_is_not_told_to_rerun_with_more_iters() {
+    use crate::fit::testrun::{run, Truth};
+    let truth = Truth {
+        proto: Some(Proto::Auto),
+        alpha_us: 20.0,
+        beta_ns_per_byte: 0.05,
+    };
+    let noisy = |imported: bool| {
+        let mut r = run(&[truth], &[2, 4]);
+        for (i, p) in r.points.iter_mut().enumerate() {
+            let wild = if i % 2 == 0 { 9.0 } else { 0.2 };
+            p.record.time_us_median *= wild;
+            p.samples.iter_mut().for_each(|s| *s *= wild);
+        }
+        if imported {
+            r.meta.options = serde_json::json!({"imported": true});
+        }
+        build(&[r], &BuildOptions::default()).notes.join("\n")
+    };
+    let own = noisy(false);
+    assert!(
+        own.contains("too noisy") && own.contains("more --iters"),
+        "{own}"
+    );
+    let imported = noisy(true);
+    assert!(imported.contains("too noisy"), "{imported}");
+    assert!(
+        !imported.contains("--iters") && imported.contains("collbench sweep"),
+        "{imported}"
+    );
+}

@@ -9,7 +9,7 @@ const NODES_8: [(usize, usize); 5] = [(8, 1), (16, 2), (32, 4), (64, 8), (128, 1
 fn fitted(op: Op, algo: Algo, form: Form, truth: &[f64]) -> (Vec<WorldModel>, Vec<String>) {
     let c = curves(op, algo, form, truth, &NODES_8, 0.0, 0.0);
     let mut notes = Vec::new();
-    let models = fit_models(&c, &BuildOptions::default(), &mut notes);
+    let models = fit_models(&c, (&BuildOptions::default(), ""), &mut notes);
     (models, notes)
 }
 
@@ -67,7 +67,7 @@ fn every_candidate_carries_its_extrapolation_error() {
         0.0,
         0.0,
     );
-    let models = fit_models(&c, &BuildOptions::default(), &mut Vec::new());
+    let models = fit_models(&c, (&BuildOptions::default(), ""), &mut Vec::new());
     let forms: Vec<&str> = models.iter().map(|m| m.form.as_str()).collect();
     assert_eq!(forms, ["two-level", "nccl-ring", "ring", "log-linear"]);
     assert!(models.iter().all(|m| m.extrapolation.is_some()));
@@ -114,7 +114,7 @@ fn too_few_worlds_to_validate_keep_the_algorithms_own_form() {
         0.0,
     );
     let mut notes = Vec::new();
-    let models = fit_models(&c, &BuildOptions::default(), &mut notes);
+    let models = fit_models(&c, (&BuildOptions::default(), ""), &mut notes);
     let m = selected(&models);
     assert_eq!(m.form, "ring");
     // Ring is determined by world 2 alone, so it predicts world 4: validated.
