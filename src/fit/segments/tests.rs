@@ -171,3 +171,33 @@ fn too_few_sizes_or_bad_input_is_an_error() {
         Ok(1)
     );
 }
+
+#[test]
+fn many_sizes_are_cut_at_a_bounded_number_of_positions_and_the_break_is_still_found() {
+    assert_eq!(cut_positions(24), (0..=24).collect::<Vec<_>>());
+    assert_eq!(cut_positions(MAX_EXACT_SIZES).len(), MAX_EXACT_SIZES + 1);
+    for m in [65, 800, 10_000] {
+        let p = cut_positions(m);
+        assert!(p.len() <= MAX_EXACT_SIZES + 1, "{m}: {}", p.len());
+        assert_eq!((p[0], p[p.len() - 1]), (0, m));
+        assert!(p.windows(2).all(|w| w[0] < w[1]));
+    }
+    // nccl-tests with linear steps: 2000 sizes of 64 B, one sample each; the break at 64 KiB
+    // (size 1024) lies between two of the 65 positions searched (every 31.25 sizes).
+    let mut noise = Noise(7);
+    let obs: Vec<Obs> = (1..=2000)
+        .map(|k| {
+            let s = 64.0 * k as f64;
+            Obs {
+                x: vec![1.0, s],
+                y: two_regimes(s) * noise.factor(0.01),
+                group: k,
+            }
+        })
+        .collect();
+    let seg = segment(&obs, &RobustOptions::default(), &SegmentOptions::default()).unwrap();
+    assert_eq!(seg.segments.len(), 2, "{:?}", seg.bic);
+    let cut = seg.segments[0].max_bytes;
+    assert!((60_000.0..=70_000.0).contains(&cut), "{cut}");
+    assert_eq!(seg.segments[1].max_bytes, 128_000.0);
+}

@@ -145,6 +145,28 @@ fn leave_one_group_out_noise_free_is_exact() {
 }
 
 #[test]
+fn many_groups_hold_out_a_bounded_evenly_spaced_set() {
+    assert_eq!(held_out_groups(10), (0..10).collect::<Vec<_>>());
+    let g = held_out_groups(5000);
+    assert_eq!(g.len(), MAX_HOLDOUTS);
+    assert_eq!((g[0], g[g.len() - 1]), (0, 4999));
+    // 200 sizes of one exact line, two samples each: 64 refits, each exact.
+    let obs: Vec<Obs> = (0..400)
+        .map(|i| {
+            let s = 1024.0 * (1 + i / 2) as f64;
+            Obs {
+                x: vec![1.0, s],
+                y: ALPHA + BETA * s,
+                group: i / 2,
+            }
+        })
+        .collect();
+    let h = leave_one_group_out(&obs, &RobustOptions::default()).unwrap();
+    assert_eq!(h.len(), MAX_HOLDOUTS);
+    assert!(h.iter().all(|h| h.rel_err < 1e-9) && h[h.len() - 1].group == 199);
+}
+
+#[test]
 fn leave_one_group_out_finds_the_odd_group() {
     let mut obs = alpha_beta(ALPHA, BETA, 0.01, 0.0, 10);
     obs.iter_mut()
