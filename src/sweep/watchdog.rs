@@ -83,7 +83,7 @@ pub fn blame(shared: &Shared, pids: &[Option<u32>]) -> Stuck {
 }
 
 /// The state letter of a process from /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...).
-fn process_state(pid: u32) -> Option<char> {
+pub fn process_state(pid: u32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name is in parentheses and may contain spaces; the state follows it.
     let after = stat.rsplit_once(')')?.1;

@@ -2,6 +2,7 @@
 //! ranks, one point measured on this rank (warm-up, barrier-timed iterations, exact check) and
 //! the payload every rank sends to world rank 0.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use mpi::topology::{Color, SimpleCommunicator};
@@ -12,6 +13,14 @@ use super::raw::Handles;
 use crate::error::Result;
 use crate::model::plan::Point;
 use crate::model::topology::Topology;
+
+/// Calls this rank has made (every warm-up, timed, loop and checked call, and every point): the
+/// stall watchdog's sign of progress (`crate::sweep::mpi`).
+pub static PROGRESS: AtomicU64 = AtomicU64::new(0);
+
+fn progressed() {
+    PROGRESS.fetch_add(1, Ordering::Relaxed);
+}
 
 /// The communicator of each world size: `Some` on its first `p` ranks, `None` elsewhere.
 pub struct Groups(Vec<(usize, Option<SimpleCommunicator>)>);
@@ -76,6 +85,7 @@ pub fn point_payload(
 ) -> Result<Vec<u64>> {
     // Every rank meets here, so rank 0 has written the previous point before this one starts.
     world.barrier();
+    progressed();
     let mut payload = vec![0u64; 3 + point.iters];
     if let Some(comm) = groups.of(point.world) {
         let (times, loop_us, wrong) = measure(comm, point, bufs)?;
@@ -115,6 +125,7 @@ fn measure(
     for _ in 0..p.warmup {
         comm.barrier();
         bufs.call(&call, p)?;
+        progressed();
     }
     // Allocated before timing so the timed loop never allocates.
     let mut times = Vec::with_capacity(p.iters);
@@ -123,6 +134,7 @@ fn measure(
         let start = Instant::now();
         bufs.call(&call, p)?;
         times.push(start.elapsed().as_nanos() as f64 / 1e3);
+        progressed();
     }
     // nccl-tests' timing (`common.cu`, its default): one barrier, then the calls back to back,
     // this rank's wall clock over the loop divided by the calls.
@@ -131,11 +143,13 @@ fn measure(
     let start = Instant::now();
     for _ in 0..calls {
         bufs.call(&call, p)?;
+        progressed();
     }
     let loop_us = start.elapsed().as_nanos() as f64 / 1e3 / calls as f64;
     bufs.fill(p, size, rank);
     comm.barrier();
     bufs.call(&call, p)?;
+    progressed();
     Ok((times, loop_us, bufs.check(p, size, rank)))
 }
 

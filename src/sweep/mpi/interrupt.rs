@@ -36,6 +36,26 @@ pub fn record(guard: &mut Option<(PathBuf, Meta)>, dir: PathBuf, meta: &Meta, po
     *guard = Some((dir, meta));
 }
 
+/// Records the run as failed with `msg` (rank 0: in meta.json, keeping the points written),
+/// says it in one line and ends this process with `code` at once, without waiting for MPI.
+pub fn fail(msg: &str, code: i32) -> ! {
+    let mut held = writing();
+    let kept = match held.take() {
+        Some((dir, mut meta)) => {
+            meta.finish(RunStatus::Failed, Some(msg.to_string()));
+            if let Err(e) = meta.write(&dir) {
+                eprintln!("collbench: {e}");
+            }
+            format!("; {} point(s) kept in {}", meta.points, dir.display())
+        }
+        None => String::new(),
+    };
+    eprintln!("collbench: {msg}{kept}");
+    // SAFETY: _exit never returns; the main thread is blocked in MPI and must not be waited
+    // on (exit's handlers could).
+    unsafe { libc::_exit(code) }
+}
+
 fn on_signal() {
     // The lock is held until the process exits: rank 0 cannot append a point that meta.json,
     // written here, would not count.

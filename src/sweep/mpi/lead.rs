@@ -62,6 +62,7 @@ fn follow(world: &SimpleCommunicator, groups: &Groups, plan: &Plan, h: &Handles)
     let mut bufs = MpiBuffers::default();
     let root = world.process_at_rank(0);
     for point in &plan.points {
+        super::stall::at(&point.describe());
         let payload = point_payload(world, groups, point, (&mut bufs, h))?;
         root.gather_into(&payload[..]);
     }
@@ -112,6 +113,7 @@ fn lead_points(
     let root = world.process_at_rank(0);
     for point in &plan.points {
         console.running(&point.describe());
+        super::stall::at(&point.describe());
         let payload = point_payload(world, groups, point, (&mut bufs, handles))?;
         let mut all = vec![0u64; payload.len() * world.size() as usize];
         root.gather_into_root(&payload[..], &mut all[..]);

@@ -9,6 +9,9 @@
 
 mod interrupt;
 mod lead;
+mod stall;
+
+use mpi::traits::Communicator;
 
 use crate::backend::mpi::{check_launcher, start};
 use crate::error::{Error, Result};
@@ -45,6 +48,8 @@ pub fn run_mpi_each(
     let mpi = start(&first.opts)?;
     interrupt::install();
     let world = mpi.universe.world();
+    let ranks = stall::gather(&world);
+    stall::start(first.timeout, world.rank() as usize, ranks);
     let run = |(i, r): (usize, &SweepRequest)| {
         before(i);
         lead::run(r, &world, &mpi.library, &mpi.handles)
