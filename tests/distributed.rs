@@ -162,6 +162,45 @@ fn a_rank_that_dies_is_named_and_what_was_measured_is_kept() {
 }
 
 #[test]
+fn a_stopped_rank_is_blamed_not_the_neighbour_that_timed_out_on_it() {
+    let _guard = common::serial();
+    let (_tmp, out) = common::tempdir();
+    let extra = [
+        "--op",
+        "allreduce",
+        "-b",
+        "1K",
+        "-e",
+        "1M",
+        "--iters",
+        "100000",
+    ];
+    let mut extra = extra.to_vec();
+    extra.extend(["--timeout", "5s"]);
+    let args = sweep_args(&out, &extra);
+    let port = free_port();
+    let mut ranks: Vec<Spawned> = (0..3)
+        .map(|r| torchrun_rank(r, 3, port, "n0", &args))
+        .collect();
+    let started = wait_until(Duration::from_secs(60), || summary_rows_on_disk(&out) >= 1);
+    assert!(started, "no points measured");
+    let victim = ranks[1].pid();
+    signal(victim, libc::SIGSTOP);
+    let stopped = Instant::now();
+    // A few --timeouts (5 s) for the neighbours to give up, and the hang margin.
+    let limit = common::hang_limit(Duration::from_secs(30));
+    let rank0 = ranks.remove(0).finish(stopped, limit);
+    signal(victim, libc::SIGKILL);
+    let _ = finish_all(ranks, limit);
+    assert_ne!(rank0.code(), 0);
+    let named = "rank 1 (host n0) stopped making progress";
+    assert!(rank0.stderr.contains(named), "{}", rank0.stderr);
+    let m = meta(&out);
+    assert_eq!(m.status, RunStatus::Failed);
+    assert!(m.error.unwrap_or_default().contains(named));
+}
+
+#[test]
 fn bad_launches_are_refused_with_the_fix() {
     let _guard = common::serial();
     let (_tmp, out) = common::tempdir();

@@ -75,6 +75,29 @@ impl Cluster {
         lost.into_iter().map(|r| self.describe_rank(r)).collect()
     }
 
+    /// A rank other than 0, failing with `e`: reports it through the store before this
+    /// process exits, so that rank 0 can tell a victim from the cause ([`crate::sweep::blame`]).
+    /// Best effort: the store may be gone too.
+    pub fn report_failure(&mut self, e: &Error) {
+        if self.server.is_some() {
+            return;
+        }
+        let text = e.to_string();
+        let text = &text.as_bytes()[..text.len().min(crate::sweep::blame::MAX_REPORT)];
+        let key = crate::sweep::blame::report_key(self.rank);
+        self.store.set_timeout(Duration::from_secs(2));
+        let _ = self.store.set(&key, text);
+    }
+
+    /// Rank 0, after a failure: what the other ranks reported within `grace`.
+    pub fn failure_reports(&self, grace: Duration) -> Vec<(usize, String)> {
+        let Some(server) = &self.server else {
+            return Vec::new();
+        };
+        let key = crate::sweep::blame::report_key;
+        crate::sweep::blame::collect(server.world(), grace, |r| server.value(&key(r)))
+    }
+
     /// "rank 2 (host b)".
     pub fn describe_rank(&self, r: usize) -> String {
         let host = self

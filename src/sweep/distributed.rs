@@ -77,7 +77,10 @@ pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Ou
     };
     match result {
         Ok(outcome) => cluster.finish().map(|()| outcome),
-        Err(e) => Err(e),
+        Err(e) => {
+            cluster.report_failure(&e);
+            Err(e)
+        }
     }
 }
 
@@ -316,18 +319,27 @@ fn pair_row(topo: &Topology, point: &Point, members: &[usize]) -> Option<PairRow
     })
 }
 
-/// Puts the ranks that died in front of rank 0's own view of a failure: a death makes the
-/// neighbours fail too, and rank 0 may have seen a neighbour's exit first.
+/// Puts the rank to blame in front of rank 0's own view of a failure: a rank that died (a
+/// death makes the neighbours fail too, and rank 0 may have seen a neighbour's exit first), else
+/// the rank the others timed out waiting for ([`crate::sweep::blame`]), as they reported.
 fn name_the_dead(e: Error, c: &Cluster) -> Error {
     let Error::Rank(msg) = e else { return e };
-    let dead = c.dead_ranks(Duration::from_millis(500));
-    if dead.is_empty() {
-        return Error::Rank(msg);
+    let grace = Duration::from_millis(500);
+    let dead = c.dead_ranks(grace);
+    if !dead.is_empty() {
+        return Error::Rank(format!(
+            "{} died (closed its connections without a goodbye); {msg}",
+            dead.join(", ")
+        ));
     }
-    Error::Rank(format!(
-        "{} died (closed its connections without a goodbye); {msg}",
-        dead.join(", ")
-    ))
+    let reports = c.failure_reports(grace);
+    match crate::sweep::blame::culprit(&msg, &reports) {
+        Some((rank, why)) => Error::Rank(format!(
+            "{} stopped making progress ({why}); {msg}",
+            c.describe_rank(rank)
+        )),
+        None => Error::Rank(msg),
+    }
 }
 
 /// A transport error caused by Ctrl-C becomes an interruption.

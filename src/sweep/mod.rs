@@ -2,6 +2,7 @@
 //! and the records each point produces.
 
 pub mod args;
+pub mod blame;
 pub mod cluster;
 pub mod console;
 pub mod distributed;

@@ -194,6 +194,11 @@ impl StoreServer {
         self.shared.world
     }
 
+    /// The value some rank set under `key`, if any (rank 0 reading what the others reported).
+    pub fn value(&self, key: &str) -> Option<Vec<u8>> {
+        self.shared.lock().kv.get(key).cloned()
+    }
+
     /// The ranks whose connection closed without a goodbye: processes that died (a rank that
     /// fails cleanly says goodbye first).
     pub fn lost_ranks(&self) -> Vec<usize> {
