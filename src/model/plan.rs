@@ -44,6 +44,10 @@ pub struct SweepOptions {
     /// The roots of the rooted ops (`--root`); other ops ignore it.
     #[serde(default)]
     pub root: Roots,
+    /// No `--algo` was given: each op is measured with its own first algorithm of the backend
+    /// (ring for AllReduce, pairwise for AllToAll, ...), not with every op's first one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub default_algos: bool,
 }
 
 mod roots;

@@ -328,6 +328,7 @@ impl SweepArgs {
             shapes: Vec::new(),
             pairs: Vec::new(),
             root: self.root,
+            default_algos: self.algo.is_none() && backend == BackendKind::Host,
         };
         Ok(SweepRequest {
             opts,

@@ -185,3 +185,58 @@ fn transport_belongs_to_the_host_backend_and_is_refused_elsewhere() {
     let e = msg(&["--backend", "nccl", "--transport", "shm"]);
     assert!(e.contains("NCCL picks its own"), "{e}");
 }
+
+#[test]
+fn without_algo_each_op_gets_its_own_first_algorithm_and_no_skip_notes() {
+    use crate::collective::{Algo, Op};
+    let req = parse(&[
+        "--op",
+        "allreduce,alltoall,broadcast,sendrecv",
+        "-b",
+        "8",
+        "-e",
+        "8",
+    ])
+    .unwrap();
+    let plan = req.opts.plan();
+    let mut pairs: Vec<(Op, Algo)> = plan
+        .points
+        .iter()
+        .map(|p| (p.call.op, p.call.algo))
+        .collect();
+    pairs.dedup();
+    assert_eq!(
+        pairs,
+        [
+            (Op::AllReduce, Algo::Ring),
+            (Op::AllToAll, Algo::Pairwise),
+            (Op::Broadcast, Algo::Tree),
+            (Op::SendRecv, Algo::Direct)
+        ]
+    );
+    assert!(
+        plan.notes.iter().all(|n| !n.contains("has no")),
+        "{:?}",
+        plan.notes
+    );
+    // Given, the list applies to every op that has the algorithm, and the others are said.
+    let req = parse(&[
+        "--op",
+        "allreduce,alltoall",
+        "--algo",
+        "ring,tree",
+        "-b",
+        "8",
+        "-e",
+        "8",
+    ]);
+    let plan = req.unwrap().opts.plan();
+    assert!(plan.points.iter().any(|p| p.call.algo == Algo::Tree));
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.contains("alltoall has no ring")),
+        "{:?}",
+        plan.notes
+    );
+}

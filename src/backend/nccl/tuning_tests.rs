@@ -21,6 +21,7 @@ fn opts(algos: &[Algo], world_sizes: &[usize]) -> SweepOptions {
         shapes: Vec::new(),
         pairs: Vec::new(),
         root: Default::default(),
+        default_algos: false,
     }
 }
 

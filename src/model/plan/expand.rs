@@ -114,7 +114,11 @@ impl SweepOptions {
         };
         for (shape, pair) in self.groups() {
             for &op in &self.ops {
-                for &algo in self.algos.iter().filter(|a| backend.algos(op).contains(a)) {
+                for &algo in self
+                    .algos
+                    .iter()
+                    .filter(|a| self.measures(backend, op, **a))
+                {
                     for &dtype in &self.dtypes {
                         for &in_place in &self.in_place {
                             if in_place && backend.no_in_place(op).is_some() {
@@ -136,7 +140,8 @@ impl SweepOptions {
             }
         }
         for op in &self.ops {
-            if let Some(a) = self.algos.iter().find(|a| !backend.algos(*op).contains(a)) {
+            let missing = self.algos.iter().find(|a| !backend.algos(*op).contains(a));
+            if let (Some(a), false) = (missing, self.default_algos) {
                 plan.notes.push(format!(
                     "{op} has no {a} algorithm on the {backend} backend; skipped"
                 ));
@@ -151,6 +156,16 @@ impl SweepOptions {
             }
         }
         plan
+    }
+
+    /// Whether `op` is measured with `algo` on `backend`: an algorithm it has, and with
+    /// [`SweepOptions::default_algos`] its first one only.
+    fn measures(&self, backend: BackendKind, op: Op, algo: Algo) -> bool {
+        let algos = backend.algos(op);
+        match self.default_algos {
+            true => algos.first() == Some(&algo),
+            false => algos.contains(&algo),
+        }
     }
 
     /// The roots a curve of `op` is measured with in a group of `world` ranks (0 alone for

@@ -23,6 +23,7 @@ fn opts() -> SweepOptions {
         shapes: Vec::new(),
         pairs: Vec::new(),
         root: Roots::default(),
+        default_algos: false,
     }
 }
 
