@@ -255,7 +255,9 @@ struct Curve {
 /// units would round them to the same text.
 pub(super) fn distinct_sizes(a: usize, b: usize) -> (String, String) {
     let (fa, fb) = (format_size(a), format_size(b));
-    if fa == fb {
+    // A size with a fraction is rounded for reading (1048572 B is "1024.0 KiB"), which would
+    // hide the very difference the note reports: both in bytes then.
+    if fa == fb || fa.contains('.') || fb.contains('.') {
         (format!("{a} B"), format!("{b} B"))
     } else {
         (fa, fb)

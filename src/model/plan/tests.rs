@@ -131,6 +131,12 @@ fn rounding_notes_never_print_equal_sizes() {
     let (a, b) = distinct_sizes(10_000_001, 10_000_000);
     assert_ne!(a, b);
     assert_eq!((a.as_str(), b.as_str()), ("10000001 B", "10000000 B"));
+    // 1048572 B reads as "1024.0 KiB", which hid the 4 bytes the note is about.
+    assert_eq!(
+        distinct_sizes(1 << 20, 1_048_572),
+        ("1048576 B".into(), "1048572 B".into())
+    );
+    assert_eq!(distinct_sizes(3 << 20, 2 << 20), ("3 MiB".into(), "2 MiB".into()));
 }
 
 #[test]
