@@ -90,10 +90,12 @@ fn read_file(req: &ImportRequest, path: &Path) -> Result<Vec<Ready>> {
         });
         match converted {
             Ok(c) if c.records.is_empty() => skipped.push(format!(
-                "lines {}-{}: no point collbench can hold ({})",
+                "lines {}-{}: no point collbench can hold{}",
                 run.first_line,
                 run.last_line,
-                c.warnings.first().map_or("", String::as_str)
+                c.warnings
+                    .first()
+                    .map_or(String::new(), |w| format!(" ({w})"))
             )),
             Ok(c) => out.push(Ready {
                 source: path.to_path_buf(),

@@ -239,6 +239,10 @@ const MAX_NOTED: usize = 20;
 
 fn skip(out: &mut Converted, info: &mut ImportInfo, line: usize, why: &str) {
     let text = format!("line {line}: skipped: {why}");
+    // The two halves of a row (out of place, in place) fail alike: said once.
+    if out.warnings.last() == Some(&text) {
+        return;
+    }
     out.warnings.push(text.clone());
     if info.notes.len() < 2 * MAX_NOTED {
         info.notes.push(text);
