@@ -66,6 +66,15 @@ impl Console {
         }
     }
 
+    /// Prints a measured point with what the row alone does not say (a `--pairs` point's two
+    /// nodes) after it, and advances the bar.
+    pub fn point_tagged(&self, rec: &PointRecord, tag: &str) {
+        self.print(&format!("{}  {tag}", table::row(rec)));
+        if let Some(bar) = &self.bar {
+            bar.inc(1);
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         if let Some(bar) = &self.bar {

@@ -230,10 +230,13 @@ fn lead_points(
             Some(row) => {
                 out.append_pair_point(&rec, &samples, &per_rank, &row)?;
                 pairs.push(pair_bandwidth(point, &row, rec.busbw_gbps));
+                console.point_tagged(&rec, &format!("pair {}-{}", row.host_a, row.host_b));
             }
-            None => out.append_point(&rec, &samples, &per_rank)?,
+            None => {
+                out.append_point(&rec, &samples, &per_rank)?;
+                console.point(&rec);
+            }
         }
-        console.point(&rec);
         wrong_points += usize::from(rec.wrong > 0);
     }
     let standings = links::standings(&links::largest_sizes(&pairs));
