@@ -72,13 +72,13 @@ pub fn exit_code(outcome: Result<u8>) -> u8 {
     match outcome {
         Ok(code) => match crate::output::stdout::failure() {
             Some(line) => {
-                eprintln!("collbench: {line}");
+                crate::say!("collbench: {line}");
                 2
             }
             None => code,
         },
         Err(e) => {
-            eprintln!("collbench: {e}");
+            crate::say!("collbench: {e}");
             e.exit_code() as u8
         }
     }
@@ -96,7 +96,7 @@ pub fn usage_error(e: clap::Error) -> u8 {
     ) {
         e.exit();
     }
-    eprintln!("collbench: {}", one_line(&e.render().to_string()));
+    crate::say!("collbench: {}", one_line(&e.render().to_string()));
     2
 }
 

@@ -77,7 +77,12 @@ fn pairs_measure_every_node_pair_and_report_the_links() {
     assert!(runs[0].stdout.contains("# note: "), "{}", runs[0].stdout);
     // Every table row names its pair.
     for pair in ["pair a-b", "pair a-c", "pair b-c"] {
-        assert_eq!(runs[0].stdout.matches(pair).count(), 2, "{}", runs[0].stdout);
+        assert_eq!(
+            runs[0].stdout.matches(pair).count(),
+            2,
+            "{}",
+            runs[0].stdout
+        );
     }
 }
 

@@ -268,3 +268,23 @@ fn endless_sources_are_read_to_their_cap_and_refused() {
         &["summary.csv", "line 1: a line longer than 1024 KiB"],
     );
 }
+
+#[test]
+fn control_bytes_from_a_file_are_escaped_before_the_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = small_run(tmp.path());
+    set_summary(&dir, "op", "all\u{1b}]0;owned\u{7}reduce");
+    let r = run(&["report", dir.to_str().unwrap()], LIMIT);
+    assert_eq!(r.status.code(), Some(2), "{r:?}");
+    assert!(
+        !r.stderr.contains('\u{1b}') && !r.stderr.contains('\u{7}'),
+        "{:?}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("all\\u{1b}]0;owned\\u{7}reduce"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr_lines().len(), 1, "{}", r.stderr);
+}

@@ -117,7 +117,12 @@ fn multi_node_and_old_release_logs_keep_hosts_errors_and_report_other_bandwidths
         r.stderr
     );
     // Said once per line, not once per half (out of place, in place) of it.
-    assert_eq!(r.stderr.matches("line 20: skipped").count(), 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr.matches("line 20: skipped").count(),
+        1,
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("and 43 more like these"), "{}", r.stderr);
     assert!(
         info.notes

@@ -168,7 +168,7 @@ fn sweep_repeats(
     };
     let (dirs, reqs): (Vec<PathBuf>, Vec<SweepRequest>) = requests.into_iter().unzip();
     let announce = |i: usize| {
-        eprintln!(
+        crate::say!(
             "collbench: acceptance sweep {}/{} into {}",
             i + 1,
             dirs.len(),
@@ -294,17 +294,17 @@ fn to_json(v: &Verdict) -> Result<String> {
 /// where the files went.
 fn explain(v: &Verdict, written: &Written) {
     for cv in v.criteria.iter().filter(|c| c.points.is_empty()) {
-        eprintln!(
+        crate::say!(
             "collbench: criterion '{}' {}",
             cv.name,
             cv.note.as_deref().unwrap_or("matched no measured point")
         );
     }
     for note in &v.notes {
-        eprintln!("collbench: {note}");
+        crate::say!("collbench: {note}");
     }
     if v.result == Outcome::NoData && v.counts.criteria_no_data == 0 && v.notes.is_empty() {
-        eprintln!("collbench: some thresholds could not be judged (see the table's notes)");
+        crate::say!("collbench: some thresholds could not be judged (see the table's notes)");
     }
     let files: Vec<String> = [&written.verdict, &written.junit]
         .into_iter()
@@ -312,7 +312,7 @@ fn explain(v: &Verdict, written: &Written) {
         .map(|p| p.display().to_string())
         .collect();
     if !files.is_empty() {
-        eprintln!("collbench: verdict written to {}", files.join(" and "));
+        crate::say!("collbench: verdict written to {}", files.join(" and "));
     }
 }
 

@@ -39,7 +39,7 @@ pub fn run_fit(req: &FitRequest) -> Result<u8> {
     if let Some(q) = query {
         let p = predict(&fit, &q)?;
         if let Some(w) = &p.warning {
-            eprintln!("collbench: warning: {w}");
+            crate::say!("collbench: warning: {w}");
         }
         if req.json {
             let text = serde_json::to_string(&p)
@@ -64,7 +64,7 @@ fn write_export(fit: &FitFile, x: &ExportRequest, force: bool) -> Result<()> {
     match &x.out {
         Some(path) => {
             write_output(path, text.as_bytes(), force)?;
-            eprintln!(
+            crate::say!(
                 "collbench: {} export written to {}",
                 x.format,
                 path.display()
@@ -120,7 +120,7 @@ fn fit_runs(req: &FitRequest) -> Result<FitFile> {
     } else if !req.json {
         crate::output::stdout::print(&fit_table::render(&fit));
     }
-    eprintln!(
+    crate::say!(
         "collbench: {} curves and {} cross-world models written to {}",
         fit.curves.len(),
         fit.models.len(),
@@ -129,7 +129,7 @@ fn fit_runs(req: &FitRequest) -> Result<FitFile> {
     let noisy = fit.curves.iter().filter(|c| c.too_noisy).count();
     if noisy > 0 {
         let imported = runs.iter().all(crate::fit::build::is_imported);
-        eprintln!(
+        crate::say!(
             "collbench: warning: {noisy} of {} curves are too noisy to fit (see the notes: the \
              sizes and their errors); {}",
             fit.curves.len(),

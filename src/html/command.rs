@@ -51,7 +51,7 @@ pub fn run_report(req: &ReportRequest) -> Result<u8> {
         notes,
     })?;
     crate::output::file::write_output(&output, html.as_bytes(), req.force)?;
-    eprintln!("collbench: report written to {}", output.display());
+    crate::say!("collbench: report written to {}", output.display());
     Ok(0)
 }
 

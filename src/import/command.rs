@@ -43,7 +43,7 @@ pub fn run_import(req: &ImportRequest) -> Result<u8> {
         }
     }
     for line in &refused {
-        eprintln!("collbench: warning: left out: {line}");
+        crate::say!("collbench: warning: left out: {line}");
     }
     if ready.is_empty() {
         return Err(Error::usage(format!(
@@ -111,7 +111,7 @@ fn read_file(req: &ImportRequest, path: &Path) -> Result<Vec<Ready>> {
         });
     }
     for s in skipped {
-        eprintln!("collbench: warning: {}: {s}", path.display());
+        crate::say!("collbench: warning: {}: {s}", path.display());
     }
     Ok(out)
 }
@@ -190,10 +190,10 @@ fn write_folder(run: &Ready, dir: &Path) -> Result<()> {
     folder.finish(status, error)?;
     const SHOWN: usize = 4;
     for w in c.warnings.iter().take(SHOWN) {
-        eprintln!("collbench: warning: {}: {w}", run.source.display());
+        crate::say!("collbench: warning: {}: {w}", run.source.display());
     }
     if c.warnings.len() > SHOWN {
-        eprintln!(
+        crate::say!(
             "collbench: warning: {}: and {} more like these (meta.json `import.notes` in {})",
             run.source.display(),
             c.warnings.len() - SHOWN,

@@ -2,4 +2,5 @@
 //! written atomically and never replace an earlier file unless the user asked (`--force`).
 
 pub mod file;
+pub mod stderr;
 pub mod stdout;

@@ -50,7 +50,7 @@ pub fn run_plot(req: &PlotRequest) -> Result<u8> {
         }
     }
     for n in &notes {
-        eprintln!("collbench: note: {n}");
+        crate::say!("collbench: note: {n}");
     }
     if written == 0 {
         return Err(Error::usage(
@@ -58,7 +58,7 @@ pub fn run_plot(req: &PlotRequest) -> Result<u8> {
              layout",
         ));
     }
-    eprintln!(
+    crate::say!(
         "collbench: {written} figure files written to {}",
         out.display()
     );

@@ -71,7 +71,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         comm_power_w: measured_comm_power(&fit),
     };
     if let Some(w) = request.comm_power_w {
-        eprintln!(
+        crate::say!(
             "collbench: exposed communication draws {w:.0} W per GPU, as NVML measured in the \
              fit's source runs"
         );
@@ -83,7 +83,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
     let projection = project(&request, &fit)?;
     crate::output::stdout::print(&output::table(&request, &projection, &network));
     for note in &projection.notes {
-        eprintln!("collbench: note: {note}");
+        crate::say!("collbench: note: {note}");
     }
     let (replayed, stopped) = match req.replay {
         Some(steps) => {
@@ -103,7 +103,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
             .map_err(|e| Error::usage(format!("cannot encode projection.json: {e}")))?;
         text.push('\n');
         write(&out.join("projection.json"), text)?;
-        eprintln!(
+        crate::say!(
             "collbench: {} rows written to {}",
             projection.rows.len(),
             out.join("projection.csv").display()

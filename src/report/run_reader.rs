@@ -44,7 +44,7 @@ pub fn read_run(dir: &Path) -> Result<Run> {
     }
     let meta = Meta::read(&dir.join(META_FILE))?;
     if meta.status == RunStatus::Running {
-        eprintln!(
+        crate::say!(
             "collbench: warning: {}: meta.json still says `running`: the run was killed (or is \
              still going); reading the points written so far",
             dir.display()
@@ -120,7 +120,7 @@ fn keep_complete_points(
         return;
     };
     if first_short < records.len() {
-        eprintln!(
+        crate::say!(
             "collbench: warning: {}: the samples of point {first_short} were cut off; reading \
              the {first_short} points before it",
             path.display()

@@ -73,13 +73,13 @@ pub fn report(executed: &Executed) -> u8 {
         Executed::Follower => return 0,
         Executed::Launcher(code) => return *code,
     };
-    eprintln!(
+    crate::say!(
         "collbench: {} points written to {}",
         outcome.points,
         outcome.dir.display()
     );
     if outcome.wrong_points > 0 {
-        eprintln!(
+        crate::say!(
             "collbench: {} point(s) produced wrong results (column `wrong`)",
             outcome.wrong_points
         );

@@ -55,7 +55,7 @@ fn run_rank(args: RankArgs, opts: &SweepOptions, shared: &Rc<Shared>) -> Result<
     let cpus = affinity::allowed_cpus();
     if let Some(cpu) = affinity::cpu_for_rank(opts.bind, args.rank, &cpus) {
         if let Err(e) = affinity::bind_to(cpu) {
-            eprintln!(
+            crate::say!(
                 "collbench: rank {} runs unbound: pinning to CPU {cpu} failed: {e}",
                 args.rank
             );

@@ -245,7 +245,7 @@ impl Drop for StoreServer {
         }
         let unlogged = sh.refused().unlogged();
         if unlogged > 0 {
-            eprintln!("collbench: rank 0's store refused {unlogged} more peers (not logged)");
+            crate::say!("collbench: rank 0's store refused {unlogged} more peers (not logged)");
         }
     }
 }

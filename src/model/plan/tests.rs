@@ -136,7 +136,10 @@ fn rounding_notes_never_print_equal_sizes() {
         distinct_sizes(1 << 20, 1_048_572),
         ("1048576 B".into(), "1048572 B".into())
     );
-    assert_eq!(distinct_sizes(3 << 20, 2 << 20), ("3 MiB".into(), "2 MiB".into()));
+    assert_eq!(
+        distinct_sizes(3 << 20, 2 << 20),
+        ("3 MiB".into(), "2 MiB".into())
+    );
 }
 
 #[test]

@@ -177,7 +177,7 @@ pub(crate) fn read_rows_until_cut<T>(
 
 /// One line on stderr about a file whose last line was cut off.
 fn warn_cut(path: &Path, line: usize, rows: usize) {
-    eprintln!(
+    crate::say!(
         "collbench: warning: {}: line {line} was cut off (no newline at the end: the run crashed \
          or the disk filled); reading the {rows} complete rows before it",
         path.display()

@@ -44,13 +44,13 @@ pub fn fail(msg: &str, code: i32) -> ! {
         Some((dir, mut meta)) => {
             meta.finish(RunStatus::Failed, Some(msg.to_string()));
             if let Err(e) = meta.write(&dir) {
-                eprintln!("collbench: {e}");
+                crate::say!("collbench: {e}");
             }
             format!("; {} point(s) kept in {}", meta.points, dir.display())
         }
         None => String::new(),
     };
-    eprintln!("collbench: {msg}{kept}");
+    crate::say!("collbench: {msg}{kept}");
     // SAFETY: _exit never returns; the main thread is blocked in MPI and must not be waited
     // on (exit's handlers could).
     unsafe { libc::_exit(code) }
@@ -72,9 +72,9 @@ fn on_signal() {
             Some("interrupted by a signal (Ctrl-C or SIGTERM from the launcher)".into()),
         );
         if let Err(e) = meta.write(&dir) {
-            eprintln!("collbench: {e}");
+            crate::say!("collbench: {e}");
         }
-        eprintln!(
+        crate::say!(
             "collbench: interrupted; {} point(s) kept in {}",
             meta.points,
             dir.display()

@@ -50,7 +50,7 @@ pub(super) fn run(
         Ok(outcome) => Ok(Some(outcome)),
         // The other ranks wait in MPI calls for rank 0: end the whole job.
         Err(e) if size > 1 => {
-            eprintln!("collbench: {e}");
+            crate::say!("collbench: {e}");
             world.abort(e.exit_code())
         }
         Err(e) => Err(e),

@@ -83,7 +83,9 @@ pub fn start(timeout: Duration, rank: usize, ranks: Vec<Whereabouts>) {
         .name("collbench-stall".into())
         .spawn(move || watch(limit, tick, rank, &ranks));
     if let Err(e) = spawned {
-        eprintln!("collbench: mpi rank {rank}: no stall watchdog ({e}); --timeout is not enforced");
+        crate::say!(
+            "collbench: mpi rank {rank}: no stall watchdog ({e}); --timeout is not enforced"
+        );
     }
 }
 

@@ -209,7 +209,7 @@ fn refuse(sh: &Shared, p: Pending, why: &Refusal) {
     let line = sh.refused().record(p.peer, &why.reason(), claimed);
     if let Some(line) = line {
         // Printed without holding any lock: a stalled stderr must not stall the store.
-        eprintln!("{line}");
+        crate::say!("{line}");
     }
     if let Some(msg) = why.reply() {
         // A fresh connection's send buffer takes the short answer at once; if it does not,

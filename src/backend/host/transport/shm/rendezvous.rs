@@ -185,11 +185,12 @@ impl ShmTransport {
         sh.single_copy_refused(from, to).store(1, Ordering::Relaxed);
         if sh.fallback_noted().swap(1, Ordering::Relaxed) == 0 {
             let other = if from == self.rank { to } else { from };
-            eprintln!(
+            crate::say!(
                 "collbench: note: rank {} cannot {verb} rank {}'s memory ({e}); large messages \
                  go through the shared-memory slots instead (two copies instead of one, same \
                  results)",
-                self.names[self.rank], self.names[other]
+                self.names[self.rank],
+                self.names[other]
             );
         }
     }

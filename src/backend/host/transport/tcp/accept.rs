@@ -185,7 +185,7 @@ fn refuse_oldest(pending: &mut Vec<Pending>, refused: &mut Refusals) {
 /// Writes a refusal's log line, when it has one.
 fn log(line: Option<String>) {
     if let Some(line) = line {
-        eprintln!("{line}");
+        crate::say!("{line}");
     }
 }
 
