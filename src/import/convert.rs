@@ -108,16 +108,9 @@ fn world_of(run: &LogRun, ov: &Overrides) -> Result<usize, String> {
 
 /// Distinct hosts in order of first appearance, and each rank's index into them.
 fn hosts_of(run: &LogRun) -> (Vec<String>, Vec<usize>) {
-    let mut hosts: Vec<String> = Vec::new();
-    let mut nodes = Vec::new();
-    for r in &run.ranks {
-        let at = hosts.iter().position(|h| *h == r.host).unwrap_or_else(|| {
-            hosts.push(r.host.clone());
-            hosts.len() - 1
-        });
-        nodes.push(at);
-    }
-    (hosts, nodes)
+    let names: Vec<String> = run.ranks.iter().map(|r| r.host.clone()).collect();
+    let topo = crate::model::topology::Topology::from_hosts(&names);
+    (topo.hosts, topo.node_of)
 }
 
 /// Calls timed per point: `iters` × `agg iters` (nccl-tests groups `agg` calls per iteration).

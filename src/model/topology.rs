@@ -92,15 +92,16 @@ impl Topology {
 
     /// From every rank's host name, in rank order; nodes numbered by first appearance.
     pub fn from_hosts(names: &[String]) -> Topology {
+        // An index by name: a log may list a million ranks on a hundred thousand hosts.
+        let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         let mut hosts: Vec<String> = Vec::new();
         let node_of = names
             .iter()
-            .map(|n| match hosts.iter().position(|h| h == n) {
-                Some(i) => i,
-                None => {
+            .map(|n| {
+                *index.entry(n.as_str()).or_insert_with(|| {
                     hosts.push(n.clone());
                     hosts.len() - 1
-                }
+                })
             })
             .collect();
         Topology { node_of, hosts }
@@ -123,17 +124,23 @@ impl Topology {
 
     /// The fewest ranks any node holds: the largest `per_node` every node can give.
     pub fn min_per_node(&self) -> usize {
-        (0..self.nodes())
-            .map(|n| self.ranks_on(n).len())
-            .min()
-            .unwrap_or(0)
+        let mut counts = vec![0usize; self.nodes()];
+        for &n in &self.node_of {
+            counts[n] += 1;
+        }
+        counts.into_iter().min().unwrap_or(0)
     }
 
     /// The members of a group of this shape, node by node (rank 0 first).
     pub fn members(&self, shape: WorldShape) -> Vec<usize> {
-        (0..shape.nodes.min(self.nodes()))
-            .flat_map(|n| self.ranks_on(n).into_iter().take(shape.per_node))
-            .collect()
+        let nodes = shape.nodes.min(self.nodes());
+        let mut by_node: Vec<Vec<usize>> = vec![Vec::new(); nodes];
+        for (r, &n) in self.node_of.iter().enumerate() {
+            if n < nodes && by_node[n].len() < shape.per_node {
+                by_node[n].push(r);
+            }
+        }
+        by_node.concat()
     }
 
     /// What a launch measures when `--world-sizes` is not given: one whole node, one rank on
@@ -236,6 +243,21 @@ mod tests {
             let e = bad.parse::<WorldSpec>().unwrap_err().to_string();
             assert!(e.contains(&format!("'{bad}'")), "{e}");
         }
+    }
+
+    #[test]
+    fn a_million_ranks_on_many_hosts_are_indexed_in_one_pass() {
+        // Ranks listed host by host, then one straggler per host at the end.
+        let mut names: Vec<String> = (0..1_000_000).map(|r| format!("h{}", r / 8)).collect();
+        names.push("h0".into());
+        let t = Topology::from_hosts(&names);
+        assert_eq!((t.nodes(), t.ranks()), (125_000, 1_000_001));
+        assert_eq!((t.node_of[9], t.node_of[1_000_000]), (1, 0));
+        assert_eq!(t.min_per_node(), 8);
+        assert_eq!(
+            t.members(shape(2, 9)),
+            [0, 1, 2, 3, 4, 5, 6, 7, 1_000_000, 8, 9, 10, 11, 12, 13, 14, 15]
+        );
     }
 
     #[test]
