@@ -398,3 +398,25 @@ fn compare_holds_an_imported_run_against_a_host_sweep() {
     let host_loop = summary(&host)[0].loop_time_us.expect("a loop time");
     assert_eq!(first["time_us_b"].as_f64().unwrap(), host_loop);
 }
+
+#[test]
+fn folder_links_are_not_followed_and_what_is_too_deep_is_said() {
+    let tmp = tempfile::tempdir().unwrap();
+    let logs = tmp.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let log = data("nccl-tests/all_reduce_v2.18.0_tagged_stderr_versionheader.log");
+    std::fs::copy(&log, logs.join("ar.log")).unwrap();
+    // A link back up the tree would import the same run again at every level.
+    std::os::unix::fs::symlink(".", logs.join("again")).unwrap();
+    let mut deep = logs.join("d");
+    for i in 0..10 {
+        deep = deep.join(format!("{i}"));
+    }
+    std::fs::create_dir_all(&deep).unwrap();
+    std::fs::copy(&log, deep.join("deep.log")).unwrap();
+    let out = tmp.path().join("out");
+    let r = ok(import(&["nccl-tests", path(&logs), "--out", path(&out)]));
+    assert_eq!(r.stdout.matches("points ->").count(), 1, "{}", r.stdout);
+    assert!(r.stderr.contains("again: a link to a folder, not followed"), "{}", r.stderr);
+    assert!(r.stderr.contains("deeper than 8 folders"), "{}", r.stderr);
+}

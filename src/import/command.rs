@@ -31,9 +31,9 @@ struct Ready {
 
 /// Runs the command: exit 0 when at least one run was imported, errors (exit 2) otherwise.
 pub fn run_import(req: &ImportRequest) -> Result<u8> {
-    let found = files::expand(&req.logs)?;
-    let mut ready = Vec::new();
     let mut refused = Vec::new();
+    let found = files::expand(&req.logs, &mut refused)?;
+    let mut ready = Vec::new();
     for file in &found {
         match read_file(req, &file.path) {
             Ok(runs) => ready.extend(runs),

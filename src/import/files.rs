@@ -23,8 +23,9 @@ pub struct LogFile {
 }
 
 /// The files of `inputs`: each named file, and the files under each named folder (sorted, hidden
-/// ones left out).
-pub fn expand(inputs: &[PathBuf]) -> Result<Vec<LogFile>> {
+/// ones left out; links to folders and folders deeper than [`MAX_DEPTH`] left out too, each said
+/// in `left_out`: a link back up a tree would read it again and again).
+pub fn expand(inputs: &[PathBuf], left_out: &mut Vec<String>) -> Result<Vec<LogFile>> {
     let mut out = Vec::new();
     for p in inputs {
         let meta = std::fs::metadata(p).map_err(|e| Error::Input {
@@ -32,7 +33,7 @@ pub fn expand(inputs: &[PathBuf]) -> Result<Vec<LogFile>> {
             msg: format!("cannot read: {}", reason(&e)),
         })?;
         if meta.is_dir() {
-            walk(p, 0, &mut out)?;
+            walk(p, 0, &mut out, left_out)?;
         } else {
             out.push(LogFile {
                 path: p.clone(),
@@ -43,8 +44,17 @@ pub fn expand(inputs: &[PathBuf]) -> Result<Vec<LogFile>> {
     Ok(out)
 }
 
-fn walk(dir: &Path, depth: usize, out: &mut Vec<LogFile>) -> Result<()> {
+fn walk(
+    dir: &Path,
+    depth: usize,
+    out: &mut Vec<LogFile>,
+    left_out: &mut Vec<String>,
+) -> Result<()> {
     if depth > MAX_DEPTH {
+        left_out.push(format!(
+            "{}: deeper than {MAX_DEPTH} folders below what was named; name it to import it",
+            dir.display()
+        ));
         return Ok(());
     }
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
@@ -57,8 +67,14 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<LogFile>) -> Result<()> {
         .collect();
     paths.sort();
     for p in paths {
-        if p.is_dir() {
-            walk(&p, depth + 1, out)?;
+        let link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
+        if link && p.is_dir() {
+            left_out.push(format!(
+                "{}: a link to a folder, not followed (name the folder itself to import it)",
+                p.display()
+            ));
+        } else if p.is_dir() {
+            walk(&p, depth + 1, out, left_out)?;
         } else if p.is_file() {
             if out.len() >= MAX_FILES {
                 return Err(Error::usage(format!(
