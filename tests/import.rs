@@ -417,6 +417,114 @@ fn folder_links_are_not_followed_and_what_is_too_deep_is_said() {
     let out = tmp.path().join("out");
     let r = ok(import(&["nccl-tests", path(&logs), "--out", path(&out)]));
     assert_eq!(r.stdout.matches("points ->").count(), 1, "{}", r.stdout);
-    assert!(r.stderr.contains("again: a link to a folder, not followed"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("again: a link to a folder, not followed"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("deeper than 8 folders"), "{}", r.stderr);
+}
+
+/// A one-rank all_reduce_perf log whose one table row is `row`.
+fn one_row_log(dir: &Path, row: &str) -> PathBuf {
+    let text = format!(
+        "# Collective test starting: all_reduce_perf\n\
+         # nThread 1 nGpus 1 minBytes 8 maxBytes 64 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n\
+         #  Rank  0 Group  0 Pid  1 on a device  0 [0x1] GPU\n\
+         #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n\
+         {row}\n\
+         # Avg bus bandwidth    : 0.0\n"
+    );
+    let p = dir.join("ar.log");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn impossible_rows_and_contradicting_labels_are_refused_naming_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let good = "          64            16     float     sum      -1    10.00    0.01    0.01      0    10.00    0.01    0.01      0";
+    for (row, said) in [
+        (
+            good.replacen("          64", "   -67108864", 1),
+            "size '-67108864'",
+        ),
+        (
+            good.replacen("          64", "        1e20", 1),
+            "size '1e20'",
+        ),
+        (
+            good.replacen("      0    10.00", "     -1    10.00", 1),
+            "#wrong '-1' is negative",
+        ),
+    ] {
+        let log = one_row_log(tmp.path(), &row);
+        let r = import(&["nccl-tests", path(&log), "--out", path(&out)]);
+        assert_eq!(r.code(), 2, "{row}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("line 5") && r.stderr.contains(said),
+            "{}",
+            r.stderr
+        );
+    }
+    let log = one_row_log(tmp.path(), good);
+    let r = import(&[
+        "nccl-tests",
+        path(&log),
+        "--test",
+        "all_gather_perf",
+        "--out",
+        path(&out),
+    ]);
+    assert_eq!(r.code(), 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("the log says it is all_reduce_perf's, but --test all_gather_perf"),
+        "{}",
+        r.stderr
+    );
+    let r = import(&[
+        "nccl-tests",
+        path(&log),
+        "--algo",
+        "bruck",
+        "--out",
+        path(&out),
+    ]);
+    assert_eq!(r.code(), 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("--algo bruck: NCCL runs allreduce with auto"),
+        "{}",
+        r.stderr
+    );
+    ok(import(&[
+        "nccl-tests",
+        path(&log),
+        "--test",
+        "all_reduce_perf",
+        "--algo",
+        "ring",
+        "--out",
+        path(&out),
+    ]));
+    let osu = data("osu/osu_allreduce_v7.4_default_2node_char.txt");
+    let other = tmp.path().join("osu");
+    let r = import(&[
+        "osu",
+        &osu,
+        "--test",
+        "gather",
+        "--world",
+        "2",
+        "--out",
+        path(&other),
+    ]);
+    assert_eq!(r.code(), 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the log says it is an OSU allreduce log"),
+        "{}",
+        r.stderr
+    );
 }

@@ -122,6 +122,11 @@ fn op_of(req: &ImportRequest, run: &LogRun, path: &Path) -> std::result::Result<
     match req.tool {
         Tool::NcclTests => {
             let from_name = file_name.as_deref().and_then(names::nccl_test_in_name);
+            if let (Some(given), Some(own)) = (req.overrides.test.as_deref(), run.test.as_deref()) {
+                if names::nccl_test_op(given)? != names::nccl_test_op(own)? {
+                    return Err(osu::contradiction(&format!("{own}'s"), given));
+                }
+            }
             let test = req
                 .overrides
                 .test

@@ -159,7 +159,9 @@ impl Reader {
             self.start(n, header_settings(&fields));
             return Ok(());
         }
-        let numeric = fields[0].bytes().all(|b| b.is_ascii_digit());
+        // Any number, not only digits: a row whose size is negative or 1e20 is refused by
+        // the row's parser, naming the line, instead of passing as a foreign line.
+        let numeric = is_number(fields[0]);
         if let (true, Some(cols)) = (numeric, self.columns.clone()) {
             return self.row(n, &fields, &cols);
         }

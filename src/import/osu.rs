@@ -218,10 +218,24 @@ fn lookup(test: &str) -> Result<Op, String> {
 
 /// The op of an OSU run: `--test` (a collective's name, e.g. `allreduce`), else its title.
 pub fn op_of(run: &LogRun, test: Option<&str>) -> Result<Op, String> {
-    match test.or(run.test.as_deref()) {
-        Some(t) => lookup(t.trim_start_matches("osu_")),
-        None => Err("the log names no OSU test; give --test, e.g. --test allreduce".into()),
+    let op = |t: &str| lookup(t.trim_start_matches("osu_"));
+    let own = run.test.as_deref().map(op).transpose()?;
+    match (test.map(op).transpose()?, own) {
+        (Some(given), Some(own)) if given != own => Err(contradiction(
+            &format!("an OSU {own} log"),
+            test.unwrap_or_default(),
+        )),
+        (Some(op), _) | (None, Some(op)) => Ok(op),
+        (None, None) => Err("the log names no OSU test; give --test, e.g. --test allreduce".into()),
     }
+}
+
+/// A `--test` that contradicts what the log says it is: refused, never a relabel.
+pub fn contradiction(own: &str, given: &str) -> String {
+    format!(
+        "the log says it is {own}, but --test {given} says otherwise; drop --test (it is for \
+         logs that do not say)"
+    )
 }
 
 /// nccl-tests' total size `S` of an OSU size: OSU's AllGather, AllToAll, Gather and Scatter sizes

@@ -222,8 +222,15 @@ fn alltoall_is_read_with_its_size_per_peer() {
 }
 
 #[test]
-fn op_of_takes_the_given_test_first() {
-    let run = one_run(ALLTOALL_5);
+fn op_of_takes_the_given_test_where_the_log_names_none_and_refuses_a_contradiction() {
+    let own = one_run(ALLTOALL_5);
+    let e = op_of(&own, Some("allreduce")).unwrap_err();
+    assert!(
+        e.starts_with("the log says it is an OSU alltoall log, but --test allreduce"),
+        "{e}"
+    );
+    let mut run = own.clone();
+    run.test = None;
     assert_eq!(op_of(&run, Some("allreduce")), Ok(Op::AllReduce));
     assert_eq!(op_of(&run, Some("osu_allgather")), Ok(Op::AllGather));
     assert_eq!(op_of(&run, Some("osu_bcast")), Ok(Op::Broadcast));

@@ -162,7 +162,11 @@ fn parse_half(f: &[&str]) -> Result<Option<Half>, String> {
             ),
             None,
         ),
-        t => (None, Some(number(t, "error")?)),
+        t => match number(t, "error")? {
+            // nccl-tests prints N/A where it did not check; a count or error is never negative.
+            e if e < 0.0 => return Err(format!("#wrong '{t}' is negative")),
+            e => (None, Some(e)),
+        },
     };
     Ok(Some(Half {
         time_us,
