@@ -178,3 +178,33 @@ fn unknown_format_and_missing_model_are_one_line_errors() {
     let r = fit(&[&f, "--npus", "8"]);
     refused(&r, &["--export"]);
 }
+
+#[test]
+fn nodes_alone_scale_out_at_the_ranks_per_node_fitted_and_counts_are_bounded() {
+    let profile = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/bench-configs/profiles/h100-ib400.json"
+    );
+    let r = fit(&[profile, "--export", "nccl-tuner", "--nodes", "4"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("# For 32 ranks on 4 node(s)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .all(|l| l.contains(",4,32,")));
+    for format in ["nccl-tuner", "astra-sim", "calculon"] {
+        let r = fit(&[
+            profile,
+            "--export",
+            format,
+            "--npus",
+            "18446744073709551615",
+        ]);
+        refused(&r, &["--npus", "1048576"]);
+    }
+}

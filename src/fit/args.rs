@@ -44,11 +44,12 @@ pub struct FitArgs {
     #[arg(long, value_name = "OP", requires = "export",
           value_parser = |s: &str| s.parse::<Op>().map_err(|e| e.to_string()))]
     pub export_op: Option<Op>,
-    /// --export: ranks (NPUs) in all [default: the largest world fitted].
-    #[arg(long, value_name = "N", requires = "export")]
+    /// --export: ranks (NPUs) in all, 1 to 1048576 [default: the largest world fitted].
+    #[arg(long, value_name = "N", requires = "export", value_parser = world_count)]
     pub npus: Option<usize>,
-    /// --export: nodes the ranks span [default: 1, or as fitted for a two-level model].
-    #[arg(long, value_name = "N", requires = "export")]
+    /// --export: nodes the ranks span, 1 to 1048576 [default: 1, or as fitted for a two-level
+    /// model].
+    #[arg(long, value_name = "N", requires = "export", value_parser = world_count)]
     pub nodes: Option<usize>,
     /// Replace an existing -o or --export-out file (outputs are never overwritten otherwise).
     #[arg(long)]
@@ -75,4 +76,14 @@ impl FitArgs {
             force: self.force,
         }
     }
+}
+
+/// A count of ranks or nodes within [`crate::physical::WORLD`] (as sweeps and projections
+/// bound worlds).
+fn world_count(s: &str) -> std::result::Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number"))?;
+    crate::physical::WORLD.check_usize("count", n)
 }

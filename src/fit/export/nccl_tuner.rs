@@ -200,7 +200,12 @@ fn target(fit: &FitFile, opts: &ExportOptions) -> Result<(usize, usize, String)>
         .max();
     let (world, nodes, from) = match (opts.npus, opts.nodes, largest) {
         (Some(p), n, _) => (p, n.unwrap_or(1), "from --npus/--nodes".to_string()),
-        (None, Some(n), Some((w, _))) => (w, n, "--nodes; ranks: the largest fitted".into()),
+        // Scaling out adds nodes of the ranks per node fitted, as the other exports do.
+        (None, Some(n), Some((w, n0))) => {
+            let per = (w / n0.max(1)).max(1);
+            let world = n.saturating_mul(per);
+            (world, n, format!("--nodes, {per} ranks per node as fitted"))
+        }
         (None, None, Some((w, n))) => (w, n, "the largest world fitted".to_string()),
         (None, _, None) => {
             return Err(missing(
