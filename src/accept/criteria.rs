@@ -81,6 +81,10 @@ struct RawCriterion {
     max_wrong: Option<i64>,
 }
 
+/// The most criteria one file may hold: each may load a reference fit and is judged at every
+/// point it selects, so the count bounds memory and time.
+pub const MAX_CRITERIA: usize = 1000;
+
 impl Criteria {
     /// Reads and checks a criteria file. Every error is one line naming the file.
     pub fn load(path: &Path) -> Result<Criteria> {
@@ -104,14 +108,22 @@ impl Criteria {
         if raw.criterion.is_empty() {
             return Err("no [[criterion]] table; add at least one (see docs/ACCEPTANCE.md)".into());
         }
+        if raw.criterion.len() > MAX_CRITERIA {
+            return Err(format!(
+                "{} [[criterion]] tables; at most {MAX_CRITERIA} (a criterion selects many \
+                 points at once: widen its selector instead)",
+                raw.criterion.len()
+            ));
+        }
         if let Some(s) = &raw.sweep {
             s.check().map_err(|e| format!("[sweep]: {e}"))?;
         }
         let base = path.parent().unwrap_or(Path::new(""));
         let mut criteria: Vec<Criterion> = Vec::new();
+        let mut names = std::collections::HashSet::new();
         for (i, rc) in raw.criterion.into_iter().enumerate() {
             let c = criterion(rc, i, base)?;
-            if criteria.iter().any(|o| o.name == c.name) {
+            if !names.insert(c.name.clone()) {
                 return Err(format!(
                     "criterion '{}' is named twice; give each criterion its own name",
                     c.name

@@ -216,3 +216,13 @@ fn the_committed_examples_parse() {
         dir.display()
     );
 }
+
+#[test]
+fn the_number_of_criteria_is_bounded() {
+    let one = |i: usize| format!("[[criterion]]\nname = \"c{i}\"\nmax_time_us = 50.0\n");
+    let at_cap: String = (0..MAX_CRITERIA).map(one).collect();
+    assert_eq!(parse(&at_cap).unwrap().criteria.len(), MAX_CRITERIA);
+    let over: String = (0..=MAX_CRITERIA).map(one).collect();
+    let msg = refused(&over);
+    assert!(msg.contains("1001 [[criterion]] tables; at most 1000"), "{msg}");
+}
