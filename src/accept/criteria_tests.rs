@@ -224,5 +224,8 @@ fn the_number_of_criteria_is_bounded() {
     assert_eq!(parse(&at_cap).unwrap().criteria.len(), MAX_CRITERIA);
     let over: String = (0..=MAX_CRITERIA).map(one).collect();
     let msg = refused(&over);
-    assert!(msg.contains("1001 [[criterion]] tables; at most 1000"), "{msg}");
+    assert!(
+        msg.contains("1001 [[criterion]] tables; at most 1000"),
+        "{msg}"
+    );
 }

@@ -6,29 +6,62 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::model::plan::Point;
 use crate::model::record::PointRecord;
 use crate::report::table;
 
 /// Console output of one sweep.
 pub struct Console {
     bar: Option<ProgressBar>,
+    /// Each point's share of the work, in plan order ([`work`]): the bar and its ETA advance
+    /// by it, so that a 1 GiB point counts for what it costs, not as much as an 8 B one.
+    weights: Vec<u64>,
+    done: std::cell::Cell<usize>,
+}
+
+/// A point's expected cost, in nanoseconds of a nominal machine (5 µs per call plus 5 GB/s,
+/// and the host's fill and check of its bytes): only its ratio to other points' matters.
+pub fn work(p: &Point) -> u64 {
+    let calls = (p.warmup + 2 * p.iters + 1) as u64;
+    let bytes = p.call.shape.bytes as u64;
+    calls
+        .saturating_mul(5_000 + bytes / 5)
+        .saturating_add(bytes.saturating_mul(8))
+        .max(1)
 }
 
 impl Console {
-    /// A console for `points` points; the bar is shown only on a terminal and when wanted.
-    pub fn new(points: usize, want_bar: bool) -> Console {
+    /// A console for the points of `plan`; the bar is shown only on a terminal and when wanted.
+    pub fn new(points: &[Point], want_bar: bool) -> Console {
+        let weights: Vec<u64> = points.iter().map(work).collect();
+        let total = weights.iter().fold(0u64, |a, w| a.saturating_add(*w));
         let bar = (want_bar && std::io::stderr().is_terminal()).then(|| {
-            let bar = ProgressBar::new(points as u64);
+            let bar = ProgressBar::new(total);
             let style = ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} points, ETA {eta}  {msg}",
+                "{spinner} [{elapsed_precise}] {bar:30} {prefix} points, ETA {eta}  {msg}",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar());
             bar.set_style(style);
+            bar.set_prefix(format!("0/{}", points.len()));
             // Ticks on its own, so that the clock and spinner move during a long point.
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });
-        Console { bar }
+        Console {
+            bar,
+            weights,
+            done: std::cell::Cell::new(0),
+        }
+    }
+
+    /// Counts one more point done on the bar.
+    fn advance(&self) {
+        let k = self.done.get();
+        self.done.set(k + 1);
+        if let Some(bar) = &self.bar {
+            bar.inc(self.weights.get(k).copied().unwrap_or(1));
+            bar.set_prefix(format!("{}/{}", k + 1, self.weights.len()));
+        }
     }
 
     fn print(&self, line: &str) {
@@ -61,18 +94,14 @@ impl Console {
     /// Prints a measured point and advances the bar.
     pub fn point(&self, rec: &PointRecord) {
         self.print(&table::row(rec));
-        if let Some(bar) = &self.bar {
-            bar.inc(1);
-        }
+        self.advance();
     }
 
     /// Prints a measured point with what the row alone does not say (a `--pairs` point's two
     /// nodes) after it, and advances the bar.
     pub fn point_tagged(&self, rec: &PointRecord, tag: &str) {
         self.print(&format!("{}  {tag}", table::row(rec)));
-        if let Some(bar) = &self.bar {
-            bar.inc(1);
-        }
+        self.advance();
     }
 
     /// Removes the bar.
@@ -80,5 +109,39 @@ impl Console {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod work_tests {
+    use super::*;
+    use crate::model::plan::SweepOptions;
+
+    #[test]
+    fn a_large_point_weighs_what_it_costs_and_every_point_weighs_something() {
+        let line = [
+            "collbench",
+            "sweep",
+            "--op",
+            "allreduce",
+            "--ranks",
+            "2",
+            "-b",
+            "8",
+            "-e",
+            "8G",
+            "-f",
+            "1024",
+        ];
+        let args = crate::sweep::args::parse_sweep_line(line.to_vec()).unwrap();
+        let req = args.into_request(vec![]).unwrap();
+        let plan: Vec<Point> = SweepOptions::plan(&req.opts).points;
+        let w: Vec<u64> = plan.iter().map(work).collect();
+        assert_eq!(w.len(), 4, "8 B, 8 KiB, 8 MiB and 8 GiB");
+        assert!(w.iter().all(|&x| x > 0));
+        // The 8 GiB point is most of the sweep's work; the small ones are not counted alike.
+        let total: u64 = w.iter().sum();
+        assert!(w[3] * 2 > total, "{w:?}");
+        assert!(w[0] < w[2] && w[2] < w[3], "{w:?}");
     }
 }

@@ -156,7 +156,7 @@ pub(crate) fn close_run(mut out: RunDir, dir: PathBuf, result: Result<usize>) ->
 
 /// The console of a sweep, with the plan's notes shown once and the table's header printed.
 pub(crate) fn open_console(plan: &Plan, progress: bool) -> Console {
-    let console = Console::new(plan.points.len(), progress);
+    let console = Console::new(&plan.points, progress);
     // The plan repeats a note for every curve it applies to (each algorithm and placement).
     let mut shown: Vec<&str> = Vec::new();
     for note in &plan.notes {
