@@ -288,3 +288,33 @@ fn control_bytes_from_a_file_are_escaped_before_the_terminal() {
     );
     assert_eq!(r.stderr_lines().len(), 1, "{}", r.stderr);
 }
+
+#[test]
+fn a_later_schema_is_refused_and_a_cut_summary_under_a_complete_run_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = small_run(tmp.path());
+    let d = dir.to_str().unwrap();
+    // summary.csv cut in its last row while meta.json says complete (a copy cut short): the
+    // complete rows are read, the later rows of samples.csv ignored.
+    let summary = dir.join("summary.csv");
+    let text = std::fs::read_to_string(&summary).unwrap();
+    std::fs::write(&summary, &text[..text.len() - 10]).unwrap();
+    let r = run(&["report", d], LIMIT);
+    assert_eq!(r.status.code(), Some(0), "{r:?}");
+    assert!(r.stderr.contains("was cut off"), "{}", r.stderr);
+    // A file of a schema this collbench does not read.
+    let meta = dir.join("meta.json");
+    let text = std::fs::read_to_string(&meta).unwrap();
+    std::fs::write(
+        &meta,
+        text.replace("collbench.summary/v1", "collbench.summary/v2"),
+    )
+    .unwrap();
+    refused(
+        &["report", d, "--force"],
+        &[
+            "summary.csv is collbench.summary/v2",
+            "reads collbench.summary/v1",
+        ],
+    );
+}

@@ -289,13 +289,22 @@ fn record() -> impl Strategy<Value = PointRecord> {
                     slowest_rank: world - 1,
                     skew_us_median: t[0] / 5.0,
                     ..PointRecord::example(op, bytes, world)
-                        .with_algo(algo)
+                        .with_algo(host_algo(op, algo))
                         .with_dtype(dtype)
                         .with_in_place(in_place)
                         .with_comm(comm)
                 }
             },
         )
+}
+
+/// `algo` where `op` has it on the host backend, else the op's first (a summary row names an
+/// algorithm its backend has).
+fn host_algo(op: Op, algo: Algo) -> Algo {
+    match op.host_algos().contains(&algo) {
+        true => algo,
+        false => op.host_algos()[0],
+    }
 }
 
 /// An NCCL communicator setup as the writers store it (`none` registration is the default).

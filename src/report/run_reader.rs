@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::meta::{Meta, RunStatus, META_FILE};
 use crate::model::record::PointRecord;
 use crate::report::samples_csv::{read_samples_until_cut, Sample, SAMPLES_FILE};
-use crate::report::summary_csv::{read_summary, SUMMARY_FILE};
+use crate::report::summary_csv::{read_summary_until_cut, SUMMARY_FILE};
 use crate::report::telemetry_csv::{read_telemetry, TelemetryRow, TELEMETRY_FILE};
 
 /// One results folder, read and checked.
@@ -50,7 +50,8 @@ pub fn read_run(dir: &Path) -> Result<Run> {
             dir.display()
         );
     }
-    let mut records = read_summary(&dir.join(SUMMARY_FILE))?;
+    check_schemas(dir, &meta)?;
+    let (mut records, summary_cut) = read_summary_until_cut(&dir.join(SUMMARY_FILE))?;
     let samples_path = dir.join(SAMPLES_FILE);
     let (samples, cut) = read_samples_until_cut(&samples_path)?;
     let summarised = records.len();
@@ -58,7 +59,7 @@ pub fn read_run(dir: &Path) -> Result<Run> {
         keep_complete_points(&mut records, &samples, cut, &samples_path);
     }
     // Rows of a point without a summary row (a crash) or dropped as cut off are ignored.
-    let after_crash = meta.status != RunStatus::Complete || cut.is_some();
+    let after_crash = meta.status != RunStatus::Complete || cut.is_some() || summary_cut;
     let ignored = |point: usize| point < summarised || after_crash;
     let per_point = samples_per_point(&samples, records.len(), ignored, &samples_path)?;
     let points = records
@@ -72,6 +73,38 @@ pub fn read_run(dir: &Path) -> Result<Run> {
         points,
         telemetry: read_telemetry_if_any(dir)?,
     })
+}
+
+/// The schema each file of a folder must have, as meta.json's `files` names them.
+const SCHEMAS: [(&str, &str); 5] = [
+    (SUMMARY_FILE, crate::report::summary_csv::SUMMARY_SCHEMA),
+    (SAMPLES_FILE, crate::report::samples_csv::SAMPLES_SCHEMA),
+    (
+        TELEMETRY_FILE,
+        crate::report::telemetry_csv::TELEMETRY_SCHEMA,
+    ),
+    ("ranks.csv", crate::report::ranks_csv::RANKS_SCHEMA),
+    ("pairs.csv", crate::report::pairs_csv::PAIRS_SCHEMA),
+];
+
+/// Refuses a folder whose meta.json says a file has a schema this collbench does not read (a
+/// later version's file read as this one's would be a confident wrong number).
+fn check_schemas(dir: &Path, meta: &Meta) -> Result<()> {
+    for (file, want) in SCHEMAS {
+        match meta.files.get(file) {
+            Some(got) if got != want => {
+                return Err(Error::Input {
+                    path: dir.join(META_FILE),
+                    msg: format!(
+                        "{file} is {got}, but this collbench reads {want}; read it with the \
+                         collbench that wrote it, or a newer one"
+                    ),
+                })
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// The times of each of the `points` kept, from samples.csv's rows; a row of a later point is

@@ -36,6 +36,36 @@ fn check_nccl_call(rec: &PointRecord) -> Result<(), String> {
     }
 }
 
+/// A root inside the group, and an algorithm the row's backend has for its op (a Bruck Gather
+/// was never measured by anyone).
+fn check_root_and_algo(rec: &PointRecord) -> Result<(), String> {
+    let k = &rec.key;
+    if let Some(r) = k.root.filter(|&r| r >= k.world) {
+        return Err(format!(
+            "column root: {r} is not a rank of a group of {} (0 to {})",
+            k.world,
+            k.world - 1
+        ));
+    }
+    let algos = match k.backend.as_str() {
+        "host" => k.op.host_algos(),
+        "mpi" => k.op.mpi_algos(),
+        "nccl" => k.op.nccl_algos(),
+        _ => return Ok(()),
+    };
+    if !algos.contains(&k.algo) {
+        let names: Vec<&str> = algos.iter().map(|a| a.name()).collect();
+        return Err(format!(
+            "column algo: {} has no {} algorithm on the {} backend (it has {})",
+            k.op,
+            k.algo,
+            k.backend,
+            names.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn check_record(rec: &PointRecord) -> Result<(), String> {
     let k = &rec.key;
     let counts = [
@@ -78,6 +108,7 @@ pub(super) fn check_record(rec: &PointRecord) -> Result<(), String> {
         ),
     ];
     check_nccl_call(rec)?;
+    check_root_and_algo(rec)?;
     check_named("nccl_algo", rec.nccl_algo.as_deref(), &NCCL_ALGOS)?;
     check_named("nccl_proto", rec.nccl_proto.as_deref(), &NCCL_PROTOS)?;
     let looped = [(

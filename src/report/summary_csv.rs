@@ -163,12 +163,19 @@ fn optional_field<T: std::fmt::Display>(v: Option<T>) -> String {
 /// Reads a summary.csv back. Errors name the file and line: an empty file, a header without
 /// the summary columns, a row cut short, or a value that is not a number are all refused.
 pub fn read_summary(path: &Path) -> Result<Vec<PointRecord>> {
-    csvio::read_rows(
+    read_summary_until_cut(path).map(|(rows, _)| rows)
+}
+
+/// [`read_summary`], also saying whether the last line was cut off (a crash or a full disk
+/// while a point was written: its other files may hold rows of that point).
+pub fn read_summary_until_cut(path: &Path) -> Result<(Vec<PointRecord>, bool)> {
+    let (rows, cut) = csvio::read_rows_until_cut(
         path,
         WHAT,
         &SUMMARY_COLUMNS[..REQUIRED_COLUMNS],
         parse_record,
-    )
+    )?;
+    Ok((rows, cut.is_some()))
 }
 
 #[path = "summary_check.rs"]

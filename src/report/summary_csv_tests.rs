@@ -130,6 +130,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     let mut w = SummaryWriter::create(dir.path()).unwrap();
     let mut a = awkward_record();
     a.key.op = Op::Scatter;
+    a.key.algo = crate::collective::Algo::Binomial;
     a.key.root = Some(2);
     let b = PointRecord::example(Op::Broadcast, 64, 4);
     w.append(&a).unwrap();
@@ -343,5 +344,30 @@ fn comm_setup_round_trips_and_older_files_and_none_read_as_the_default() {
     assert_eq!(
         read_summary(&path).unwrap()[0].key.comm,
         CommSetup::default()
+    );
+}
+
+#[test]
+fn a_root_outside_the_group_or_an_algorithm_the_backend_lacks_is_refused() {
+    let read_one = |rec: &PointRecord| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SummaryWriter::create(dir.path()).unwrap();
+        w.append(rec).unwrap();
+        read_summary(w.path()).map(drop).map_err(|e| e.to_string())
+    };
+    let mut gather = PointRecord::example(Op::Gather, 1 << 20, 2);
+    assert!(read_one(&gather).is_ok());
+    gather.key.root = Some(99);
+    let e = read_one(&gather).unwrap_err();
+    assert!(
+        e.contains("column root: 99 is not a rank of a group of 2"),
+        "{e}"
+    );
+    let bruck =
+        PointRecord::example(Op::Gather, 1 << 20, 2).with_algo(crate::collective::Algo::Bruck);
+    let e = read_one(&bruck).unwrap_err();
+    assert!(
+        e.contains("column algo: gather has no bruck algorithm on the host backend"),
+        "{e}"
     );
 }
