@@ -320,3 +320,29 @@ fn a_malformed_telemetry_csv_is_refused_by_every_reader() {
         );
     }
 }
+
+#[test]
+fn an_import_onto_a_full_disk_leaves_no_folder_behind() {
+    let _guard = serial();
+    let Some(disk) = SmallDisk::mount("16k") else {
+        return skipped("an_import_onto_a_full_disk: needs root to mount a small tmpfs");
+    };
+    let log = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/import/nccl-tests/all_gather_2019_g12_noredop_column.log"
+    );
+    let out = disk.path.join("imported");
+    let r = run(
+        &["import", "nccl-tests", log, "--out", out.to_str().unwrap()],
+        LIMIT,
+    );
+    assert_eq!(r.code(), 2, "{r:?}");
+    assert!(r.stderr.contains("No space left"), "{}", r.stderr);
+    // No half folder, no 0-byte summary.csv, no meta.json saying running, no staging folder.
+    let left: Vec<String> = fs::read_dir(&disk.path)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}

@@ -179,20 +179,22 @@ fn folder_names(req: &ImportRequest, ready: &[Ready]) -> Result<Vec<PathBuf>> {
 /// Writes one imported run: meta.json, summary.csv, and samples.csv/ranks.csv without rows.
 fn write_folder(run: &Ready, dir: &Path) -> Result<()> {
     let c = &run.converted;
-    let mut folder = RunDir::create(dir, &c.meta)?;
-    for rec in &c.records {
-        folder.append_point(rec, &[], &[])?;
-    }
     let info = c.meta.import.as_ref();
     let truncated = info.is_some_and(|i| i.truncated);
-    let (status, error) = match truncated {
-        true => (
-            RunStatus::Failed,
-            Some("the log was cut inside this run's table; its complete rows were kept".into()),
-        ),
-        false => (RunStatus::Complete, None),
-    };
-    folder.finish(status, error)?;
+    super::publish::publish(dir, |staging| {
+        let mut folder = RunDir::create(staging, &c.meta)?;
+        for rec in &c.records {
+            folder.append_point(rec, &[], &[])?;
+        }
+        let (status, error) = match truncated {
+            true => (
+                RunStatus::Failed,
+                Some("the log was cut inside this run's table; its complete rows were kept".into()),
+            ),
+            false => (RunStatus::Complete, None),
+        };
+        folder.finish(status, error)
+    })?;
     const SHOWN: usize = 4;
     for w in c.warnings.iter().take(SHOWN) {
         crate::say!("collbench: warning: {}: {w}", run.source.display());

@@ -24,6 +24,7 @@ pub mod names;
 pub mod nccl_json;
 pub mod nccl_text;
 pub mod osu;
+pub mod publish;
 
 /// Where and why a log stopped making sense.
 #[derive(Clone, Debug, PartialEq)]
