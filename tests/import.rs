@@ -528,3 +528,37 @@ fn impossible_rows_and_contradicting_labels_are_refused_naming_them() {
         r.stderr
     );
 }
+
+#[test]
+fn a_thousand_runs_none_importable_make_one_short_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n\
+               #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n\
+                          8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n\
+               # Avg bus bandwidth    : 0.0\n";
+    let log = tmp.path().join("many.log");
+    std::fs::write(&log, run.repeat(1000)).unwrap();
+    let out = tmp.path().join("out");
+    let r = import(&[
+        "nccl-tests",
+        path(&log),
+        "--test",
+        "all_reduce_perf",
+        "--out",
+        path(&out),
+    ]);
+    assert_eq!(r.code(), 2, "{}", r.stderr);
+    let lines = r.stderr_lines();
+    assert_eq!(lines.len(), 1, "{}", r.stderr);
+    assert!(
+        lines[0].len() < 400,
+        "{} bytes: {}",
+        lines[0].len(),
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("give --world N; and 999 more runs, none importable"),
+        "{}",
+        lines[0]
+    );
+}

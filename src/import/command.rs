@@ -107,13 +107,36 @@ fn read_file(req: &ImportRequest, path: &Path) -> Result<Vec<Ready>> {
     if out.is_empty() {
         return Err(Error::Input {
             path: path.to_path_buf(),
-            msg: skipped.join("; "),
+            msg: first_and_count(&skipped),
         });
     }
-    for s in skipped {
+    const SHOWN: usize = 4;
+    for s in skipped.iter().take(SHOWN) {
         crate::say!("collbench: warning: {}: {s}", path.display());
     }
+    if skipped.len() > SHOWN {
+        crate::say!(
+            "collbench: warning: {}: and {} more runs left out",
+            path.display(),
+            skipped.len() - SHOWN
+        );
+    }
     Ok(out)
+}
+
+/// One line for many skipped runs: the first reason (at most a few hundred bytes) and how many
+/// more there were; a thousand runs of one log gave an 80 KB line.
+fn first_and_count(skipped: &[String]) -> String {
+    const MOST: usize = 300;
+    let first = skipped.first().map_or("no run", String::as_str);
+    let mut text: String = first.chars().take(MOST).collect();
+    if text.len() < first.len() {
+        text.push_str("...");
+    }
+    match skipped.len() {
+        0 | 1 => text,
+        n => format!("{text}; and {} more runs, none importable", n - 1),
+    }
 }
 
 /// The op of a run: `--test`, else what the log names, else the file name.
