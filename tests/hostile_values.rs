@@ -318,3 +318,42 @@ fn a_later_schema_is_refused_and_a_cut_summary_under_a_complete_run_is_read() {
         ],
     );
 }
+
+#[test]
+fn confusing_paths_get_the_message_for_what_they_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = small_run(tmp.path());
+    let crit = tmp.path().join("crit.toml");
+    std::fs::write(&crit, "[[criterion]]\nmax_time_us = 1e6\n").unwrap();
+    let folder = tmp.path().join("a-folder");
+    std::fs::create_dir(&folder).unwrap();
+    let (c, d, f) = (
+        crit.to_str().unwrap(),
+        dir.to_str().unwrap(),
+        folder.to_str().unwrap(),
+    );
+    refused(
+        &["accept", "--criteria", c, "--run", d, "--junit", f],
+        &["is a folder"],
+    );
+    refused(
+        &[
+            "accept",
+            "--criteria",
+            c,
+            "--run",
+            d,
+            "--junit",
+            f,
+            "--force",
+        ],
+        &["is a folder"],
+    );
+    let lp = tmp.path().join("loop.json");
+    std::os::unix::fs::symlink(&lp, &lp).unwrap();
+    let spec = "op=allreduce,world=2,bytes=1K";
+    refused(
+        &["fit", lp.to_str().unwrap(), "--predict", spec],
+        &["symbolic links"],
+    );
+}

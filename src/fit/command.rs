@@ -82,8 +82,19 @@ fn existing_fit(inputs: &[PathBuf]) -> Result<Option<FitFile>> {
             "give one or more results folders to fit (e.g. collbench fit results/<run>), or a \
              fit.json with --predict or --export",
         )),
-        [one] if one.is_file() => Ok(Some(FitFile::read(one)?)),
+        // Anything but a folder is read as a fit.json, so that what is wrong with it (a link
+        // loop, no such file) is said as such, not as "not a results folder".
+        [one] if names_a_file(one) => Ok(Some(FitFile::read(one)?)),
         _ => Ok(None),
+    }
+}
+
+/// Whether `p` is (or, missing, is named as) a file rather than a results folder: something
+/// that is there and is no folder (a link loop too), or a missing `*.json`.
+fn names_a_file(p: &Path) -> bool {
+    match std::fs::symlink_metadata(p) {
+        Ok(_) => !p.is_dir(),
+        Err(_) => p.extension().is_some_and(|e| e == "json"),
     }
 }
 

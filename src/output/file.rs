@@ -12,6 +12,12 @@ use crate::error::{Error, Result};
 /// Refuses an output that is already there unless `force`; called before the work that
 /// produces it, so that a refusal costs nothing.
 pub fn check_new(path: &Path, force: bool) -> Result<()> {
+    if path.is_dir() {
+        return Err(Error::usage(format!(
+            "{} is a folder; give the path of a file to write there",
+            path.display()
+        )));
+    }
     if force || fs::symlink_metadata(path).is_err() {
         return Ok(());
     }

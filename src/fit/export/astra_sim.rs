@@ -48,10 +48,15 @@ pub fn render(fit: &FitFile, opts: &ExportOptions) -> Result<String> {
         )));
     }
     if let Some(l) = net.levels.iter().find(|l| l.beta_ns_per_byte <= 0.0) {
+        // "ranks" is the one level of a single-level model: nothing to add then.
+        let level = match l.what {
+            "ranks" => String::new(),
+            what => format!(" {what}"),
+        };
         return Err(Error::usage(format!(
-            "--export astra-sim: the {} model has {} = {} (no bandwidth term) {}; ASTRA-sim \
+            "--export astra-sim: the {} model has {} = {}{level} (no bandwidth term); ASTRA-sim \
              needs a bandwidth > 0",
-            net.op, l.beta_name, l.beta_ns_per_byte, l.what
+            net.op, l.beta_name, l.beta_ns_per_byte
         )));
     }
     let mut out = vec![
