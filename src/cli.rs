@@ -96,6 +96,12 @@ pub fn usage_error(e: clap::Error) -> u8 {
     ) {
         e.exit();
     }
+    // Every rank of a launcher's job got the same command line and refuses it alike: rank 0's
+    // line says it once (mpirun printed one copy per rank).
+    let env = |k: &str| std::env::var(k).ok();
+    if crate::launch::env::launcher_rank(&env).is_some_and(|r| r > 0) {
+        return 2;
+    }
     crate::say!("collbench: {}", one_line(&e.render().to_string()));
     2
 }

@@ -25,7 +25,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "model",
         ],
     ),
-    ("results", &["output", "meta", "report"]),
+    ("results", &["output", "input", "meta", "report"]),
     ("engines", &["launch", "backend"]),
     ("sweep", &["sweep"]),
     (

@@ -7,8 +7,6 @@ use std::time::Duration;
 
 use collbench::collective::{Algo, DType, Op};
 use collbench::meta::Meta;
-use collbench::model::call::{CtaPolicy, Register};
-use collbench::model::comm_setup::{CommSetup, CtaBounds};
 use collbench::model::record::{IterSample, PointRecord, RankSummary};
 use collbench::report::pairs_csv::{read_pairs, PairRow, PairsWriter, PAIRS_COLUMNS};
 use collbench::report::ranks_csv::{read_ranks, RanksWriter, RANKS_COLUMNS};
@@ -20,6 +18,10 @@ use collbench::report::telemetry_csv::{
 };
 use collbench::units::{format_size, parse_duration, parse_size};
 use proptest::prelude::*;
+
+#[path = "parsers_prop/strategies.rs"]
+mod strategies;
+use strategies::{comm_setup, host_algo};
 
 fn config() -> ProptestConfig {
     ProptestConfig::with_cases(256)
@@ -46,26 +48,6 @@ proptest! {
         match parse_size(&s) {
             Ok(n) => { format_size(n); }
             Err(e) => prop_assert!(!e.to_string().contains('\n')),
-        }
-    }
-
-    #[test]
-    fn cta_bounds_read_back_as_written(min in 1u32..=64, extra in 0u32..64) {
-        let b = CtaBounds { min, max: (min + extra).min(64) };
-        prop_assert_eq!(b.to_string().parse::<CtaBounds>().unwrap(), b);
-    }
-
-    #[test]
-    fn near_valid_cta_bounds_are_bounds_or_one_line(a in -3i64..70, b in -3i64..70,
-                                                    sep in prop::sample::select(vec![":", "::", "-", ",", " : ", ""]),
-                                                    noise in "\\PC{0,3}") {
-        let text = format!("{a}{sep}{b}{noise}");
-        match text.parse::<CtaBounds>() {
-            Ok(c) => prop_assert!(1 <= c.min && c.min <= c.max && c.max <= 64, "{text} -> {c}"),
-            Err(e) => {
-                let msg = e.to_string();
-                prop_assert!(!msg.contains('\n') && msg.contains("CTA bounds"), "{msg}");
-            }
         }
     }
 
@@ -296,34 +278,6 @@ fn record() -> impl Strategy<Value = PointRecord> {
                 }
             },
         )
-}
-
-/// `algo` where `op` has it on the host backend, else the op's first (a summary row names an
-/// algorithm its backend has).
-fn host_algo(op: Op, algo: Algo) -> Algo {
-    match op.host_algos().contains(&algo) {
-        true => algo,
-        false => op.host_algos()[0],
-    }
-}
-
-/// An NCCL communicator setup as the writers store it (`none` registration is the default).
-fn comm_setup() -> impl Strategy<Value = CommSetup> {
-    let registers = vec![None, Some(Register::Local), Some(Register::Symmetric)];
-    let policies = vec![None, Some(CtaPolicy::Default), Some(CtaPolicy::Zero)];
-    (
-        prop::sample::select(registers),
-        prop::sample::select(policies),
-        prop::option::of((1u32..=64, 0u32..64)),
-    )
-        .prop_map(|(register, cta_policy, ctas)| CommSetup {
-            register,
-            cta_policy,
-            ctas: ctas.map(|(min, extra)| CtaBounds {
-                min,
-                max: (min + extra).min(64),
-            }),
-        })
 }
 
 /// A float with arbitrary low bits, log-uniform in `[lo, hi]` (both > 0), or exactly `lo`.

@@ -1,5 +1,6 @@
 //! Property tests of the parsers that users and files feed: `project --world-sizes` (with
-//! `...`), the sweep's `--world-sizes` items (`N` or `NxR`), `fit --predict` queries, fit.json,
+//! `...`), the sweep's `--world-sizes` items (`N` or `NxR`), `--ctas` bounds, `fit --predict`
+//! queries, fit.json,
 //! acceptance criteria TOML, and model and hardware TOML. Each, on random text and on random
 //! mutations of valid documents, never panics, never makes an allocation sized by an unchecked
 //! number (a counting allocator watches every allocation of the test's thread), and accepts
@@ -14,6 +15,7 @@ use proptest::prelude::*;
 use collbench::accept::criteria::Criteria;
 use collbench::fit::predict::parse_query;
 use collbench::fit::schema::FitFile;
+use collbench::model::comm_setup::CtaBounds;
 use collbench::model::topology::WorldSpec;
 use collbench::physical::WORLD;
 use collbench::project::args::parse_worlds;
@@ -154,6 +156,26 @@ proptest! {
     fn project_world_progressions(a in number(), b in number(), end in number()) {
         check_worlds(&format!("{a},{b},...,{end}"));
         check_worlds(&format!("{a},...,{end}"));
+    }
+
+    #[test]
+    fn cta_bounds_read_back_as_written(min in 1u32..=64, extra in 0u32..64) {
+        let b = CtaBounds { min, max: (min + extra).min(64) };
+        prop_assert_eq!(b.to_string().parse::<CtaBounds>().unwrap(), b);
+    }
+
+    #[test]
+    fn near_valid_cta_bounds_are_bounds_or_one_line(a in -3i64..70, b in -3i64..70,
+                                                    sep in prop::sample::select(vec![":", "::", "-", ",", " : ", ""]),
+                                                    noise in "\\PC{0,3}") {
+        let text = format!("{a}{sep}{b}{noise}");
+        match text.parse::<CtaBounds>() {
+            Ok(c) => prop_assert!(1 <= c.min && c.min <= c.max && c.max <= 64, "{text} -> {c}"),
+            Err(e) => {
+                let msg = e.to_string();
+                prop_assert!(!msg.contains('\n') && msg.contains("CTA bounds"), "{msg}");
+            }
+        }
     }
 
     #[test]

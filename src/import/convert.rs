@@ -57,7 +57,7 @@ pub fn convert(
     let (hosts, rank_nodes) = hosts_of(run);
     let world = world_of(run, ov)?;
     let (algo, proto, algo_from) = algo_and_proto(tool, run, ov);
-    check_algo(tool, op, ov.algo)?;
+    super::names::check_algo(tool, op, ov.algo)?;
     let keys = RunKeys {
         tool,
         backend: if tool == Tool::Osu { "mpi" } else { "nccl" },
@@ -119,29 +119,6 @@ fn iterations(run: &LogRun) -> usize {
     let iters = run.header_number("iters").unwrap_or(0);
     let agg = run.header_number("agg iters").unwrap_or(1).max(1);
     iters.saturating_mul(agg).min(1_000_000_000) as usize
-}
-
-/// Refuses an `--algo` the tool's library does not have for `op` (NCCL has no Bruck
-/// AllReduce): the label would contradict what ran.
-fn check_algo(tool: Tool, op: Op, algo: Option<Algo>) -> Result<(), String> {
-    let backend = match tool {
-        Tool::Osu => crate::model::call::BackendKind::Mpi,
-        Tool::NcclTests => crate::model::call::BackendKind::Nccl,
-    };
-    let Some(a) = algo else { return Ok(()) };
-    let has = backend.algos(op);
-    if has.contains(&a) {
-        return Ok(());
-    }
-    let names: Vec<&str> = has.iter().map(|a| a.name()).collect();
-    Err(format!(
-        "--algo {a}: {} runs {op} with {} only; give one of those or drop --algo",
-        match tool {
-            Tool::Osu => "MPI",
-            Tool::NcclTests => "NCCL",
-        },
-        names.join(", ")
-    ))
 }
 
 /// The algorithm and protocol: flags first, then what NCCL's INFO lines say was forced, else

@@ -1,6 +1,7 @@
 //! The names other tools give collectives, element types, reductions, algorithms and
 //! protocols, mapped to collbench's. A name collbench does not know is refused by name.
 
+use super::log::Tool;
 use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 
 /// The nccl-tests binaries (nccl-tests src/*.cu) and the op each measures; `None`: a test
@@ -107,6 +108,29 @@ pub fn nccl_proto(value: &str) -> Proto {
         "simple" => Proto::Simple,
         _ => Proto::Auto,
     }
+}
+
+/// Refuses an `--algo` the tool's library does not have for `op` (NCCL has no Bruck
+/// AllReduce): the label would contradict what ran.
+pub fn check_algo(tool: Tool, op: Op, algo: Option<Algo>) -> Result<(), String> {
+    let backend = match tool {
+        Tool::Osu => crate::model::call::BackendKind::Mpi,
+        Tool::NcclTests => crate::model::call::BackendKind::Nccl,
+    };
+    let Some(a) = algo else { return Ok(()) };
+    let has = backend.algos(op);
+    if has.contains(&a) {
+        return Ok(());
+    }
+    let names: Vec<&str> = has.iter().map(|a| a.name()).collect();
+    Err(format!(
+        "--algo {a}: {} runs {op} with {} only; give one of those or drop --algo",
+        match tool {
+            Tool::Osu => "MPI",
+            Tool::NcclTests => "NCCL",
+        },
+        names.join(", ")
+    ))
 }
 
 #[cfg(test)]

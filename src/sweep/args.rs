@@ -349,76 +349,10 @@ impl SweepArgs {
             agg,
         })
     }
-
-    /// `--agg`: 1 to [`MAX_AGG`], and other than 1 with the NCCL backend only.
-    fn agg_calls(&self, backend: BackendKind) -> Result<usize> {
-        match self.agg {
-            1 => Ok(1),
-            n if backend != BackendKind::Nccl => Err(Error::usage(format!(
-                "--agg {n} groups NCCL calls; drop it or use --backend nccl (this is --backend {backend})"
-            ))),
-            n if (1..=MAX_AGG).contains(&n) => Ok(n),
-            n => Err(Error::usage(format!(
-                "--agg {n}: give 1 to {MAX_AGG} calls per iteration"
-            ))),
-        }
-    }
-
-    /// `--transport`: the host backend's; refused with another backend, which would ignore it.
-    fn transport_kind(&self, backend: BackendKind) -> Result<TransportKind> {
-        match (self.transport, backend) {
-            (None, _) => Ok(TransportKind::Shm),
-            (Some(t), BackendKind::Host) => Ok(t),
-            (Some(t), BackendKind::Mpi) => Err(Error::usage(format!(
-                "--transport {t} chooses how host-backend ranks move data; the mpi backend moves \
-                 them through Open MPI's own transports (choose with `mpirun --mca btl \
-                 tcp,self`); drop --transport"
-            ))),
-            (Some(t), BackendKind::Nccl) => Err(Error::usage(format!(
-                "--transport {t} chooses how host-backend ranks move data; NCCL picks its own \
-                 (NVLink, PCIe, network; steer it with NCCL_P2P_DISABLE or NCCL_SHM_DISABLE); \
-                 drop --transport"
-            ))),
-        }
-    }
-
-    /// `--register`, `--cta-policy` and `--ctas`: lists, for the NCCL backend only.
-    fn comm_axes(&self, backend: BackendKind) -> Result<CommAxes> {
-        let flags = [
-            ("--register", "registers buffers with NCCL", &self.register),
-            (
-                "--cta-policy",
-                "sets NCCL's configuration",
-                &self.cta_policy,
-            ),
-            ("--ctas", "sets NCCL's configuration", &self.ctas),
-        ];
-        if let (true, Some((flag, what, _))) = (
-            backend != BackendKind::Nccl,
-            flags.iter().find(|f| f.2.is_some()),
-        ) {
-            return Err(Error::usage(format!(
-                "{flag} {what}; drop it or use --backend nccl (this is --backend {backend})"
-            )));
-        }
-        Ok(CommAxes {
-            registers: optional_list("--register", &self.register)?,
-            cta_policies: optional_list("--cta-policy", &self.cta_policy)?,
-            ctas: optional_list("--ctas", &self.ctas)?,
-        })
-    }
 }
 
-/// A list flag's values, empty where the flag was not given; an error names the flag.
-fn optional_list<T>(flag: &str, text: &Option<String>) -> Result<Vec<T>>
-where
-    T: std::str::FromStr<Err = Error> + PartialEq,
-{
-    match text {
-        Some(t) => parse_list(t).map_err(|e| Error::usage(format!("{flag}: {e}"))),
-        None => Ok(Vec::new()),
-    }
-}
+#[path = "args_backend.rs"]
+mod backend;
 
 #[cfg(test)]
 #[path = "args_tests.rs"]
