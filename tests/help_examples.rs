@@ -52,7 +52,11 @@ fn data(name: &str) -> PathBuf {
 /// Runs collbench in `dir`; (exit code, stderr).
 fn collbench(dir: &Path, args: &[String]) -> (i32, String) {
     let mut cmd = Command::new(exe());
-    cmd.args(args).current_dir(dir);
+    cmd.args(args)
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
     for var in common::LAUNCHER_VARS {
         cmd.env_remove(var);
     }
@@ -97,8 +101,8 @@ fn sandbox() -> tempfile::TempDir {
     )
     .unwrap();
     std::fs::copy(
-        nccl("all_reduce_2node_2gpu_t4_tagged_ncclinfo_root.log"),
-        d.join("2n.log"),
+        nccl("all_reduce_v2.17.8_10node_80rank_h100.log"),
+        d.join("ar-ring.log"),
     )
     .unwrap();
     std::fs::copy(
@@ -130,12 +134,26 @@ fn prepare(d: &Path, cmd: &str) {
             std::fs::copy(d.join("fit.json"), d.join("host-fit.json")).unwrap();
         }
         "report" => {
-            let accept = "accept --criteria my.toml --run results/run-a --out verdict-run";
+            let accept = "accept --criteria my.toml --run results/run --out verdict-run";
             let (code, err) = collbench(d, &words(accept));
             assert!(ran("accept", code), "{err}");
             std::fs::copy(d.join("verdict-run/verdict.json"), d.join("verdict.json")).unwrap();
         }
         _ => {}
+    }
+}
+
+/// Removes what an earlier example of `cmd` wrote where the next writes too: outputs are never
+/// overwritten without --force, and each example must run as written.
+fn clear_outputs(d: &Path, cmd: &str) {
+    let written: &[&str] = match cmd {
+        "plot" => &["results/run/plots", "figs"],
+        "report" => &["results/run/report.html", "ticket-1234.html"],
+        _ => &[],
+    };
+    for w in written {
+        let p = d.join(w);
+        let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
     }
 }
 
@@ -159,6 +177,7 @@ fn every_help_example_runs_as_written() {
         assert!(!list.is_empty(), "{cmd} --help shows no example");
         prepare(d, cmd);
         for ex in list {
+            clear_outputs(d, cmd);
             let (code, err) = collbench(d, &ex);
             if !ran(cmd, code) {
                 failed.push(format!(

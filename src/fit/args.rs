@@ -12,7 +12,7 @@ use crate::fit::export::{ExportFormat, ExportOptions, ExportRequest};
 #[command(
     after_help = "Examples:\n  collbench fit results/run-a results/run-b -o fit.json\n  \
 collbench fit fit.json --predict op=allgather,algo=ring,world=64,bytes=1G\n  \
-collbench fit fit.json --predict op=allreduce,world=16,nodes=2,bytes=256M --json\n  \
+collbench fit bench-configs/profiles/h100-ib400.json --predict op=allreduce,world=16,nodes=2,bytes=256M --json\n  \
 collbench fit fit.json --export astra-sim --export-out network.yml\n  \
 collbench fit fit.json --export calculon --npus 1024 --nodes 128"
 )]

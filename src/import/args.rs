@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 collbench import nccl-tests all_reduce_perf.log              # -> results/import-...\n  \
 collbench import nccl-tests logs/ --out results/cluster-a    # one folder per run inside\n  \
 collbench import nccl-tests run.json                         # what nccl-tests -J wrote\n  \
-collbench import nccl-tests 2n.log --algo ring --proto simple   # NCCL_ALGO/NCCL_PROTO were set\n  \
+collbench import nccl-tests ar-ring.log --algo ring --proto simple  # NCCL_ALGO/NCCL_PROTO were set\n  \
 collbench import osu osu_allreduce.txt --world 64 --nodes 2\n\n\
 Each run in the logs (a test from its header to its footer) becomes one results folder: \
 --out itself when there is one run, else one folder per run inside --out. nccl-tests \

@@ -18,7 +18,7 @@ use crate::physical::{Count, WORLD};
     after_help = "Examples:\n  \
 collbench project --profile h100-ib400 --model llama2-7b --world-sizes 8,16,...,2048 --tp 1,2,4 --pp 1,2\n  \
 collbench project --profile a100-ib200 --model llama2-70b --tp 4,8 --pp 1,2,4 --reshard --out results/proj\n  \
-collbench project --fit fit.json --hardware h100 --model my-model.toml --global-batch 1024\n  \
+collbench project --fit fit.json --hardware h100 --model my-model.toml --global-batch 1024 --world-sizes 8,16,...,1024\n  \
 collbench project --fit host-fit.json --hardware bench-configs/hardware/host-replay.toml --model bench-configs/models/tiny-replay.toml --world-sizes 2 --replay\n  \
 collbench project --fit fit.json --hardware h100 --model mixtral-8x7b --seq-len 4096 --ep 1,8 --pp 1,2 --reshard\n\n\
 Profiles: v100-ib100, a100-ib200, h100-ib400 (hardware defaults to the profile's GPU).\n\
