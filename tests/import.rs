@@ -9,29 +9,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{meta, run, summary, Run};
+use common::imports::{data, import, ok, path};
+use common::{meta, run, summary};
 
 const LIMIT: Duration = Duration::from_secs(120);
-
-fn data(name: &str) -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import");
-    dir.join(name).to_str().unwrap().to_string()
-}
-
-fn import(args: &[&str]) -> Run {
-    let mut full = vec!["import"];
-    full.extend_from_slice(args);
-    run(&full, LIMIT)
-}
-
-fn ok(r: Run) -> Run {
-    assert_eq!(r.code(), 0, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
-    r
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 #[test]
 fn a_tagged_v2_18_log_becomes_a_folder_with_the_logs_numbers() {

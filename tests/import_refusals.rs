@@ -5,31 +5,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use common::{run, Run};
-
-const LIMIT: Duration = Duration::from_secs(120);
-
-fn data(name: &str) -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/import");
-    dir.join(name).to_str().unwrap().to_string()
-}
-
-fn import(args: &[&str]) -> Run {
-    let mut full = vec!["import"];
-    full.extend_from_slice(args);
-    run(&full, LIMIT)
-}
-
-fn ok(r: Run) -> Run {
-    assert_eq!(r.code(), 0, "stdout: {}\nstderr: {}", r.stdout, r.stderr);
-    r
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use common::imports::{data, import, ok, path};
 
 #[test]
 fn folder_links_are_not_followed_and_what_is_too_deep_is_said() {

@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test file uses a different subset
 
 pub mod accept;
+pub mod imports;
 pub mod launch;
 pub mod load;
 pub mod mpirun;
