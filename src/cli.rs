@@ -78,7 +78,9 @@ pub fn exit_code(outcome: Result<u8>) -> u8 {
             None => code,
         },
         Err(e) => {
-            crate::say!("collbench: {e}");
+            if !matches!(e, Error::SaidByRank0(_)) {
+                crate::say!("collbench: {e}");
+            }
             e.exit_code() as u8
         }
     }
@@ -96,10 +98,14 @@ pub fn usage_error(e: clap::Error) -> u8 {
     ) {
         e.exit();
     }
-    // Every rank of a launcher's job got the same command line and refuses it alike: rank 0's
-    // line says it once (mpirun printed one copy per rank).
-    let env = |k: &str| std::env::var(k).ok();
-    if crate::launch::env::launcher_rank(&env).is_some_and(|r| r > 0) {
+    // Every rank of an mpirun job got the same command line and refuses it alike: rank 0's line
+    // says it once (mpirun printed one copy per rank). Other launchers may start ranks by hand,
+    // each with a line of its own: every rank says its own there.
+    let rank = std::env::var("OMPI_COMM_WORLD_RANK").ok();
+    if rank
+        .and_then(|r| r.trim().parse::<usize>().ok())
+        .is_some_and(|r| r > 0)
+    {
         return 2;
     }
     crate::say!("collbench: {}", one_line(&e.render().to_string()));

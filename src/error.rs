@@ -26,6 +26,12 @@ pub enum Error {
     /// The run was interrupted (Ctrl-C / SIGTERM).
     #[error("interrupted; {0}")]
     Interrupted(String),
+    /// A usage error that every rank of an mpirun launch finds alike (the same command line, and
+    /// mpirun's `-x` gives every rank the same variables), on a rank other than 0: rank 0 says
+    /// it, the others exit 2 without a word (mpirun printed one copy per rank). Launchers whose
+    /// ranks may see other variables (torchrun, srun per node) keep every rank's line.
+    #[error("{0}")]
+    SaidByRank0(String),
     /// An operating-system call failed.
     #[error("{what}: {source}")]
     Os {
@@ -54,6 +60,15 @@ impl Error {
         Error::Os {
             what: what.into(),
             source: std::io::Error::last_os_error(),
+        }
+    }
+
+    /// A usage error found alike on every rank, as world rank `rank` reports it: said by rank 0
+    /// only ([`Error::SaidByRank0`] elsewhere); any other error is kept as it is.
+    pub fn alike_on_every_rank(self, rank: usize) -> Error {
+        match self {
+            Error::Usage(m) if rank > 0 => Error::SaidByRank0(m),
+            e => e,
         }
     }
 

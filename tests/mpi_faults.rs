@@ -108,3 +108,22 @@ fn a_command_line_every_rank_refuses_is_said_once() {
         .count();
     assert_eq!(said, 1, "{}", r.stderr);
 }
+
+#[test]
+fn a_launcher_variable_every_rank_lacks_is_said_once() {
+    if !common::mpirun::have_mpirun() {
+        return;
+    }
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", "3"])
+        .args(["-x", "COLLBENCH_STORE_ADDR=127.0.0.1:9", exe()])
+        .args(["sweep", "-b", "8", "-e", "8"])
+        .env_remove("COLLBENCH_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let r = Spawned::start(cmd).finish(Instant::now(), common::hang_limit(LIMIT));
+    assert!(!r.status.success(), "{r:?}");
+    let said = r.stderr.matches("COLLBENCH_TOKEN is not set").count();
+    assert_eq!(said, 1, "{}", r.stderr);
+}

@@ -109,6 +109,14 @@ impl Cluster {
     }
 }
 
+/// `e`, found alike on every rank of an mpirun launch, said by rank 0 only.
+pub fn said_once(e: Error, boot: &Bootstrap) -> Error {
+    match boot.launcher {
+        crate::launch::env::Launcher::OpenMpi => e.alike_on_every_rank(boot.rank),
+        _ => e,
+    }
+}
+
 /// Joins the launch described by `boot`. `fingerprint` identifies the sweep (every rank must
 /// give the same); `timeout` bounds the rendezvous and every later stall; `abort` stops waits.
 /// With `shm`, ranks on one node also share a memory segment and use it between themselves.
@@ -119,7 +127,10 @@ pub fn join(
     abort: Arc<AtomicBool>,
     shm: bool,
 ) -> Result<Cluster> {
-    let token = boot.token.clone().ok_or_else(|| missing_token(boot))?;
+    let token = boot
+        .token
+        .clone()
+        .ok_or_else(|| said_once(missing_token(boot), boot))?;
     crate::backend::host::transport::single_copy::CopyMode::from_env()?;
     let store_addr = boot.store_addr().ok_or_else(|| {
         Error::usage(format!(

@@ -109,10 +109,10 @@ fn multi_node(
         )));
     }
     let device = device_of(boot.rank, boot.local_rank, devices)?;
-    let token = boot
-        .token
-        .clone()
-        .ok_or_else(|| crate::launch::rendezvous::missing_token(boot))?;
+    let token = boot.token.clone().ok_or_else(|| {
+        let e = crate::launch::rendezvous::missing_token(boot);
+        crate::sweep::cluster::said_once(e, boot)
+    })?;
     let addr = boot.store_addr().ok_or_else(|| {
         Error::usage(format!(
             "{}: no address for rank 0's store; set MASTER_ADDR and MASTER_PORT, or {STORE_ADDR_ENV}=host:port",
