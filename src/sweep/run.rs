@@ -126,8 +126,10 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
         1,
         options,
     );
-    let mut out = RunDir::create(&dir, &meta)?;
+    // Before the folder exists: a Ctrl-C from the moment meta.json appears ends the run as
+    // interrupted, never with the signal's default death.
     install_interrupt_handler();
+    let mut out = RunDir::create(&dir, &meta)?;
     let console = open_console(&plan, req.progress);
     let result = launch_and_measure(req, &plan, &mut out, &console);
     console.finish();
