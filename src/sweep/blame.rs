@@ -5,6 +5,7 @@
 //! rank most waited for that did not report a wait of its own (a stopped or hung process cannot
 //! report). As the local launcher's watchdog does with its shared counters.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// The words every transport's stall error uses before the peer's rank
@@ -29,53 +30,65 @@ pub fn waited_for(msg: &str) -> Option<usize> {
 /// The rank to blame from rank 0's own error and the others' reports (rank, message), with the
 /// evidence; `None` when no rank was waited for.
 pub fn culprit(own: &str, reports: &[(usize, String)]) -> Option<(usize, String)> {
-    let mut waits: Vec<(usize, usize)> = Vec::new();
-    waits.extend(waited_for(own).map(|p| (0, p)));
-    for (r, m) in reports {
-        waits.extend(waited_for(m).map(|p| (*r, p)));
-    }
-    let waiting: Vec<usize> = waits.iter().map(|w| w.0).collect();
-    let mut counts: Vec<(usize, Vec<usize>)> = Vec::new();
+    let own = waited_for(own).map(|p| (0, p));
+    let waits: Vec<(usize, usize)> = own
+        .into_iter()
+        .chain(
+            reports
+                .iter()
+                .filter_map(|(r, m)| Some((*r, waited_for(m)?))),
+        )
+        .collect();
+    let waiting: std::collections::BTreeSet<usize> = waits.iter().map(|w| w.0).collect();
+    let mut by_peer: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for &(who, peer) in &waits {
-        match counts.iter_mut().find(|c| c.0 == peer) {
-            Some(c) => c.1.push(who),
-            None => counts.push((peer, vec![who])),
-        }
+        by_peer.entry(peer).or_default().push(who);
     }
-    // A rank that itself reported a wait is a victim, not the cause.
-    counts.retain(|c| !waiting.contains(&c.0));
-    counts.sort_by_key(|c| std::cmp::Reverse(c.1.len()));
-    let (rank, by) = counts.into_iter().next()?;
-    let by: Vec<String> = by.iter().map(|r| format!("rank {r}")).collect();
-    Some((rank, format!("{} timed out waiting for it", by.join(", "))))
+    // A rank that itself reported a wait is a victim, not the cause; the most waited for wins,
+    // the lowest rank on a tie.
+    let (rank, by) = by_peer
+        .into_iter()
+        .filter(|(peer, _)| !waiting.contains(peer))
+        .max_by_key(|(peer, by)| (by.len(), std::cmp::Reverse(*peer)))?;
+    const NAMED: usize = 4;
+    let mut names: Vec<String> = by.iter().take(NAMED).map(|r| format!("rank {r}")).collect();
+    if by.len() > NAMED {
+        names.push(format!("{} more", by.len() - NAMED));
+    }
+    Some((
+        rank,
+        format!("{} timed out waiting for it", names.join(", ")),
+    ))
 }
 
 /// Polls `read` for the reports of ranks `1..world` for up to `grace`, returning those present
-/// once no new one arrived for a tenth of it.
+/// once no new one arrived for a tenth of it. Every pass reads each rank not heard from yet, and
+/// the first pass always runs: reports already there are read however late this thread runs.
 pub fn collect(
     world: usize,
     grace: Duration,
     read: impl Fn(usize) -> Option<Vec<u8>>,
 ) -> Vec<(usize, String)> {
     let start = Instant::now();
-    let mut last_change = Instant::now();
-    let mut got: Vec<(usize, String)> = Vec::new();
-    while start.elapsed() < grace && last_change.elapsed() < grace / 10 + Duration::from_millis(20)
-    {
+    let quiet = grace / 10 + Duration::from_millis(20);
+    let mut got: BTreeMap<usize, String> = BTreeMap::new();
+    let mut last_change = start;
+    loop {
         for r in 1..world {
-            if got.iter().any(|g| g.0 == r) {
+            if got.contains_key(&r) {
                 continue;
             }
             if let Some(v) = read(r) {
                 let text = String::from_utf8_lossy(&v[..v.len().min(MAX_REPORT)]).into_owned();
-                got.push((r, text));
+                got.insert(r, text);
                 last_change = Instant::now();
             }
         }
+        if start.elapsed() >= grace || last_change.elapsed() >= quiet {
+            return got.into_iter().collect();
+        }
         std::thread::sleep(Duration::from_millis(10));
     }
-    got.sort_by_key(|g| g.0);
-    got
 }
 
 #[cfg(test)]
