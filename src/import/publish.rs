@@ -7,12 +7,11 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::meta::META_FILE;
-use crate::report::summary_csv::SUMMARY_FILE;
 
 /// Writes a folder through `fill` (given the staging folder) and moves it to `dir`; on failure
 /// the staging folder is removed and `dir` is left as it was.
 pub fn publish<T>(dir: &Path, fill: impl FnOnce(&Path) -> Result<T>) -> Result<T> {
-    check_target(dir)?;
+    crate::report::run_dir::check_target(dir)?;
     let staging = staging_of(dir);
     let _ = std::fs::remove_dir_all(&staging);
     let done = fill(&staging).and_then(|v| move_into(&staging, dir).map(|()| v));
@@ -20,23 +19,6 @@ pub fn publish<T>(dir: &Path, fill: impl FnOnce(&Path) -> Result<T>) -> Result<T
         let _ = std::fs::remove_dir_all(&staging);
     }
     done
-}
-
-/// `dir` must be new, or a folder without results.
-fn check_target(dir: &Path) -> Result<()> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(Error::usage(format!(
-            "cannot write results to {}: it is not a folder; choose another --out",
-            dir.display()
-        )));
-    }
-    if dir.join(SUMMARY_FILE).exists() {
-        return Err(Error::usage(format!(
-            "{} already holds results ({SUMMARY_FILE}); choose another --out or remove it",
-            dir.display()
-        )));
-    }
-    Ok(())
 }
 
 /// `.NAME.importing-PID` beside `dir`: on the same file system, so the move is a rename.
@@ -69,6 +51,7 @@ fn move_into(staging: &Path, dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::summary_csv::SUMMARY_FILE;
 
     #[test]
     fn a_failed_fill_leaves_nothing_and_a_whole_one_is_moved_into_place() {

@@ -172,6 +172,16 @@ pub fn launcher_rank(env: &impl Fn(&str) -> Option<String>) -> Option<usize> {
         .find_map(|k| env(k)?.trim().parse::<usize>().ok())
 }
 
+/// This process's world rank under mpirun (Open MPI), whose `-x` gives every rank the same
+/// variables; `None` under any other launcher or none.
+pub fn mpirun_rank() -> Option<usize> {
+    std::env::var("OMPI_COMM_WORLD_RANK")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// The process environment, or a test's map, behind one lookup.
 struct Vars<'a> {
     get: &'a dyn Fn(&str) -> Option<String>,

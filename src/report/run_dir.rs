@@ -156,13 +156,18 @@ fn file_schemas(sinks: &[Box<dyn PointSink>]) -> std::collections::BTreeMap<Stri
 
 /// Makes sure `path` is a folder without earlier results.
 fn prepare(path: &Path) -> Result<()> {
+    check_target(path)?;
+    std::fs::create_dir_all(path).map_err(|e| unwritable(path, &e))
+}
+
+/// Refuses a results folder that is a file, or that already holds a run.
+pub fn check_target(path: &Path) -> Result<()> {
     if path.exists() && !path.is_dir() {
         let shown = path.display();
         return Err(Error::usage(format!(
             "cannot write results to {shown}: it is not a folder; choose another --out"
         )));
     }
-    std::fs::create_dir_all(path).map_err(|e| unwritable(path, &e))?;
     if path.join(SUMMARY_FILE).exists() {
         return Err(already_used(path));
     }

@@ -47,12 +47,10 @@ fn check_root_and_algo(rec: &PointRecord) -> Result<(), String> {
             k.world - 1
         ));
     }
-    let algos = match k.backend.as_str() {
-        "host" => k.op.host_algos(),
-        "mpi" => k.op.mpi_algos(),
-        "nccl" => k.op.nccl_algos(),
-        _ => return Ok(()),
+    let Ok(backend) = k.backend.parse::<crate::model::call::BackendKind>() else {
+        return Ok(());
     };
+    let algos = backend.algos(k.op);
     if !algos.contains(&k.algo) {
         let names: Vec<&str> = algos.iter().map(|a| a.name()).collect();
         return Err(format!(
