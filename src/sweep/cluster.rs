@@ -60,42 +60,20 @@ impl Cluster {
         )
     }
 
-    /// Rank 0, after a failure: the ranks that died (closed the store connection without a
-    /// goodbye), waiting up to `grace` for the store to notice, as "rank 2 (host b)".
-    pub fn dead_ranks(&self, grace: Duration) -> Vec<String> {
-        let Some(server) = &self.server else {
-            return Vec::new();
-        };
-        let until = std::time::Instant::now() + grace;
-        let mut lost = server.lost_ranks();
-        while lost.is_empty() && std::time::Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(10));
-            lost = server.lost_ranks();
-        }
-        lost.into_iter().map(|r| self.describe_rank(r)).collect()
-    }
-
     /// A rank other than 0, failing with `e`: reports it through the store before this
     /// process exits, so that rank 0 can tell a victim from the cause ([`crate::sweep::blame`]).
-    /// Best effort: the store may be gone too.
     pub fn report_failure(&mut self, e: &Error) {
-        if self.server.is_some() {
-            return;
+        if self.server.is_none() {
+            crate::sweep::blame::report(&mut self.store, self.rank, e);
         }
-        let text = e.to_string();
-        let text = &text.as_bytes()[..text.len().min(crate::sweep::blame::MAX_REPORT)];
-        let key = crate::sweep::blame::report_key(self.rank);
-        self.store.set_timeout(Duration::from_secs(2));
-        let _ = self.store.set(&key, text);
     }
 
-    /// Rank 0, after a failure: what the other ranks reported within `grace`.
-    pub fn failure_reports(&self, grace: Duration) -> Vec<(usize, String)> {
-        let Some(server) = &self.server else {
-            return Vec::new();
-        };
-        let key = crate::sweep::blame::report_key;
-        crate::sweep::blame::collect(server.world(), grace, |r| server.value(&key(r)))
+    /// Rank 0, after failing with `msg`: the rank to blame and why, where one can be named
+    /// ([`crate::sweep::blame::explain`]; the ranks here are not inspected by pid: the
+    /// transports already name the peer they waited for).
+    pub fn explain(&self, msg: &str, grace: Duration) -> Option<String> {
+        let server = Some(self.server.as_ref()?);
+        crate::sweep::blame::explain(msg, server, &[], grace, |r| self.describe_rank(r))
     }
 
     /// "rank 2 (host b)".

@@ -327,20 +327,8 @@ fn pair_row(topo: &Topology, point: &Point, members: &[usize]) -> Option<PairRow
 /// the rank the others timed out waiting for ([`crate::sweep::blame`]), as they reported.
 fn name_the_dead(e: Error, c: &Cluster) -> Error {
     let Error::Rank(msg) = e else { return e };
-    let grace = Duration::from_millis(500);
-    let dead = c.dead_ranks(grace);
-    if !dead.is_empty() {
-        return Error::Rank(format!(
-            "{} died (closed its connections without a goodbye); {msg}",
-            dead.join(", ")
-        ));
-    }
-    let reports = c.failure_reports(grace);
-    match crate::sweep::blame::culprit(&msg, &reports) {
-        Some((rank, why)) => Error::Rank(format!(
-            "{} stopped making progress ({why}); {msg}",
-            c.describe_rank(rank)
-        )),
+    match c.explain(&msg, Duration::from_millis(500)) {
+        Some(cause) => Error::Rank(format!("{cause}; {msg}")),
         None => Error::Rank(msg),
     }
 }

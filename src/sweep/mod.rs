@@ -16,3 +16,4 @@ pub mod rank;
 pub mod run;
 pub mod summarize;
 pub mod watchdog;
+pub mod whereabouts;

@@ -82,10 +82,4 @@ pub fn blame(shared: &Shared, pids: &[Option<u32>]) -> Stuck {
     Stuck { rank, reason }
 }
 
-/// The state letter of a process from /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...).
-pub fn process_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may contain spaces; the state follows it.
-    let after = stat.rsplit_once(')')?.1;
-    after.trim_start().chars().next()
-}
+use crate::sweep::whereabouts::process_state;

@@ -19,20 +19,13 @@ use mpi::traits::*;
 
 use super::interrupt;
 use crate::backend::mpi::world::PROGRESS;
+use crate::sweep::whereabouts::{inspect, machine_id, process_state, Whereabouts};
 
 /// What the stalled run was doing: the point being measured.
 static DOING: Mutex<String> = Mutex::new(String::new());
 
 /// Exit code of a run that ended on an error.
 const FAILED_EXIT: i32 = 2;
-
-/// How a rank is found on its machine: (machine id, pid).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Whereabouts {
-    /// boot id and pid namespace: equal only for processes that share a pid space.
-    pub machine: String,
-    pub pid: u32,
-}
 
 /// Records the point being measured, for the stall message.
 pub fn at(point: &str) {
@@ -41,18 +34,9 @@ pub fn at(point: &str) {
     d.push_str(point);
 }
 
-/// This process's machine id: the kernel's boot id and this process's pid namespace.
-fn machine_id() -> String {
-    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
-    let ns = std::fs::read_link("/proc/self/ns/pid")
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    format!("{}/{ns}", boot.trim())
-}
-
 /// Every rank's whereabouts, gathered on world rank 0 (empty elsewhere).
 pub fn gather(world: &SimpleCommunicator) -> Vec<Whereabouts> {
-    const LEN: usize = 96;
+    const LEN: usize = crate::sweep::whereabouts::MAX_MACHINE;
     let mut mine = [0u8; LEN + 4];
     let id = machine_id();
     let n = id.len().min(LEN);
@@ -134,38 +118,23 @@ fn end(code: i32) -> ! {
 /// Who to blame among `ranks` (index = world rank; rank 0 is this process): the ranks on this
 /// machine whose process is stopped or gone, else a sentence saying what could be inspected.
 pub fn blame(ranks: &[Whereabouts], state: impl Fn(u32) -> Option<char>) -> String {
-    let here = ranks.first().map(|w| w.machine.clone()).unwrap_or_default();
-    let mut found = Vec::new();
-    let mut elsewhere = Vec::new();
-    for (r, w) in ranks.iter().enumerate().skip(1) {
-        if w.machine != here || here.is_empty() {
-            elsewhere.push(r.to_string());
-            continue;
-        }
-        match state(w.pid) {
-            Some('T') | Some('t') => found.push(format!("rank {r} (pid {}) is stopped", w.pid)),
-            Some('Z') | None => found.push(format!("rank {r} (pid {}) has exited", w.pid)),
-            _ => {}
-        }
-    }
+    let (found, elsewhere) = inspect(ranks, state);
     if !found.is_empty() {
+        let found: Vec<String> = found.into_iter().map(|f| f.1).collect();
         return found.join(", ");
     }
     match elsewhere.len() {
         0 => "every rank's process is running: MPI itself is stuck (a deadlock, or a network \
               that stopped delivering)"
             .to_string(),
-        _ => format!(
+        _ => {
+            format!(
             "no rank on this machine is stopped or gone; ranks {} run on other machines, which \
              cannot be inspected from here",
-            elsewhere.join(", ")
-        ),
+            elsewhere.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+        )
+        }
     }
-}
-
-/// The state letter of a process from /proc/<pid>/stat ('R', 'S', 'T', 'Z', ...).
-fn process_state(pid: u32) -> Option<char> {
-    crate::sweep::watchdog::process_state(pid)
 }
 
 #[cfg(test)]
@@ -197,12 +166,5 @@ mod tests {
              cannot be inspected from here"
         );
         assert!(blame(&ranks[..3], running).starts_with("every rank's process is running"));
-    }
-
-    #[test]
-    fn this_machine_is_known_by_boot_and_pid_namespace() {
-        let id = machine_id();
-        assert!(id.contains("pid:[") && id.len() > 40, "{id}");
-        assert_eq!(id, machine_id());
     }
 }

@@ -10,8 +10,9 @@
 
 use std::sync::Arc;
 
+use super::context::gather_ranks;
 use super::rank::{check_plan, RankContext};
-use super::setup::{check_comm_setups, gather_ranks, join, open_run, share_id};
+use super::setup::{check_comm_setups, join, open_run, share_id};
 use crate::backend::nccl::config::comm_config;
 use crate::backend::nccl::loader::{Nccl, UniqueId};
 use crate::backend::nccl::sys::ncclConfig_t;
@@ -41,12 +42,12 @@ pub fn rehearse(
     // The first stage's communicators are the first a sweep makes.
     let first = stages.first().map(|s| s.setup).unwrap_or_default();
     let config = comm_config(version, &first);
-    let ranks = gather_ranks(&mut ctx.store, NO_GPU)?;
+    let ranks = gather_ranks(&mut ctx, NO_GPU)?;
     let lead = match ctx.rank {
         0 => Some(open_run(req, &opts, &nccl, &ctx.out, ranks)?.0),
         _ => None,
     };
-    let result = bootstrap(&nccl, &mut ctx, &config);
+    let result = bootstrap(&nccl, &mut ctx, &config).map_err(|e| ctx.blame(e));
     match lead {
         Some(out) => close_run(out, ctx.out.clone(), result.map(|()| 0)).map(Some),
         None => result.map(|()| None),

@@ -55,13 +55,7 @@ pub fn run_nccl(req: &SweepRequest, devices: usize) -> Result<NcclRun> {
         let token = parse_token(&std::env::var(TOKEN_ENV).unwrap_or_default())?;
         let out = PathBuf::from(std::env::var_os(OUT_ENV).unwrap_or_default());
         let store = StoreClient::connect(&addr, &token, rank, store_timeout)?;
-        let ctx = RankContext {
-            rank,
-            world,
-            device: rank,
-            store,
-            out,
-        };
+        let ctx = RankContext::new(rank, world, rank, store, out);
         return Ok(as_run(run_rank(req, ctx)?));
     }
     match crate::launch::env::detect_process()? {
@@ -119,7 +113,7 @@ fn multi_node(
             boot.launcher.name()
         ))
     })?;
-    let _server = match (boot.rank, crate::launch::rendezvous::store_bind(boot)?) {
+    let server = match (boot.rank, crate::launch::rendezvous::store_bind(boot)?) {
         (0, Some(bind)) => Some(StoreServer::bind(&bind, &token, boot.world, timeout)?),
         _ => None,
     };
@@ -131,15 +125,10 @@ fn multi_node(
     };
     let outs = store.all_gather("nccl-out", out.to_string_lossy().as_bytes())?;
     let out = PathBuf::from(String::from_utf8_lossy(&outs[0]).into_owned());
-    let ctx = RankContext {
-        rank: boot.rank,
-        world: boot.world,
-        device,
-        store,
-        out,
-    };
-    let run = as_run(run_rank(req, ctx)?);
-    Ok(run)
+    let mut ctx = RankContext::new(boot.rank, boot.world, device, store, out);
+    // Rank 0 serves the store until its run ends, and reads the others' failure reports in it.
+    ctx.server = server;
+    Ok(as_run(run_rank(req, ctx)?))
 }
 
 /// Starts one rank per GPU on this node and waits for them.

@@ -1,6 +1,7 @@
 //! The NCCL sweep (cargo feature `nccl`), one rank process per GPU; every call is executed by
 //! `crate::backend::nccl`.
 //!
+//! * [`context`]: who a rank is, how it reaches the others, what it does with its error.
 //! * [`rank`]: the rank program, the same on every rank whoever started it.
 //! * [`bootstrap`]: `COLLBENCH_NCCL_BOOTSTRAP_ONLY=1`, the ranks' bootstrap rehearsed without a
 //!   GPU (unique id through the store, `ncclCommInitRank`).
@@ -11,6 +12,7 @@
 //!   folder left running).
 
 pub mod bootstrap;
+pub mod context;
 pub mod launch;
 pub mod rank;
 pub mod results;

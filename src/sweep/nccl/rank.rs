@@ -6,12 +6,13 @@
 //! slowest-rank rule ([`summarize`]) and writes the point (its telemetry.csv rows first, from
 //! NVML sampling around the point on every member, [`point_telemetry`]) before the ranks go on.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::context::gather_ranks;
+pub use super::context::RankContext;
 use super::results::{encode_part, Lead};
-use super::setup::{check_comm_setups, gather_ranks, join, open_run, share_id};
+use super::setup::{check_comm_setups, join, open_run, share_id};
 use crate::backend::nccl::comm::Communicator;
 use crate::backend::nccl::config::comm_config;
 use crate::backend::nccl::gpu::Gpu;
@@ -23,21 +24,9 @@ use crate::backend::nccl::sys::ncclConfig_t;
 use crate::backend::nccl::telemetry::Telemetry;
 use crate::backend::nccl::tuning::{self, Stage};
 use crate::error::{Error, Result};
-use crate::launch::store::StoreClient;
 use crate::model::call::{BackendKind, Register};
 use crate::model::plan::{Plan, Point, SweepOptions};
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
-
-/// Who this rank is and how it reaches the others.
-pub struct RankContext {
-    pub rank: usize,
-    pub world: usize,
-    /// The GPU this rank drives (its rank among the ranks of its node).
-    pub device: usize,
-    pub store: StoreClient,
-    /// Where rank 0 writes the results.
-    pub out: PathBuf,
-}
 
 /// What every rank holds while it walks the stages.
 struct Walk<'a> {
@@ -76,7 +65,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
         tuning::apply_env(&tuning::env_for(first.algo, first.proto, &user));
     }
     let gpu = Gpu::open(ctx.device)?;
-    let (hosts, gpus) = gather_ranks(&mut ctx.store, &gpu.name)?;
+    let (hosts, gpus) = gather_ranks(&mut ctx, &gpu.name)?;
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
     let bufs = DeviceBuffers::new(&gpu, &nccl, buffer_sizes(plan.points.iter()), max_iters)?;
     let mut walk = Walk {
@@ -91,7 +80,10 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
         config: comm_config(version, &Default::default()),
     };
     if walk.ctx.rank != 0 {
-        return walk.stages(&stages, None).map(|()| None);
+        return walk
+            .stages(&stages, None)
+            .map(|()| None)
+            .map_err(|e| walk.ctx.blame(e));
     }
     let dir = walk.ctx.out.clone();
     let (mut out, topo) = open_run(req, &opts, &walk.nccl, &dir, (hosts, gpus))?;
@@ -107,7 +99,9 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
         topo,
         wrong_points: 0,
     };
-    let result = walk.stages(&stages, Some(&mut lead));
+    let result = walk
+        .stages(&stages, Some(&mut lead))
+        .map_err(|e| walk.ctx.blame(e));
     lead.console.finish();
     close_run(lead.out, dir, result.map(|()| lead.wrong_points)).map(Some)
 }

@@ -77,27 +77,6 @@ pub(super) fn options_json(
     v
 }
 
-/// Every rank's node name and GPU name (`gpu`), in rank order.
-pub(super) fn gather_ranks(
-    store: &mut StoreClient,
-    gpu: &str,
-) -> Result<(Vec<String>, Vec<String>)> {
-    let host = std::env::var(crate::launch::rendezvous::NODE_NAME_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| crate::meta::HostInfo::detect().hostname);
-    let mine = format!("{host}\n{gpu}");
-    let all = store.all_gather("nccl-ranks", mine.as_bytes())?;
-    Ok(all
-        .iter()
-        .map(|b| {
-            let text = String::from_utf8_lossy(b);
-            let (h, g) = text.split_once('\n').unwrap_or((&text, "unknown"));
-            (h.to_string(), g.to_string())
-        })
-        .unzip())
-}
-
 /// The unique id under `key`: rank 0 makes it (`ncclGetUniqueId`) and puts it in the store,
 /// the others take it from there.
 pub(super) fn share_id(

@@ -108,9 +108,19 @@ impl Ranks {
         None
     }
 
-    /// The failure to report: a rank that died by a signal within a moment of the first
-    /// failure is the likelier cause (its peers then fail on their own).
+    /// The failure to report: a rank whose process is stopped (its peers stalled waiting for
+    /// it) or that died by a signal within a moment of the first failure is the likelier cause
+    /// (its peers then fail on their own).
     fn first_failure(&mut self, r: usize, exit: RankExit) -> Error {
+        if let Some(stopped) = self.stopped() {
+            let said = self.error_of(r, Instant::now() + Duration::from_millis(200));
+            return Error::Rank(format!(
+                "nccl rank {stopped} is stopped (SIGSTOP or a debugger): the others made no \
+                 progress; rank {r} ended with {}{}; the other ranks were stopped",
+                exit.describe(),
+                said.map(|s| format!(": {s}")).unwrap_or_default()
+            ));
+        }
         let until = Instant::now() + Duration::from_millis(300);
         let mut cause = (r, exit);
         while Instant::now() < until && !matches!(cause.1, RankExit::Signal(_)) {
@@ -130,6 +140,18 @@ impl Ranks {
             cause.1.describe(),
             said.map(|s| format!(": {s}")).unwrap_or_default()
         ))
+    }
+
+    /// The first rank still running whose process is stopped.
+    fn stopped(&self) -> Option<usize> {
+        self.children.iter().position(|c| {
+            c.as_ref().is_some_and(|c| {
+                matches!(
+                    crate::sweep::whereabouts::process_state(c.id()),
+                    Some('T' | 't')
+                )
+            })
+        })
     }
 
     /// Rank `r`'s error line, waiting until `until` for it to arrive.
@@ -199,4 +221,36 @@ pub fn close_left_running(dir: &Path, result: &Result<u8>) {
     }
     meta.finish(status, Some(e.to_string()));
     let _ = meta.write(dir);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sleeper() -> Option<Child> {
+        Command::new("sleep").arg("60").spawn().ok()
+    }
+
+    #[test]
+    fn a_stopped_rank_is_found_among_running_ones() {
+        let mut ranks = Ranks {
+            children: vec![sleeper(), sleeper(), sleeper()],
+            errors: Arc::new(Mutex::new(vec![None; 3])),
+        };
+        assert_eq!(ranks.stopped(), None);
+        let pid = ranks.children[2].as_ref().unwrap().id() as libc::pid_t;
+        // SAFETY: signalling our own child, which is alive (not reaped yet).
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        // The state changes once the kernel delivers the signal: wait for it (a hang limit).
+        let limit = Instant::now() + Duration::from_secs(30);
+        while ranks.stopped().is_none() && Instant::now() < limit {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(ranks.stopped(), Some(2));
+        let e = ranks.first_failure(0, RankExit::Code(2)).to_string();
+        assert!(e.starts_with("nccl rank 2 is stopped"), "{e}");
+        assert!(e.contains("rank 0 ended with exit code 2"), "{e}");
+        ranks.kill_all();
+        assert!(ranks.children.iter().all(Option::is_none));
+    }
 }
