@@ -207,3 +207,80 @@ fn gpu_aggregated_calls_and_cta_bounds_are_exact_and_recorded() {
         m.options
     );
 }
+
+/// The pid of the NCCL rank `rank` that the launcher `launcher` started, once it runs.
+fn nccl_rank_pid(launcher: u32, rank: usize) -> Option<u32> {
+    let want = format!("COLLBENCH_NCCL_RANK={rank}/");
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|&pid| {
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let child = super::common::proc_info(pid).is_some_and(|p| p.ppid == launcher);
+            child
+                && env
+                    .split(|&b| b == 0)
+                    .any(|v| v.starts_with(want.as_bytes()))
+        })
+}
+
+#[test]
+#[ignore = "needs two NVIDIA GPUs, their driver and libnccl"]
+fn gpu_a_stopped_rank_is_named_and_the_run_closed_as_failed() {
+    use super::common::{signal, summary_rows_on_disk, wait_until, Spawned};
+    use std::time::{Duration, Instant};
+    let Some(gpus) = gpus_or_skip() else { return };
+    if gpus < 2 {
+        super::common::skip::skipped("one GPU: a stall needs a second rank to stop");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let args = [
+        "sweep",
+        "--no-progress",
+        "--backend",
+        "nccl",
+        "--ranks",
+        "2",
+        "--op",
+        "allreduce",
+        "-b",
+        "1M",
+        "-e",
+        "1G",
+        "-f",
+        "2",
+        "--iters",
+        "2000",
+        "--timeout",
+        "5s",
+    ];
+    let mut cmd = super::common::command(&args);
+    cmd.arg("--out").arg(&dir);
+    let started = Instant::now();
+    let mut launch = Spawned::start(cmd);
+    let limit = super::common::hang_limit(Duration::from_secs(300));
+    // Rank 1 is stopped once the first point is on disk: the ranks are then in their loops.
+    assert!(wait_until(limit, || summary_rows_on_disk(&dir) > 0
+        || !launch.running()));
+    let pid = nccl_rank_pid(launch.pid(), 1).expect("rank 1 runs");
+    signal(pid, libc::SIGSTOP);
+    let r = launch.finish(started, limit);
+    assert_eq!(r.code(), 2, "{r:?}");
+    let line = r
+        .stderr_lines()
+        .last()
+        .copied()
+        .unwrap_or_default()
+        .to_string();
+    assert!(line.contains("nccl rank 1 is stopped"), "{line}");
+    let m = meta(&dir);
+    assert_eq!(m.status, collbench::meta::RunStatus::Failed, "{m:?}");
+    let error = m.error.clone().unwrap_or_default();
+    assert!(
+        error.contains("rank 1 (host ") && error.contains("is stopped"),
+        "{error}"
+    );
+    assert!(!summary(&dir).is_empty());
+}
