@@ -98,10 +98,10 @@ pub fn usage_error(e: clap::Error) -> u8 {
     ) {
         e.exit();
     }
-    // Every rank of an mpirun job got the same command line and refuses it alike: rank 0's line
-    // says it once (mpirun printed one copy per rank). Other launchers may start ranks by hand,
-    // each with a line of its own: every rank says its own there.
-    if crate::launch::env::mpirun_rank().is_some_and(|r| r > 0) {
+    // Every rank of an mpirun job or srun step got the same command line and refuses it alike:
+    // rank 0's line says it once (the launcher printed one copy per rank). Other launchers may
+    // start ranks by hand, each with a line of its own: every rank says its own there.
+    if crate::launch::env::uniform_launch_rank().is_some_and(|r| r > 0) {
         return 2;
     }
     crate::say!("collbench: {}", one_line(&e.render().to_string()));

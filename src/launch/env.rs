@@ -151,9 +151,11 @@ pub fn detect(env: &impl Fn(&str) -> Option<String>) -> Result<Option<Bootstrap>
     Ok(Some(b))
 }
 
-/// [`detect`] on this process's environment.
+/// [`detect`] on this process's environment. Under mpirun or srun every rank has the same
+/// variables: a malformed one is said by rank 0 alone ([`uniform_launch_rank`]).
 pub fn detect_process() -> Result<Option<Bootstrap>> {
     detect(&|name: &str| std::env::var_os(name).map(|v| v.to_string_lossy().into_owned()))
+        .map_err(|e| e.alike_on_every_rank(uniform_launch_rank().unwrap_or(0)))
 }
 
 /// This process's world rank as any launcher's variables give it (Open MPI, PMI-1/2, PMIx,
@@ -172,14 +174,17 @@ pub fn launcher_rank(env: &impl Fn(&str) -> Option<String>) -> Option<usize> {
         .find_map(|k| env(k)?.trim().parse::<usize>().ok())
 }
 
-/// This process's world rank under mpirun (Open MPI), whose `-x` gives every rank the same
-/// variables; `None` under any other launcher or none.
-pub fn mpirun_rank() -> Option<usize> {
-    std::env::var("OMPI_COMM_WORLD_RANK")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+/// This process's world rank under a launcher that gives every rank the same command line and
+/// variables: mpirun (Open MPI, whose `-x` exports alike) and srun (a job step's tasks, which
+/// inherit the submitting environment); `None` under any other launcher or none. An error
+/// found alike on every rank is then said by rank 0 alone.
+pub fn uniform_launch_rank() -> Option<usize> {
+    let var = |k: &str| std::env::var(k).ok();
+    let rank = var("OMPI_COMM_WORLD_RANK").or_else(|| {
+        // Only tasks of a job step have SLURM_STEP_ID (see `slurm`): not a batch script.
+        var("SLURM_STEP_ID").and(var("SLURM_PROCID"))
+    })?;
+    rank.trim().parse().ok()
 }
 
 /// The process environment, or a test's map, behind one lookup.

@@ -83,10 +83,18 @@ fn route_to_store(boot: &Bootstrap) -> Result<IpAddr> {
     Ok(sock.local_addr().map_err(fail)?.ip())
 }
 
-/// The name that decides which ranks share a node.
+/// Slurm's name for the node a task runs on, set by slurmd in every task's environment
+/// (srun(1), "OUTPUT ENVIRONMENT VARIABLES"). It names the node as the job's node list does,
+/// also where several slurmd run on one host or a host's name differs from its node name.
+pub const SLURM_NODE_ENV: &str = "SLURMD_NODENAME";
+
+/// The name that decides which ranks share a node: `COLLBENCH_NODE_NAME`, else Slurm's node
+/// name (`SLURMD_NODENAME`), else the host name.
 pub fn node_name() -> String {
-    match std::env::var(NODE_NAME_ENV) {
-        Ok(v) if !v.trim().is_empty() => v.trim().to_string(),
-        _ => crate::meta::HostInfo::detect().hostname,
-    }
+    [NODE_NAME_ENV, SLURM_NODE_ENV]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .map(|v| v.trim().to_string())
+        .find(|v| !v.is_empty())
+        .unwrap_or_else(|| crate::meta::HostInfo::detect().hostname)
 }

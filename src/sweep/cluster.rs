@@ -87,10 +87,12 @@ impl Cluster {
     }
 }
 
-/// `e`, found alike on every rank of an mpirun launch, said by rank 0 only.
+/// `e`, found alike on every rank of an mpirun or srun launch, said by rank 0 only.
 pub fn said_once(e: Error, boot: &Bootstrap) -> Error {
     match boot.launcher {
-        crate::launch::env::Launcher::OpenMpi => e.alike_on_every_rank(boot.rank),
+        crate::launch::env::Launcher::OpenMpi | crate::launch::env::Launcher::Slurm => {
+            e.alike_on_every_rank(boot.rank)
+        }
         _ => e,
     }
 }

@@ -90,9 +90,7 @@ pub fn report(executed: &Executed) -> u8 {
 
 /// Started once per rank by mpirun, srun or torchrun: join the others; only rank 0 reports.
 fn host(req: &SweepRequest) -> Result<Executed> {
-    // Under mpirun every rank has the same variables: a malformed one is said by rank 0 alone.
-    let rank = crate::launch::env::mpirun_rank().unwrap_or(0);
-    let detected = crate::launch::env::detect_process().map_err(|e| e.alike_on_every_rank(rank))?;
+    let detected = crate::launch::env::detect_process()?;
     let lead = match detected {
         Some(boot) if boot.world > 1 => run_distributed(req, &boot)?,
         _ => Some(run_sweep(req)?),

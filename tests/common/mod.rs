@@ -13,6 +13,7 @@ mod procs;
 pub mod protorun;
 pub mod recorded;
 pub mod skip;
+pub mod slurm;
 
 #[allow(unused_imports)] // each test file uses a different subset, as above
 pub use procs::*;

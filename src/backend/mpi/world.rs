@@ -51,14 +51,11 @@ impl Groups {
     }
 }
 
-/// Every rank's host name, gathered on every rank (64 bytes each; `COLLBENCH_NODE_NAME`
-/// overrides it as for the host backend), as the launch's topology.
+/// Every rank's node name, gathered on every rank (64 bytes each; as the host backend names
+/// nodes: `COLLBENCH_NODE_NAME`, Slurm's, the host name), as the launch's topology.
 pub fn hosts(world: &SimpleCommunicator) -> Topology {
     const LEN: usize = 64;
-    let name = std::env::var(crate::launch::rendezvous::NODE_NAME_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| crate::meta::HostInfo::detect().hostname);
+    let name = crate::launch::rendezvous::node_name();
     let mut mine = [0u8; LEN];
     let n = name.len().min(LEN);
     mine[..n].copy_from_slice(&name.as_bytes()[..n]);

@@ -70,10 +70,7 @@ impl RankContext {
 /// Every rank's node name and GPU name (`gpu`), in rank order; every rank's node and process
 /// are kept in `ctx` for [`RankContext::blame`].
 pub(super) fn gather_ranks(ctx: &mut RankContext, gpu: &str) -> Result<(Vec<String>, Vec<String>)> {
-    let host = std::env::var(crate::launch::rendezvous::NODE_NAME_ENV)
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| crate::meta::HostInfo::detect().hostname);
+    let host = crate::launch::rendezvous::node_name();
     let mine = format!("{host}\n{gpu}\n{}", Whereabouts::mine().encode());
     let all = ctx.store.all_gather("nccl-ranks", mine.as_bytes())?;
     let mut hosts = Vec::with_capacity(all.len());
