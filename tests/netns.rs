@@ -173,22 +173,26 @@ fn found_sockperf() -> bool {
 }
 
 #[test]
-fn a_shaped_link_is_fitted_at_its_rate_and_latency() {
-    shaped_link(0.5);
+fn a_shaped_link_carries_what_the_ring_must_send_and_is_fitted() {
+    shaped_link(None);
 }
 
 /// The quiet-machine benchmark of docs/PERFORMANCE.md: the fastest iterations within 10% of the
-/// shaped rate. Run alone on an idle machine:
+/// shaped rate, the fitted latency against sockperf's. Run alone on an idle machine:
 /// `cargo test --release --test netns -- --ignored --nocapture`.
 #[test]
 #[ignore = "a benchmark: needs an idle machine (load slows the transfer)"]
 fn on_a_quiet_machine_a_shaped_link_is_measured_within_10_percent() {
-    shaped_link(0.9);
+    shaped_link(Some(0.9));
 }
 
-/// Sweeps across a link shaped to [`RATE_MBIT`] and holds the fit against the shaper's rate
-/// (the fastest iteration of each size at least `min_ratio` of it) and sockperf's latency.
-fn shaped_link(min_ratio: f64) {
+/// Sweeps across a link shaped to [`RATE_MBIT`]. Always: the results exact and the bytes on
+/// the wire at least what a ring AllGather must send (a factor-2 slip in the bytes each rank
+/// sends shows here, whatever the load). With `min_ratio` (the benchmark, on a quiet machine
+/// only: load slows a transfer and can tilt a least-squares slope either way), the fit against
+/// the shaper's rate (the fastest iteration of each size at least `min_ratio` of it) and
+/// sockperf's latency.
+fn shaped_link(min_ratio: Option<f64>) {
     let _guard = common::serial();
     if !lab_or_skip() {
         return;
@@ -197,6 +201,7 @@ fn shaped_link(min_ratio: f64) {
     let (_tmp, dir) = common::tempdir();
     // Bandwidth: sizes far above the 32 KiB bucket, so the burst is under 1% of a transfer.
     let bw_run = dir.join("bandwidth");
+    let (iters, warmup) = (6, 1);
     let args = [
         "sweep",
         "--no-progress",
@@ -216,7 +221,20 @@ fn shaped_link(min_ratio: f64) {
     let before = lab.sent(0);
     Launch::start(&lab, &[0, 1], 29581, &args).finish(Duration::from_secs(240));
     let after = lab.sent(0);
-    let share = payload_share((after.0 - before.0) as f64, (after.1 - before.1) as f64);
+    let bytes = (after.0 - before.0) as f64;
+    let share = payload_share(bytes, (after.1 - before.1) as f64);
+    let rows = common::summary(&bw_run);
+    assert!(rows.iter().all(|r| r.wrong == 0), "{rows:?}");
+    // Ring AllGather over 2 ranks: rank 0 sends its half, S/2, in every call.
+    let must_send: f64 = rows
+        .iter()
+        .map(|r| r.key.bytes as f64 / 2.0 * (iters + warmup) as f64)
+        .sum();
+    // Frame headers only add to what tc counted: no estimate of them enters this bound.
+    assert!(
+        bytes >= must_send,
+        "{bytes:.0} bytes left node 0, the ring must send {must_send:.0}"
+    );
     // Ring AllGather over 2 ranks moves S/2 over the link each way: T = alpha + S / (2 BW).
     let rate = |beta_ns_per_byte: f64| 1e9 / (2.0 * beta_ns_per_byte);
     let expected = RATE_MBIT as f64 * 1e6 / 8.0 * share;
@@ -226,10 +244,8 @@ fn shaped_link(min_ratio: f64) {
         "shaped {RATE_MBIT} Mbit/s, payload share {share:.4}, expected {:.2} MB/s: fitted {fitted:.3}, fastest iterations {fastest:.3} of it",
         expected / 1e6,
     );
-    // Load on the machine only slows a transfer (every core busy: 0.85 of the rate even for the
-    // fastest iteration of each size), so the default test holds the rate only within what load
-    // cannot break: never faster than the wire, never half of it (a factor-2 slip in the bytes
-    // each rank sends). The 10% band is the quiet-machine benchmark, an ignored test.
+    assert!(fitted.is_finite() && fitted > 0.0 && fastest.is_finite() && fastest > 0.0);
+    let Some(min_ratio) = min_ratio else { return };
     assert!(fitted <= 1.1, "fitted/expected bandwidth {fitted:.3}");
     assert!(
         (min_ratio..=1.1).contains(&fastest),
