@@ -214,10 +214,9 @@ fn a_stopped_rank_is_blamed_after_the_timeout() {
     let t0 = Instant::now();
     let r = l.finish(t0, hang_limit(Duration::from_secs(2)));
     assert_eq!(r.code(), 2, "{r:?}");
-    // The watchdog fires 2 s after the last progress, which came just before the stop: never
-    // sooner (load can only delay it; the limit above catches a hang).
-    let secs = r.elapsed.as_secs_f64();
-    assert!(secs >= 1.5, "ended {secs:.2} s after the stop");
+    // When it fired is not asserted: the last progress may have come well before the stop
+    // on a loaded machine; the message says how long nothing moved, and the limit above
+    // catches a hang.
     let lines = r.stderr_lines();
     assert_eq!(lines.len(), 1, "{}", r.stderr);
     let want = format!(

