@@ -64,6 +64,8 @@ struct State {
     /// Gathers and barriers by (op, name).
     groups: HashMap<(u8, String), Group>,
     stopping: bool,
+    /// Gets waiting for a key right now (the tests wait for one before they stop the store).
+    getting: usize,
 }
 
 /// Successive calls of one gather or barrier name: each rank's k-th call joins round k.
@@ -163,6 +165,7 @@ impl StoreServer {
                 kv: HashMap::new(),
                 groups: HashMap::new(),
                 stopping: false,
+                getting: 0,
             }),
             changed: Condvar::new(),
             conns: Mutex::new(Vec::new()),
@@ -214,6 +217,11 @@ impl StoreServer {
     /// The refusal lines logged so far.
     pub(super) fn refusal_lines(&self) -> Vec<String> {
         self.shared.refused().lines.clone()
+    }
+
+    /// How many gets wait for a key now.
+    pub(super) fn gets_waiting(&self) -> usize {
+        self.shared.lock().getting
     }
 }
 

@@ -200,8 +200,11 @@ fn get_of_a_key_never_set_times_out_with_a_message() {
 fn barrier_timeout_names_the_missing_ranks() {
     let (_server, addr) = server(4);
     let timeout = Duration::from_millis(300);
+    // Both ranks are connected before either waits: the window is the timeout, not the connect.
+    let both = std::sync::Arc::new(std::sync::Barrier::new(2));
     let errs = on_ranks(2, move |r| {
         let mut c = client(&addr, r, timeout);
+        both.wait();
         c.barrier("start").unwrap_err().to_string()
     });
     for e in errs {
@@ -266,7 +269,12 @@ fn dropping_the_server_fails_waiters_and_returns_promptly() {
         let started = Instant::now();
         (c.get("never").unwrap_err().to_string(), started.elapsed())
     });
-    thread::sleep(Duration::from_millis(200));
+    // The waiter's get is inside the store before the store stops (however slowly it came).
+    let limit = Instant::now() + HANG;
+    while server.gets_waiting() == 0 && Instant::now() < limit {
+        thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(server.gets_waiting(), 1);
     let started = Instant::now();
     drop(server);
     assert!(

@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 use std::net::TcpStream;
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::{Group, Presence, Round, Shared};
+use super::{Group, Presence, Round, Shared, State};
 use crate::launch::store::proto::{self, Dec, Enc, ReadError};
 use crate::launch::store::{set_keepalive, MAX_VALUE};
 
@@ -128,6 +128,19 @@ fn wait(ms: u64) -> Duration {
 fn get(sh: &Shared, rank: usize, key: &str, wait: Duration) -> Result<Vec<u8>, String> {
     let deadline = proto::deadline_after(wait);
     let mut st = sh.lock();
+    st.getting += 1;
+    let got = wait_for_key(sh, st, rank, key, (wait, deadline));
+    sh.lock().getting -= 1;
+    got
+}
+
+fn wait_for_key(
+    sh: &Shared,
+    mut st: MutexGuard<'_, State>,
+    rank: usize,
+    key: &str,
+    (wait, deadline): (Duration, Instant),
+) -> Result<Vec<u8>, String> {
     loop {
         if let Some(v) = st.kv.get(key) {
             return Ok(v.clone());

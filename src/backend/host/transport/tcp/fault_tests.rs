@@ -135,8 +135,9 @@ fn a_silent_peer_times_out_naming_it() {
         err.contains("timed out") && err.contains("rank 2") && err.contains(&addr2),
         "{err}"
     );
-    // A send that the silent peer never drains stalls too, once the buffers are full.
-    let big = vec![0u8; 64 << 20];
+    // A send that the silent peer never drains stalls too, once the buffers are full: more
+    // than the kernel can hold on both ends, however it is tuned.
+    let big = vec![0u8; unbufferable_bytes()];
     let err = ts[0].send(1, &big).unwrap_err().to_string();
     assert!(
         err.contains("timed out") && err.contains("rank 1") && err.contains("sent"),
@@ -187,4 +188,18 @@ fn connect_gives_up_naming_the_missing_rank() {
     let (mut ls, addrs) = listeners(1);
     let err = TcpTransport::connect(0, 2, ls.remove(0), &addrs, TOKEN, short);
     assert!(matches!(err, Err(Error::Usage(_))));
+}
+
+/// More bytes than a loopback connection can hold in flight: four times the largest socket
+/// buffers this kernel allows (send plus receive), at least 64 MiB, at most 1 GiB.
+fn unbufferable_bytes() -> usize {
+    let max_of = |path: &str| -> usize {
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.split_whitespace().last()?.parse().ok())
+            .unwrap_or(0)
+    };
+    let send = max_of("/proc/sys/net/ipv4/tcp_wmem").max(max_of("/proc/sys/net/core/wmem_max"));
+    let recv = max_of("/proc/sys/net/ipv4/tcp_rmem").max(max_of("/proc/sys/net/core/rmem_max"));
+    (4 * (send + recv)).clamp(64 << 20, 1 << 30)
 }

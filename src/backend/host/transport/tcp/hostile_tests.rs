@@ -94,10 +94,12 @@ fn idle_crowds_garbage_and_impostors_do_not_keep_a_rank_out() {
 #[test]
 fn refusals_are_logged_and_named_when_the_rank_never_comes() {
     let (mut ls, addrs) = listeners(2);
-    let short = Duration::from_millis(1500);
-    let rank0 = accept_as_rank_0(ls.remove(0), 2, short);
+    // The impostor's hello is queued before rank 0 starts accepting, and rank 0 waits 5 s: the
+    // refusal does not race the deadline, however loaded the machine.
+    let short = Duration::from_secs(5);
     let mut impostor = TcpStream::connect(addrs[0]).unwrap();
     impostor.write_all(&hello(TOKEN ^ 1, 1, 2)).unwrap();
+    let rank0 = accept_as_rank_0(ls.remove(0), 2, short);
     let got = rank0.join().unwrap();
     let err = got.result.expect_err("rank 1 never came").to_string();
     assert!(
@@ -121,13 +123,15 @@ fn refusals_are_logged_and_named_when_the_rank_never_comes() {
 #[test]
 fn refusal_lines_show_garbage_escaped_and_silence_by_its_deadline() {
     let (mut ls, addrs) = listeners(2);
-    let wait = accept::HELLO_LIMIT + Duration::from_secs(2);
-    let rank0 = accept_as_rank_0(ls.remove(0), 2, wait);
+    // Both connections wait in the backlog before rank 0 accepts, and rank 0 waits 10 s past
+    // the silent one's hello deadline: the refusal does not race the end of the wait.
+    let wait = accept::HELLO_LIMIT + Duration::from_secs(10);
     let mut garbage = TcpStream::connect(addrs[0]).unwrap();
     garbage
         .write_all(b"\x1b[31mGET / HTTP/1.1\r\n\r\n")
         .unwrap();
     let _silent = TcpStream::connect(addrs[0]).unwrap();
+    let rank0 = accept_as_rank_0(ls.remove(0), 2, wait);
     let got = rank0.join().unwrap();
     assert!(got.result.is_err());
     let lines = got.refused.lines;
