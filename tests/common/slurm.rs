@@ -42,7 +42,9 @@ fn nodes_up(conf: &Path) -> Result<(), String> {
     let ready = |n: &str| {
         text.lines().any(|l| {
             l.starts_with(&format!("{n} "))
-                && ["idle", "mixed", "alloc", "completing"].iter().any(|s| l.contains(s))
+                && ["idle", "mixed", "alloc", "completing"]
+                    .iter()
+                    .any(|s| l.contains(s))
         })
     };
     match ready("n1") && ready("n2") {
