@@ -61,7 +61,13 @@ pub fn read_run(dir: &Path) -> Result<Run> {
     // Rows of a point without a summary row (a crash) or dropped as cut off are ignored.
     let after_crash = meta.status != RunStatus::Complete || cut.is_some() || summary_cut;
     let ignored = |point: usize| point < summarised || after_crash;
-    let per_point = samples_per_point(&samples, records.len(), ignored, &samples_path)?;
+    let mut per_point = samples_per_point(&samples, records.len(), ignored, &samples_path)?;
+    let expected = |r: &PointRecord| match meta.import {
+        // An imported log has what its tool printed: most print no samples at all.
+        Some(_) => 0,
+        None => r.iters,
+    };
+    keep_points_with_their_samples(&mut records, &mut per_point, expected, &samples_path);
     let points = records
         .into_iter()
         .zip(per_point)
@@ -160,6 +166,33 @@ fn keep_complete_points(
         );
         records.truncate(first_short);
     }
+}
+
+/// Drops the first point with fewer samples than `expected` says it took, and every point after
+/// it: samples.csv ended early at a line boundary (a crash or a full disk between two rows),
+/// which its own reading cannot tell. Their numbers would be read from a part of their samples.
+fn keep_points_with_their_samples(
+    records: &mut Vec<PointRecord>,
+    per_point: &mut Vec<Vec<f64>>,
+    expected: impl Fn(&PointRecord) -> usize,
+    path: &Path,
+) {
+    let Some(short) = records
+        .iter()
+        .zip(per_point.iter())
+        .position(|(r, s)| s.len() < expected(r))
+    else {
+        return;
+    };
+    crate::say!(
+        "collbench: warning: {}: point {short} has {} of its {} samples (the file ends early); \
+         reading the {short} points before it",
+        path.display(),
+        per_point[short].len(),
+        expected(&records[short])
+    );
+    records.truncate(short);
+    per_point.truncate(short);
 }
 
 /// telemetry.csv's rows; none when the run has no such file (every backend but NCCL).
