@@ -21,7 +21,7 @@ use proptest::prelude::*;
 
 #[path = "parsers_prop/strategies.rs"]
 mod strategies;
-use strategies::{comm_setup, host_algo};
+use strategies::{comm_setup, host_algo, near_valid};
 
 fn config() -> ProptestConfig {
     ProptestConfig::with_cases(256)
@@ -44,7 +44,7 @@ proptest! {
     }
 
     #[test]
-    fn any_size_text_is_a_size_or_one_line(s in "\\PC{0,24}") {
+    fn any_size_text_is_a_size_or_one_line(s in prop_oneof![near_valid("64MiB"), near_valid("1.5G"), "\\PC{0,24}"]) {
         match parse_size(&s) {
             Ok(n) => { format_size(n); }
             Err(e) => prop_assert!(!e.to_string().contains('\n')),
@@ -63,7 +63,7 @@ proptest! {
     }
 
     #[test]
-    fn any_duration_text_is_a_positive_duration_or_an_error(s in "\\PC{0,24}") {
+    fn any_duration_text_is_a_positive_duration_or_an_error(s in prop_oneof![near_valid("250ms"), near_valid("1.5m"), "\\PC{0,24}"]) {
         if let Ok(d) = parse_duration(&s) {
             prop_assert!(!d.is_zero());
         }

@@ -32,3 +32,30 @@ pub fn comm_setup() -> impl Strategy<Value = CommSetup> {
             }),
         })
 }
+
+/// `valid` with one or two edits from the alphabet sizes and durations are written in (a digit,
+/// a unit letter, a point, a sign, a space): the near misses a typo makes, which random
+/// Unicode text almost never hits.
+pub fn near_valid(valid: &'static str) -> impl Strategy<Value = String> {
+    let alphabet: Vec<char> = "0123456789.kKmMgGtTbBiIsS -+eE_,hx".chars().collect();
+    let edit = (
+        0usize..3,
+        any::<prop::sample::Index>(),
+        prop::sample::select(alphabet),
+    );
+    prop::collection::vec(edit, 1..3).prop_map(move |edits| {
+        let mut chars: Vec<char> = valid.chars().collect();
+        for (kind, at, c) in edits {
+            let i = at.index(chars.len() + 1);
+            match kind {
+                0 => chars.insert(i, c),
+                1 if i < chars.len() => {
+                    chars.remove(i);
+                }
+                _ if i < chars.len() => chars[i] = c,
+                _ => chars.push(c),
+            }
+        }
+        chars.into_iter().collect()
+    })
+}
