@@ -309,3 +309,41 @@ fn bad_input_is_one_line_and_exit_2() {
         &["fit.json", "collbench.projection/v1"],
     );
 }
+
+#[test]
+fn busbw_points_are_drawn_where_summary_csv_puts_them() {
+    let (dir, _) = real_run();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("figs");
+    let r = plot(&[
+        dir.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--format",
+        "svg",
+    ]);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let rows = common::summary(dir);
+    for op in ["allreduce", "allgather"] {
+        let svg = fs::read_to_string(out.join(format!("busbw-{op}.svg"))).unwrap();
+        let (x, y) = common::svg::size_axes(&svg);
+        let drawn = common::svg::circles(&svg);
+        let of_op: Vec<_> = rows.iter().filter(|r| r.key.op.name() == op).collect();
+        assert!(!of_op.is_empty());
+        for row in of_op {
+            let at = (
+                x.pixel((row.key.bytes as f64).log2()),
+                y.pixel(row.busbw_gbps),
+            );
+            // Coordinates are drawn rounded to whole pixels.
+            let near = drawn
+                .iter()
+                .any(|c| (c.0 - at.0).abs() <= 1.5 && (c.1 - at.1).abs() <= 1.5);
+            assert!(
+                near,
+                "{op} {:?}: busbw {} not drawn at {at:?}",
+                row.key, row.busbw_gbps
+            );
+        }
+    }
+}

@@ -251,3 +251,79 @@ fn check_in_chromium(page: &Path) {
         .map(|m| m.len() > 10_000)
         .unwrap_or(false));
 }
+
+/// The cells of every row of the points table of `op`.
+fn points_rows(html: &str, op: &str) -> Vec<Vec<String>> {
+    let start = html
+        .find(&format!("<h3 id=\"points-{op}\">"))
+        .unwrap_or_else(|| panic!("no points table of {op}"));
+    let table = &html[start..];
+    let table = &table[..table.find("</table>").expect("the table ends")];
+    table
+        .split("<tr>")
+        .skip(2) // the text before the header, and the header
+        .map(|row| {
+            row.split("<td")
+                .skip(1)
+                .map(|cell| {
+                    let text = cell.split_once('>').map_or("", |c| c.1);
+                    text.split("</td>").next().unwrap_or("").to_string()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Whether `shown` is `value` to the digits shown.
+fn shows(shown: &str, value: f64) -> bool {
+    let decimals = shown.split_once('.').map_or(0, |d| d.1.len()) as i32;
+    let tol = 0.5 * 10f64.powi(-decimals) * (1.0 + 1e-9) + 1e-12;
+    shown.parse::<f64>().is_ok_and(|v| (v - value).abs() <= tol)
+}
+
+#[test]
+fn the_points_table_shows_summary_csv_s_numbers() {
+    let dir = real_run();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("page.html");
+    let r = report(&[dir.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let html = fs::read_to_string(&out).unwrap();
+    let rows = common::summary(dir);
+    let table = points_rows(&html, "allreduce");
+    assert_eq!(table.len(), rows.len(), "one table row per point");
+    for p in &rows {
+        let k = &p.key;
+        let size = collbench::units::format_size(k.bytes);
+        let place = if k.in_place { "yes" } else { "no" };
+        let row = table
+            .iter()
+            .find(|c| {
+                c[0] == k.algo.to_string()
+                    && c[1] == k.dtype.to_string()
+                    && c[2] == k.world.to_string()
+                    && c[4] == size
+                    && c[5] == place
+            })
+            .unwrap_or_else(|| panic!("no table row for {k:?}"));
+        assert!(
+            shows(&row[7], p.time_us_median),
+            "median {} vs {}",
+            row[7],
+            p.time_us_median
+        );
+        assert!(
+            shows(&row[8], p.time_us_mean),
+            "mean {} vs {}",
+            row[8],
+            p.time_us_mean
+        );
+        assert!(
+            shows(&row[13], p.busbw_gbps),
+            "busbw {} vs {}",
+            row[13],
+            p.busbw_gbps
+        );
+        assert_eq!(row[15], p.wrong.to_string());
+    }
+}
