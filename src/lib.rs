@@ -63,3 +63,6 @@ pub mod report;
 pub mod stats;
 pub mod sweep;
 pub mod units;
+
+#[cfg(test)]
+pub(crate) mod test_skip;

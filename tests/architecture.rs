@@ -23,6 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "collective",
             "check",
             "model",
+            "test_skip",
         ],
     ),
     ("results", &["output", "input", "meta", "report"]),

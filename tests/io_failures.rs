@@ -7,7 +7,6 @@
 mod common;
 
 use std::fs;
-use std::io::Write;
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -123,11 +122,6 @@ fn a_full_stdout_is_one_line_and_exit_2() {
     }
 }
 
-/// Says a test did not run, where a person sees it (libtest does not capture stderr writes).
-fn skipped(why: &str) {
-    let _ = std::io::stderr().write_all(format!("SKIPPED: {why}\n").as_bytes());
-}
-
 /// A tmpfs of `size` mounted at a new folder; unmounted on drop.
 struct SmallDisk {
     _tmp: tempfile::TempDir,
@@ -135,7 +129,19 @@ struct SmallDisk {
 }
 
 impl SmallDisk {
+    /// The mounted disk, or `None` after a visible SKIPPED (a failure where `tmpfs` is
+    /// required).
     fn mount(size: &str) -> Option<SmallDisk> {
+        let disk = Self::try_mount(size);
+        let missing = disk
+            .is_none()
+            .then(|| "needs root to mount a small tmpfs".to_string());
+        common::skip::can_use("tmpfs", missing)
+            .then_some(disk)
+            .flatten()
+    }
+
+    fn try_mount(size: &str) -> Option<SmallDisk> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             return None;
@@ -164,7 +170,7 @@ impl Drop for SmallDisk {
 fn a_disk_that_fills_during_a_sweep_leaves_a_readable_folder() {
     let _guard = serial();
     let Some(disk) = SmallDisk::mount("160k") else {
-        return skipped("a_disk_that_fills_during_a_sweep: needs root to mount a small tmpfs");
+        return;
     };
     let out = disk.path.join("run");
     let o = out.to_str().unwrap();
@@ -325,7 +331,7 @@ fn a_malformed_telemetry_csv_is_refused_by_every_reader() {
 fn an_import_onto_a_full_disk_leaves_no_folder_behind() {
     let _guard = serial();
     let Some(disk) = SmallDisk::mount("16k") else {
-        return skipped("an_import_onto_a_full_disk: needs root to mount a small tmpfs");
+        return;
     };
     let log = concat!(
         env!("CARGO_MANIFEST_DIR"),

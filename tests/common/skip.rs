@@ -13,9 +13,10 @@ pub const REQUIRE_VAR: &str = "COLLBENCH_TEST_REQUIRE";
 /// The tools a test can skip for.
 /// (`gpu`: an NVIDIA GPU with its driver and libnccl, for the ignored GPU tests; `libnccl`: the
 /// real NCCL runtime and its nccl.h, found as the loader finds them, for the tests of the NCCL
-/// backend that need no GPU; `slurm`: the two-node cluster of scripts/slurm-local.sh.)
-pub const TOOLS: [&str; 7] = [
-    "mpirun", "netns", "sockperf", "chromium", "gpu", "libnccl", "slurm",
+/// backend that need no GPU; `slurm`: the two-node cluster of scripts/slurm-local.sh; `tmpfs`:
+/// root's small tmpfs mounts, for full disks; `cc` and `nofile` are the unit tests'.)
+pub const TOOLS: [&str; 10] = [
+    "mpirun", "netns", "sockperf", "chromium", "gpu", "libnccl", "slurm", "tmpfs", "cc", "nofile",
 ];
 
 /// Whether the running test can use `tool`; `missing` says why not (None: it can). Without the

@@ -231,7 +231,9 @@ fn gpu_a_stopped_rank_is_named_and_the_run_closed_as_failed() {
     use std::time::{Duration, Instant};
     let Some(gpus) = gpus_or_skip() else { return };
     if gpus < 2 {
-        super::common::skip::skipped("one GPU: a stall needs a second rank to stop");
+        super::common::skip::skipped(
+            "needs two GPUs: one rank is stopped while another waits for it",
+        );
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -31,15 +31,13 @@ pub(crate) fn enough_descriptors(need: u64, test: &str) -> bool {
             libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
         }
     }
-    if lim.rlim_cur >= need {
-        return true;
-    }
-    let msg = format!(
-        "SKIPPED {test}: needs {need} open files, the hard limit (ulimit -Hn) is {}\n",
-        lim.rlim_cur
-    );
-    let _ = std::io::stderr().write_all(msg.as_bytes());
-    false
+    let missing = (lim.rlim_cur < need).then(|| {
+        format!(
+            "{test} needs {need} open files, the hard limit (ulimit -Hn) is {}",
+            lim.rlim_cur
+        )
+    });
+    crate::test_skip::can_use("nofile", missing)
 }
 
 /// Reads until the server closes the connection; returns what it sent first (an error reply

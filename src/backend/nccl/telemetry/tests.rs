@@ -116,7 +116,8 @@ fn fake_nvml(dir: &Path, per_link: bool) -> Option<std::path::PathBuf> {
             Some(lib)
         }
         Err(e) => {
-            eprintln!("skipped: no C compiler to build the fake NVML ({e})");
+            let missing = format!("no C compiler (cc) to build the fake NVML ({e})");
+            crate::test_skip::can_use("cc", Some(missing));
             None
         }
     }
