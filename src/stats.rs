@@ -73,11 +73,33 @@ fn sample_stddev(samples: &[f64], mean: f64) -> f64 {
     (ss / (samples.len() - 1) as f64).sqrt()
 }
 
-/// Median absolute deviation of `sorted` around its `median`.
-fn mad(sorted: &[f64], median_value: f64) -> f64 {
-    let mut dev: Vec<f64> = sorted.iter().map(|x| (x - median_value).abs()).collect();
-    dev.sort_by(f64::total_cmp);
-    median(&dev)
+/// Median absolute deviation of `values` (in any order) around their `median_value`.
+fn mad(values: &[f64], median_value: f64) -> f64 {
+    let mut dev: Vec<f64> = values.iter().map(|x| (x - median_value).abs()).collect();
+    median_of(&mut dev)
+}
+
+/// Median absolute deviation from the median (unscaled) of `values` in any order; NaN when
+/// empty.
+pub fn mad_of(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    let center = median_of(&mut v);
+    mad(&v, center)
+}
+
+/// The median of `v` in any order (reordered) by selection, O(n): the same number as
+/// [`median`] of `v` sorted. NaN when empty.
+pub fn median_of(v: &mut [f64]) -> f64 {
+    let (half, odd) = (v.len() / 2, v.len() % 2 == 1);
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let (below, &mut upper, _) = v.select_nth_unstable_by(half, f64::total_cmp);
+    if odd {
+        upper
+    } else {
+        (below.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b)) + upper) / 2.0
+    }
 }
 
 /// The `q`-quantile (`q` in `[0, 1]`, clamped) of ascending `sorted` samples, by linear
@@ -180,6 +202,18 @@ mod tests {
         assert_eq!(median(&[1.0, 5.0, 9.0]), 5.0);
         assert_eq!(median(&[1.0, 5.0, 9.0, 11.0]), 7.0);
         assert!(median(&[]).is_nan());
+    }
+
+    #[test]
+    fn median_by_selection_is_the_sorted_median_and_mad_follows() {
+        let mut v = vec![9.0, 1.0, 11.0, 5.0];
+        assert_eq!(median_of(&mut v), 7.0);
+        let mut odd = vec![3.0, -1.0, 8.0];
+        assert_eq!(median_of(&mut odd), 3.0);
+        assert!(median_of(&mut []).is_nan());
+        // Deviations from 7: 2, 6, 4, 2 -> median 3.
+        assert_eq!(mad_of(&[9.0, 1.0, 11.0, 5.0]), 3.0);
+        assert!(mad_of(&[]).is_nan());
     }
 
     #[test]

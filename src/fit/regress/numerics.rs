@@ -132,27 +132,7 @@ pub(super) fn t_quantile(confidence: f64, dof: usize) -> f64 {
     }
 }
 
-/// Median absolute deviation from the median (unscaled).
-pub(super) fn mad(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    let center = median_in_place(&mut v);
-    v.iter_mut().for_each(|x| *x = (*x - center).abs());
-    median_in_place(&mut v)
-}
-
-/// The median of `v` (reordered) by selection, O(n); NaN when empty.
-pub(super) fn median_in_place(v: &mut [f64]) -> f64 {
-    let (half, odd) = (v.len() / 2, v.len() % 2 == 1);
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    let (below, &mut upper, _) = v.select_nth_unstable_by(half, f64::total_cmp);
-    if odd {
-        upper
-    } else {
-        (below.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b)) + upper) / 2.0
-    }
-}
+pub(super) use crate::stats::mad_of as mad;
 
 /// max_j |new_j − old_j| / max(|old_j|, |new_j|) (0 where both are 0).
 pub(super) fn max_relative_change(old: &[f64], new: &[f64]) -> f64 {
