@@ -315,3 +315,6 @@ fn no_source_file_is_over_400_lines() {
         long.join("\n")
     );
 }
+
+#[path = "architecture/files.rs"]
+mod files;

@@ -317,31 +317,6 @@ impl FitFile {
         crate::output::file::write_atomic(path, text.as_bytes())
     }
 
-    /// Reads a fit.json, refusing other schemas, malformed files and physically absurd values
-    /// (negative latencies, NaN) with the file named.
-    pub fn read(path: &Path) -> Result<FitFile> {
-        let bad = |msg: String| Error::Input {
-            path: path.to_path_buf(),
-            msg,
-        };
-        let text =
-            crate::input::read_text_capped(path, crate::input::MAX_DOCUMENT_BYTES, "fit.json")?;
-        if text.trim().is_empty() {
-            return Err(bad(format!("empty file; expected a {FIT_SCHEMA} JSON")));
-        }
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
-        match value.get("schema").and_then(|s| s.as_str()) {
-            Some(FIT_SCHEMA) => {}
-            Some(other) => return Err(bad(format!("schema '{other}', expected '{FIT_SCHEMA}'"))),
-            None => return Err(bad(format!("no \"schema\" field; not a {FIT_SCHEMA} file"))),
-        }
-        let fit: FitFile =
-            serde_json::from_value(value).map_err(|e| bad(format!("invalid {FIT_SCHEMA}: {e}")))?;
-        super::schema_check::check_fit(&fit).map_err(bad)?;
-        Ok(fit)
-    }
-
     /// The cross-world model of an op and algorithm (out-of-place first, then in-place; NCCL's
     /// own protocol choice before a forced one), for `dtype` when given.
     pub fn model(&self, op: Op, algo: Algo, dtype: Option<DType>) -> Option<&WorldModel> {

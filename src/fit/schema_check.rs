@@ -1,10 +1,42 @@
-//! The physical check of a fit.json once it has parsed: every fitted latency and inverse
-//! bandwidth non-negative and finite (the fit holds them at zero rather than let them go
-//! negative), every world and node count within [`physical::WORLD`], the confidence a
-//! probability. By the rule of [`crate::physical`], as the hardware and model readers use.
+//! Reading a fit.json: its schema, then the physical check once it has parsed: every fitted
+//! latency and inverse bandwidth non-negative and finite (the fit holds them at zero rather than
+//! let them go negative), every world and node count within [`physical::WORLD`], the confidence
+//! a probability. By the rule of [`crate::physical`], as the hardware and model readers use.
 
-use super::schema::{Extrapolation, FitFile, Line, NamedParam, Param, SourcePower, WorldModel};
+use std::path::Path;
+
+use super::schema::{
+    Extrapolation, FitFile, Line, NamedParam, Param, SourcePower, WorldModel, FIT_SCHEMA,
+};
+use crate::error::Error;
 use crate::physical::{self, Range, WORLD};
+
+impl FitFile {
+    /// Reads a fit.json, refusing other schemas, malformed files and physically absurd values
+    /// (negative latencies, NaN) with the file named.
+    pub fn read(path: &Path) -> crate::error::Result<FitFile> {
+        let bad = |msg: String| Error::Input {
+            path: path.to_path_buf(),
+            msg,
+        };
+        let text =
+            crate::input::read_text_capped(path, crate::input::MAX_DOCUMENT_BYTES, "fit.json")?;
+        if text.trim().is_empty() {
+            return Err(bad(format!("empty file; expected a {FIT_SCHEMA} JSON")));
+        }
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+        match value.get("schema").and_then(|s| s.as_str()) {
+            Some(FIT_SCHEMA) => {}
+            Some(other) => return Err(bad(format!("schema '{other}', expected '{FIT_SCHEMA}'"))),
+            None => return Err(bad(format!("no \"schema\" field; not a {FIT_SCHEMA} file"))),
+        }
+        let fit: FitFile =
+            serde_json::from_value(value).map_err(|e| bad(format!("invalid {FIT_SCHEMA}: {e}")))?;
+        check_fit(&fit).map_err(bad)?;
+        Ok(fit)
+    }
+}
 
 /// The first value of `fit` outside its physical range, as `where: why`.
 pub fn check_fit(fit: &FitFile) -> Result<(), String> {

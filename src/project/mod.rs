@@ -56,6 +56,7 @@ pub mod plan;
 pub mod protocols;
 pub mod replay;
 pub mod roofline;
+pub mod row;
 pub mod scaling;
 pub mod specs;
 pub mod stage;

@@ -8,9 +8,10 @@ use super::comm::Network;
 use super::hardware::HardwareSpec;
 use super::layout::{check_world, Layout};
 use super::memory::{memory, Memory, MemoryInput};
-use super::metrics::{metrics, Metrics, StepWork};
+use super::metrics::{metrics, StepWork};
 use super::model::ModelSpec;
 use super::roofline::Chip;
+pub use super::row::Row;
 use super::scaling::{self, Bound, LayoutScaling};
 use super::stage::stages;
 use super::step::{step_time, StepBatch, StepOptions};
@@ -48,48 +49,6 @@ pub struct Request {
     /// GPU power while only communicating, measured by NVML in the fit's source runs, W;
     /// `None`: the hardware's idle power stands in.
     pub comm_power_w: Option<f64>,
-}
-
-/// One (world, layout) of the projection.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Row {
-    pub world: usize,
-    pub nodes: usize,
-    pub tp: usize,
-    pub pp: usize,
-    pub dp: usize,
-    /// Expert-parallel degree (1 for dense models).
-    pub ep: usize,
-    pub global_batch: usize,
-    pub microbatches: usize,
-    pub microbatch_size: usize,
-    pub fits_memory: bool,
-    pub memory_gb: f64,
-    /// None when the layout does not fit in memory.
-    pub metrics: Option<Metrics>,
-    /// The highest total throughput at this world size.
-    pub best: bool,
-    /// (tokens/s − tokens/s of the same layout at the previous world size) / added GPUs.
-    pub marginal_tokens_per_s_per_gpu: Option<f64>,
-    /// The same between the best layouts of this and the previous world size (best rows only).
-    pub marginal_best_tokens_per_s_per_gpu: Option<f64>,
-    /// S(N): tokens/s over tokens/s of the same layout at its smallest projected world.
-    pub speedup: Option<f64>,
-    /// E(N) = T(1)/(N·T(N)): MFU / compute efficiency under the flat rule, compute time over
-    /// step time under the roofline.
-    pub parallel_eff: Option<f64>,
-    /// SE(N) = E(N)/E(N₀) = S(N)·N₀/N.
-    pub scaling_eff: Option<f64>,
-    /// (exposed + overlapped communication) / compute.
-    pub comm_compute_ratio: Option<f64>,
-    pub bound: Bound,
-    /// The model of pipeline transfers: `sendrecv` (the fit's SendRecv model) or
-    /// `allgather-pair` (the AllGather model at p = 2); None with pp = 1.
-    pub pp_p2p_model: Option<&'static str>,
-    /// The model of MoE AllToAlls: `alltoall` (the fit's AllToAll model) or the pairwise
-    /// schedule of point-to-point transfers (`pairwise-sendrecv`, `pairwise-allgather-pair`);
-    /// None without any (dense model or ep = 1).
-    pub alltoall_model: Option<&'static str>,
 }
 
 /// Rows in world, tp, pp order, and what the projection had to say.

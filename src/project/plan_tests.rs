@@ -2,6 +2,7 @@
 //! refusals of impossible requests.
 
 use super::*;
+use crate::project::metrics::Metrics;
 use crate::project::{hardware, model, specs};
 
 const WORLDS: [usize; 9] = [8, 16, 32, 64, 128, 256, 512, 1024, 2048];

@@ -17,7 +17,7 @@
 use serde::Serialize;
 
 use super::metrics::Metrics;
-use super::plan::Row;
+use super::row::Row;
 use super::stepfit::{step_fit, StepFit};
 
 /// Share of HBM from which a row is memory-bound (the primer's "memory utilization > 95%").
@@ -26,33 +26,7 @@ pub const MEMORY_BOUND_FRAC: f64 = 0.95;
 /// primer's "communication time > 30% of iteration time").
 pub const COMM_BOUND_FRAC: f64 = 0.30;
 
-/// What limits a row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Bound {
-    Compute,
-    Communication,
-    Memory,
-}
-
-impl Bound {
-    pub fn name(self) -> &'static str {
-        match self {
-            Bound::Compute => "compute",
-            Bound::Communication => "communication",
-            Bound::Memory => "memory",
-        }
-    }
-
-    /// The table's short form.
-    pub fn short(self) -> &'static str {
-        match self {
-            Bound::Compute => "comp",
-            Bound::Communication => "comm",
-            Bound::Memory => "mem",
-        }
-    }
-}
+pub use super::row::Bound;
 
 /// The first rule that holds, in order: memory-bound when the row needs at least
 /// [`MEMORY_BOUND_FRAC`] of HBM (or was not projected for lack of it); communication-bound

@@ -5,32 +5,13 @@
 
 use std::os::raw::{c_int, c_void};
 
+use super::enqueue::Enqueue;
 use super::error::NcclError;
-use super::loader::{Nccl, RawComm};
+use super::lifecycle::RawComm;
+use super::loader::Nccl;
 use super::p2p::{Dir, Transfer};
 use super::{map, sys};
-use crate::collective::{DType, Op, ReduceOp};
-
-/// One collective, ready to enqueue: device addresses and NCCL's count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Enqueue {
-    pub op: Op,
-    pub dtype: DType,
-    pub redop: ReduceOp,
-    /// Device address of the send buffer (`CUdeviceptr`).
-    pub send: u64,
-    /// Device address of the receive buffer; equal to `send` (or offset into it) in place.
-    pub recv: u64,
-    /// The count argument NCCL takes for `op`: the per-op table's
-    /// [`Shape::call_count`](crate::collective::Shape::call_count).
-    pub count: usize,
-    /// The root of Broadcast, Reduce, Gather and Scatter (the point's `--root`).
-    pub root: i32,
-    /// This rank's index in the communicator, and the communicator's size: the peers of the
-    /// point-to-point ops.
-    pub rank: usize,
-    pub nranks: usize,
-}
+use crate::collective::Op;
 
 impl Nccl {
     /// Enqueues the collective `e` on `stream` for `comm`. Asynchronous: errors found on the

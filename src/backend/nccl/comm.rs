@@ -4,7 +4,8 @@ use std::io::Write;
 use std::sync::Arc;
 
 use super::error::NcclError;
-use super::loader::{Nccl, RawComm, UniqueId};
+use super::lifecycle::RawComm;
+use super::loader::{Nccl, UniqueId};
 
 /// One rank's NCCL communicator on the current CUDA device.
 pub struct Communicator {

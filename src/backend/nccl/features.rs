@@ -3,7 +3,36 @@
 //! (NCCL's release notes, docs.nvidia.com/deeplearning/nccl/release-notes). An entry point is
 //! detected by its symbol, never inferred from the version alone: vendor builds backport.
 
-use super::loader::Version;
+/// An NCCL version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Version {
+    pub major: i32,
+    pub minor: i32,
+    pub patch: i32,
+}
+
+impl Version {
+    /// Decodes `NCCL_VERSION_CODE`: `major*10000 + minor*100 + patch` from 2.9 on,
+    /// `major*1000 + minor*100 + patch` before.
+    pub fn from_code(code: i32) -> Version {
+        let (major, rest) = if code >= 10000 {
+            (code / 10000, code % 10000)
+        } else {
+            (code / 1000, code % 1000)
+        };
+        Version {
+            major,
+            minor: rest / 100,
+            patch: rest % 100,
+        }
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
 
 /// The oldest NCCL collbench runs: 2.10 added `ncclBfloat16` (2.10.3), the dtype of mixed-
 /// precision training, and is the first release whose version code is read one way

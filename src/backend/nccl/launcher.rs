@@ -10,10 +10,10 @@
 //!   iteration after one plain call (which connects NCCL's peers outside the capture). A graph
 //!   holds fixed addresses: its iterations rotate only among its N aggregated calls.
 
-use super::calls::Enqueue;
+use super::comm::Communicator;
+use super::enqueue::Enqueue;
 use super::gpu::Gpu;
 use super::graph::Graph;
-use super::measure::Member;
 use super::p2p::{transfers, Transfer};
 use crate::error::{Error, Result};
 
@@ -62,6 +62,13 @@ impl Rotation {
     pub fn shift(&self, k: usize) -> usize {
         self.footprint * (k % self.steps)
     }
+}
+
+/// The group a rank measures in: its communicator and its index.
+pub struct Member<'a> {
+    pub comm: &'a Communicator,
+    pub me: usize,
+    pub size: usize,
 }
 
 /// A point's call, ready to go once per iteration in the chosen mode.

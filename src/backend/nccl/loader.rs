@@ -10,6 +10,7 @@ use std::sync::Arc;
 use libloading::Library;
 
 use super::error::{check, LoadError, NcclError, ResultCode, NCCL_LIB_ENV};
+pub use super::features::Version;
 use super::{features, search, sys};
 
 /// The names tried, in order, when no override is given.
@@ -76,8 +77,6 @@ pub fn symbol<T: Copy>(
         }),
     }
 }
-
-pub use super::lifecycle::RawComm;
 
 /// A loaded libnccl: the entry points collbench calls, kept valid by the library handle.
 pub struct Nccl {
@@ -338,34 +337,3 @@ pub fn both<S, R>(send: Option<S>, recv: Option<R>) -> Result<(S, R), &'static s
 /// The 128-byte id that joins ranks into one communicator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UniqueId(pub [u8; sys::NCCL_UNIQUE_ID_BYTES]);
-
-/// An NCCL version.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Version {
-    pub major: i32,
-    pub minor: i32,
-    pub patch: i32,
-}
-
-impl Version {
-    /// Decodes `NCCL_VERSION_CODE`: `major*10000 + minor*100 + patch` from 2.9 on,
-    /// `major*1000 + minor*100 + patch` before.
-    pub fn from_code(code: i32) -> Version {
-        let (major, rest) = if code >= 10000 {
-            (code / 10000, code % 10000)
-        } else {
-            (code / 1000, code % 1000)
-        };
-        Version {
-            major,
-            minor: rest / 100,
-            patch: rest % 100,
-        }
-    }
-}
-
-impl std::fmt::Display for Version {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
-    }
-}

@@ -15,10 +15,9 @@ use std::sync::Arc;
 
 use cudarc::driver::CudaEvent;
 
-use super::calls::Enqueue;
-use super::comm::Communicator;
+use super::enqueue::Enqueue;
 use super::gpu::{driver_error, wait_events, Gpu, Poll};
-pub use super::launcher::LaunchMode;
+pub use super::launcher::{LaunchMode, Member};
 use super::launcher::{Launcher, Rotation};
 use super::loader::Nccl;
 use super::memory::DeviceMemory;
@@ -85,13 +84,6 @@ impl DeviceBuffers {
         let input = if p.in_place { 0 } else { pl.send.len };
         Rotation::new(input, pl.output_len, (self.input.len(), self.output.len()))
     }
-}
-
-/// The group a rank measures in: its communicator and its index.
-pub struct Member<'a> {
-    pub comm: &'a Communicator,
-    pub me: usize,
-    pub size: usize,
 }
 
 /// What one rank measured of one point.

@@ -34,6 +34,7 @@ pub mod calls;
 pub mod comm;
 pub mod config;
 pub mod cuda;
+pub mod enqueue;
 pub mod error;
 pub mod features;
 pub mod gpu;

@@ -10,7 +10,7 @@
 //! every rank a send of its block to the root, the root one receive per rank into that rank's
 //! block; a scatter the other way round).
 
-use super::calls::Enqueue;
+use super::enqueue::Enqueue;
 use crate::collective::Op;
 
 /// Which way one call moves data.

@@ -11,7 +11,8 @@
 use std::sync::Arc;
 
 use super::context::gather_ranks;
-use super::rank::{check_plan, RankContext};
+use super::context::RankContext;
+use super::plan::check_plan;
 use super::setup::{check_comm_setups, join, open_run, share_id};
 use crate::backend::nccl::config::comm_config;
 use crate::backend::nccl::loader::{Nccl, UniqueId};

@@ -145,7 +145,7 @@ fn launch_local(req: &SweepRequest, devices: usize) -> Result<NcclRun> {
         )));
     }
     // Bad options are refused here once, not by every rank.
-    super::rank::check_plan(req, n)?;
+    super::plan::check_plan(req, n)?;
     let token = random_token();
     let server = StoreServer::bind("127.0.0.1:0", &token.to_be_bytes(), n, req.timeout * 2)?;
     let addr = server.local_addr().to_string();

@@ -2,6 +2,7 @@
 //! `crate::backend::nccl`.
 //!
 //! * [`context`]: who a rank is, how it reaches the others, what it does with its error.
+//! * [`plan`]: what a launch measures (options, plan, stages), checked before any GPU.
 //! * [`rank`]: the rank program, the same on every rank whoever started it.
 //! * [`bootstrap`]: `COLLBENCH_NCCL_BOOTSTRAP_ONLY=1`, the ranks' bootstrap rehearsed without a
 //!   GPU (unique id through the store, `ncclCommInitRank`).
@@ -14,6 +15,7 @@
 pub mod bootstrap;
 pub mod context;
 pub mod launch;
+pub mod plan;
 pub mod rank;
 pub mod results;
 pub mod setup;

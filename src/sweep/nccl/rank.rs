@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::context::gather_ranks;
 pub use super::context::RankContext;
+pub use super::plan::check_plan;
 use super::results::{encode_part, Lead};
 use super::setup::{check_comm_setups, join, open_run, share_id};
 use crate::backend::nccl::comm::Communicator;
@@ -24,8 +25,8 @@ use crate::backend::nccl::sys::ncclConfig_t;
 use crate::backend::nccl::telemetry::Telemetry;
 use crate::backend::nccl::tuning::{self, Stage};
 use crate::error::{Error, Result};
-use crate::model::call::{BackendKind, Register};
-use crate::model::plan::{Plan, Point, SweepOptions};
+use crate::model::call::Register;
+use crate::model::plan::{Plan, Point};
 use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
 
 /// What every rank holds while it walks the stages.
@@ -106,31 +107,6 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     close_run(lead.out, dir, result.map(|()| lead.wrong_points)).map(Some)
 }
 
-/// The options, plan and stages of a launch of `world` ranks; a usage error when they are
-/// inconsistent or measure nothing.
-pub fn check_plan(req: &SweepRequest, world: usize) -> Result<(SweepOptions, Plan, Vec<Stage>)> {
-    let opts = resolve(req, world)?;
-    let mut plan = opts.plan_for(BackendKind::Nccl);
-    let stages = tuning::stages(&plan.points, &req.protos, &req.comm.setups());
-    let ops: Vec<_> = plan.points.iter().map(|p| p.call.op).collect();
-    if let Some(note) = tuning::protocol_note(&ops, &req.protos) {
-        // First where it is why points are missing, so that "nothing to measure" names it.
-        let at = if req.protos.contains(&crate::collective::Proto::Auto) {
-            plan.notes.len()
-        } else {
-            0
-        };
-        plan.notes.insert(at, note);
-    }
-    if stages.iter().all(Stage::is_empty) {
-        return Err(Error::usage(format!(
-            "nothing to measure: {}",
-            plan.notes.first().map_or("no points", |n| n.as_str())
-        )));
-    }
-    Ok((opts, plan, stages))
-}
-
 /// Refuses, before anything is measured, a plan with a dtype or an op the loaded library cannot
 /// run (bf16 needs NCCL 2.10.3; AllToAll and SendRecv need `ncclSend`/`ncclRecv`, NCCL 2.7+);
 /// the error names the version.
@@ -155,23 +131,6 @@ fn check_library(nccl: &Nccl, stages: &[Stage]) -> Result<()> {
 
 fn stage_points(s: &Stage) -> impl Iterator<Item = &Point> {
     s.groups.iter().flat_map(|(_, p)| p.iter())
-}
-
-/// The options of this launch: its world, and the world sizes measured (groups of the first
-/// ranks).
-fn resolve(req: &SweepRequest, world: usize) -> Result<SweepOptions> {
-    let mut opts = req.opts.clone();
-    opts.ranks = world;
-    opts.world_sizes = if req.world_specs.is_empty() {
-        vec![world]
-    } else {
-        req.world_specs
-            .iter()
-            .map(crate::model::topology::WorldSpec::world)
-            .collect()
-    };
-    opts.validate_for(BackendKind::Nccl)?;
-    Ok(opts)
 }
 
 impl Walk<'_> {

@@ -64,6 +64,7 @@ mod accept;
 #[cfg(test)]
 mod fault_tests;
 mod flow;
+mod hello;
 #[cfg(test)]
 mod hostile_tests;
 mod idle;

@@ -8,7 +8,7 @@ use std::io::{self, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use super::mesh::{tune, Hello, HELLO_LEN, MAGIC};
+use super::hello::{tune, Hello, HELLO_LEN, MAGIC};
 use super::WAKE;
 use crate::error::{Error, Result};
 use crate::launch::peers::{self, Refusals};

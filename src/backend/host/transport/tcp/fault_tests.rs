@@ -5,7 +5,7 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::thread;
 
-use super::mesh::{Hello, HELLO_LEN};
+use super::hello::{Hello, HELLO_LEN};
 use super::tests::{listeners, mesh, on_ranks, TIMEOUT, TOKEN};
 
 /// Added to an operation's own timeout to bound a test's wait: it catches a hang, never

@@ -7,7 +7,7 @@ use std::net::TcpStream;
 use std::thread;
 
 use super::accept::{self, MAX_PENDING};
-use super::mesh::{Hello, HELLO_LEN};
+use super::hello::{Hello, HELLO_LEN};
 use super::tests::{listeners, TIMEOUT, TOKEN};
 use super::*;
 use crate::launch::peers::{Refusals, MAX_LOGGED};
@@ -159,7 +159,7 @@ mod props {
     use proptest::prelude::*;
 
     use super::super::accept::judge;
-    use super::super::mesh::{Hello, HELLO_LEN};
+    use super::super::hello::{Hello, HELLO_LEN};
     use super::TOKEN;
 
     fn ours() -> Hello {
