@@ -318,3 +318,6 @@ fn no_source_file_is_over_400_lines() {
 
 #[path = "architecture/files.rs"]
 mod files;
+
+#[path = "architecture/docs.rs"]
+mod docs;
