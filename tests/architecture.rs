@@ -321,3 +321,51 @@ mod files;
 
 #[path = "architecture/docs.rs"]
 mod docs;
+
+/// The commands that build on another command today (fit is everybody's model; the report draws
+/// plot's figures; compare judges with accept's noise rules; plot draws projections). Any other
+/// edge between two commands is new coupling: share the item through a lower layer instead, or
+/// add the edge here knowingly.
+const COMMAND_EDGES: [(&str, &str); 8] = [
+    ("accept", "fit"),
+    ("compare", "accept"),
+    ("compare", "fit"),
+    ("html", "fit"),
+    ("html", "plot"),
+    ("plot", "fit"),
+    ("plot", "project"),
+    ("project", "fit"),
+];
+
+#[test]
+fn commands_import_each_other_only_where_they_build_on_each_other() {
+    let commands = LAYERS
+        .iter()
+        .find(|(name, _)| *name == "commands")
+        .unwrap()
+        .1;
+    let allowed: BTreeSet<Edge> = COMMAND_EDGES
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let all = edges();
+    let between: BTreeSet<&Edge> = all
+        .keys()
+        .filter(|(a, b)| commands.contains(&a.as_str()) && commands.contains(&b.as_str()))
+        .collect();
+    let new: Vec<String> = between
+        .iter()
+        .filter(|e| !allowed.contains(**e))
+        .map(|e| format!("  {} -> {} at {}", e.0, e.1, all[*e]))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "new edges between commands:\n{}",
+        new.join("\n")
+    );
+    let gone: Vec<&Edge> = allowed.iter().filter(|e| !between.contains(e)).collect();
+    assert!(
+        gone.is_empty(),
+        "no longer imported: take {gone:?} off COMMAND_EDGES"
+    );
+}
