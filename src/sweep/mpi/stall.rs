@@ -148,17 +148,19 @@ mod tests {
         }
     }
 
+    /// Which processes are looked at is whereabouts' (tested there); these are the sentences.
     #[test]
     fn a_stopped_or_gone_rank_on_this_machine_is_named() {
         let ranks = [at("a", 10), at("a", 11), at("a", 12), at("b", 11)];
-        let state = |pid| match pid {
+        let stopped_and_gone = |pid| match pid {
             11 => Some('T'),
+            12 => None,
             _ => Some('S'),
         };
-        // Rank 3's pid is 11 too, on another machine: never taken for rank 1.
-        assert_eq!(blame(&ranks, state), "rank 1 (pid 11) is stopped");
-        let gone = |pid| (pid != 12).then_some('S');
-        assert_eq!(blame(&ranks, gone), "rank 2 (pid 12) has exited");
+        assert_eq!(
+            blame(&ranks, stopped_and_gone),
+            "rank 1 (pid 11) is stopped, rank 2 (pid 12) has exited"
+        );
         let running = |_| Some('R');
         assert_eq!(
             blame(&ranks, running),

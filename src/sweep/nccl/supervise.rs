@@ -114,6 +114,8 @@ impl Ranks {
     fn first_failure(&mut self, r: usize, exit: RankExit) -> Error {
         if let Some(stopped) = self.stopped() {
             let said = self.error_of(r, Instant::now() + Duration::from_millis(200));
+            let own = format!("rank {r}: ");
+            let said = said.map(|s| s.strip_prefix(&own).map(str::to_string).unwrap_or(s));
             return Error::Rank(format!(
                 "nccl rank {stopped} is stopped (SIGSTOP or a debugger): the others made no \
                  progress; rank {r} ended with {}{}; the other ranks were stopped",
