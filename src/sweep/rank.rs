@@ -148,12 +148,9 @@ fn wait_consumed(sh: &Shared, k: u32) -> Result<()> {
         sleeping: sh.sleeping(0),
         abort: sh.abort_flag(),
     };
-    let policy = WaitPolicy {
-        spins: 1000,
-        yields: 10,
-    };
+    let policy = WaitPolicy::new(1000, 10);
     sleeper
-        .wait(policy, None, || {
+        .wait(&policy, None, || {
             sh.points_consumed().load(Ordering::Acquire) >= k
         })
         .map_err(|_| Error::Rank("rank 0: run aborted by the launcher".into()))

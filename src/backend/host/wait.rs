@@ -2,6 +2,7 @@
 //! a futex in the shared segment. Ranks may outnumber cores (8 ranks on 2 cores), so a rank that
 //! spins for long would steal the time slice of the very peer it waits for.
 
+use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -36,33 +37,79 @@ pub fn futex_wake_all(word: &AtomicU32) {
     }
 }
 
-/// The spin/yield budget of a waiter, chosen from how crowded the cores are.
-#[derive(Clone, Copy, Debug)]
+/// The spin/yield budget of a waiter, chosen from how crowded the cores are, and what its
+/// recent yields taught it about the machine.
+#[derive(Clone, Debug)]
 pub struct WaitPolicy {
     /// Busy checks before yielding.
     pub spins: u32,
     /// `sched_yield` rounds before sleeping.
     pub yields: u32,
+    /// Waits left that skip yielding, set when a yield went to a process that is not a peer.
+    unyielding_waits: Cell<u32>,
 }
 
+/// A yield that returns later than this handed the core to a process that kept it for a time
+/// slice: a busy process beside the ranks (a yield to a peer rank on the same core costs about
+/// 1 µs here, docs/PERFORMANCE.md). Each such yield costs milliseconds, so a futex sleep is
+/// cheaper: beside `stress-ng --cpu 2` a 4-rank sweep of small points ran 25 times slower
+/// yielding than sleeping. At 50 µs idle peers with work to do tripped it too, and the sleeps
+/// that followed made 8 B collectives 20 times slower; at 500 µs idle medians are unchanged.
+const SLOW_YIELD: Duration = Duration::from_micros(500);
+
+/// How many waits go straight to sleep after a slow yield before yielding is tried again, so a
+/// machine that quiets down gets its fast hand-overs back.
+const UNYIELDING_WAITS: u32 = 32;
+
 impl WaitPolicy {
+    /// A policy that spins `spins` times, then yields up to `yields` times, then sleeps.
+    pub fn new(spins: u32, yields: u32) -> WaitPolicy {
+        WaitPolicy {
+            spins,
+            yields,
+            unyielding_waits: Cell::new(0),
+        }
+    }
+
     /// A policy for `ranks` processes on `cores` cores.
     pub fn for_load(ranks: usize, cores: usize) -> WaitPolicy {
         if ranks <= cores {
             // Every rank has a core: spinning is cheapest (about 20-50 us before sleeping).
-            WaitPolicy {
-                spins: 20_000,
-                yields: 100,
-            }
+            WaitPolicy::new(20_000, 100)
         } else {
             // Oversubscribed: the awaited peer is likely waiting for this very core, so hand it
             // over at once. A yield to a rank on the same core costs far less than a futex
             // wake-up (an inter-processor interrupt on a VM); measured in docs/PERFORMANCE.md.
-            WaitPolicy {
-                spins: 0,
-                yields: 200,
+            WaitPolicy::new(0, 200)
+        }
+    }
+
+    /// The yields this wait may make: none for a while after a slow one.
+    fn yields_now(&self) -> u32 {
+        match self.unyielding_waits.get() {
+            0 => self.yields,
+            n => {
+                self.unyielding_waits.set(n - 1);
+                0
             }
         }
+    }
+
+    /// Yields until `ready()` or the budget is spent; true if ready.
+    fn yield_until(&self, ready: &mut impl FnMut() -> bool) -> bool {
+        for _ in 0..self.yields_now() {
+            if ready() {
+                return true;
+            }
+            let yielded = Instant::now();
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { libc::sched_yield() };
+            if yielded.elapsed() > SLOW_YIELD {
+                self.unyielding_waits.set(UNYIELDING_WAITS);
+                return ready();
+            }
+        }
+        false
     }
 }
 
@@ -89,7 +136,7 @@ impl Sleeper<'_> {
     /// Waits until `ready()` is true, the run aborts, or `deadline` passes.
     pub fn wait(
         &self,
-        policy: WaitPolicy,
+        policy: &WaitPolicy,
         deadline: Option<Instant>,
         mut ready: impl FnMut() -> bool,
     ) -> Result<(), WaitError> {
@@ -99,12 +146,8 @@ impl Sleeper<'_> {
             }
             std::hint::spin_loop();
         }
-        for _ in 0..policy.yields {
-            if ready() {
-                return Ok(());
-            }
-            // SAFETY: sched_yield has no preconditions.
-            unsafe { libc::sched_yield() };
+        if policy.yield_until(&mut ready) {
+            return Ok(());
         }
         self.sleep_until(deadline, ready)
     }
@@ -156,5 +199,64 @@ pub fn notify(doorbell: &AtomicU32, sleeping: &AtomicU32) {
     if sleeping.load(Ordering::SeqCst) != 0 {
         doorbell.fetch_add(1, Ordering::SeqCst);
         futex_wake_all(doorbell);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn after_a_slow_yield_the_next_waits_sleep_at_once_then_yield_again() {
+        let policy = WaitPolicy::for_load(4, 2);
+        assert_eq!(policy.yields_now(), 200);
+        policy.unyielding_waits.set(UNYIELDING_WAITS);
+        for wait in 0..UNYIELDING_WAITS {
+            assert_eq!(policy.yields_now(), 0, "wait {wait}");
+        }
+        assert_eq!(policy.yields_now(), 200);
+    }
+
+    #[test]
+    fn a_condition_already_true_ends_the_wait_without_sleeping() {
+        let (doorbell, sleeping, abort) = (AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0));
+        let sleeper = Sleeper {
+            doorbell: &doorbell,
+            sleeping: &sleeping,
+            abort: &abort,
+        };
+        let mut checks = 0;
+        let policy = WaitPolicy::new(0, 0);
+        let res = sleeper.wait(&policy, None, || {
+            checks += 1;
+            true
+        });
+        assert_eq!((res, checks), (Ok(()), 1));
+    }
+
+    #[test]
+    fn a_wait_that_is_never_ready_times_out_or_aborts() {
+        let (doorbell, sleeping, abort) = (AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0));
+        let sleeper = Sleeper {
+            doorbell: &doorbell,
+            sleeping: &sleeping,
+            abort: &abort,
+        };
+        let policy = WaitPolicy::for_load(1, 1);
+        let soon = Some(Instant::now() + Duration::from_millis(5));
+        assert_eq!(
+            sleeper.wait(&policy, soon, || false),
+            Err(WaitError::TimedOut)
+        );
+        abort.store(1, Ordering::SeqCst);
+        assert_eq!(
+            sleeper.wait(&policy, None, || false),
+            Err(WaitError::Aborted)
+        );
+        assert_eq!(
+            sleeping.load(Ordering::SeqCst),
+            0,
+            "no sleep left announced"
+        );
     }
 }

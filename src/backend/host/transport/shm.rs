@@ -244,7 +244,7 @@ impl ShmTransport {
             abort: sh.abort_flag(),
         };
         let deadline = self.stall.map(|d| Instant::now() + d);
-        let res = sleeper.wait(self.policy, deadline, ready);
+        let res = sleeper.wait(&self.policy, deadline, ready);
         sh.waiting_on(self.rank).store(-1, Ordering::Relaxed);
         let me = self.names[self.rank];
         res.map_err(|e| match e {
