@@ -3,18 +3,39 @@
 
 use clap::{Parser, Subcommand};
 
+use crate::collective::Op;
 use crate::error::{Error, Result};
 use crate::fit::args::FitArgs;
+use crate::model::call::BackendKind;
+use crate::named::names;
 use crate::sweep::args::{RankCliArgs, SweepArgs};
 use crate::sweep::execute::{execute, report};
 
-/// Benchmarks collective communication (AllReduce, AllGather, ReduceScatter, Broadcast, Reduce,
-/// AllToAll, SendRecv) between real rank processes, with nccl-tests size and bus-bandwidth conventions.
+/// The command line: one subcommand.
 #[derive(Parser, Debug)]
-#[command(name = "collbench", version, about, long_about = None)]
+#[command(name = "collbench", version, about = about(), long_about = None)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// What `collbench --help` says first, from the definitions of the ops and backends.
+pub fn about() -> String {
+    format!(
+        "Benchmarks collective communication ({}) between real rank processes on the {} \
+         backends, with nccl-tests size and bus-bandwidth conventions; fits alpha-beta models, \
+         projects training steps and judges clusters against criteria.",
+        names::<Op>().join(", "),
+        and_list(&names::<BackendKind>()),
+    )
+}
+
+/// "a, b and c".
+fn and_list(items: &[&str]) -> String {
+    match items.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => items.join(""),
+    }
 }
 
 /// The subcommands.
@@ -36,7 +57,7 @@ pub enum Command {
     Report(crate::html::args::ReportArgs),
     /// Turn nccl-tests or OSU logs into results folders that every other command reads.
     Import(crate::import::args::ImportArgs),
-    /// List the backends (host, mpi, nccl): built into this binary? runnable here? if not, why.
+    /// List the backends: built into this binary? runnable here? if not, why.
     Backends(crate::backend::list::BackendsArgs),
     /// Internal: one rank process of a local launch.
     #[command(name = "__rank", hide = true)]

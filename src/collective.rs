@@ -13,60 +13,7 @@
 //! Scatter and 1 for
 //! Broadcast, Reduce and SendRecv (see docs/METHODOLOGY.md for the derivation).
 
-/// Defines a small enum with stable lower-case names used on the command line and in files:
-/// `name`, `ALL`, Display, FromStr (an unknown name is a usage error listing the valid ones)
-/// and serde through the name. Used for every such enum of the crate.
-macro_rules! named_enum {
-    ($(#[$m:meta])* $name:ident, $what:literal, { $($(#[$vm:meta])* $var:ident => $text:literal),+ $(,)? }) => {
-        $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum $name { $($(#[$vm])* $var),+ }
-
-        impl $name {
-            /// Every value, in a stable order.
-            pub const ALL: &'static [$name] = &[$($name::$var),+];
-
-            /// The stable name used on the command line and in result files.
-            pub fn name(self) -> &'static str {
-                match self { $($name::$var => $text),+ }
-            }
-        }
-
-        impl ::std::fmt::Display for $name {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                f.pad(self.name())
-            }
-        }
-
-        // Files use the same names as the command line.
-        impl ::serde::Serialize for $name {
-            fn serialize<S: ::serde::Serializer>(&self, s: S) -> ::std::result::Result<S::Ok, S::Error> {
-                s.serialize_str(self.name())
-            }
-        }
-
-        impl<'de> ::serde::Deserialize<'de> for $name {
-            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> ::std::result::Result<Self, D::Error> {
-                let text = <String as ::serde::Deserialize>::deserialize(d)?;
-                text.parse().map_err(::serde::de::Error::custom)
-            }
-        }
-
-        impl ::std::str::FromStr for $name {
-            type Err = $crate::error::Error;
-            fn from_str(s: &str) -> ::std::result::Result<Self, $crate::error::Error> {
-                let want = s.trim().to_ascii_lowercase();
-                Self::ALL.iter().copied().find(|v| v.name() == want).ok_or_else(|| {
-                    let valid: Vec<_> = Self::ALL.iter().map(|v| v.name()).collect();
-                    $crate::error::Error::usage(format!(
-                        "unknown {} '{}'; valid values: {}", $what, s, valid.join(", ")
-                    ))
-                })
-            }
-        }
-    };
-}
-pub(crate) use named_enum;
+use crate::named::named_enum;
 
 named_enum!(
     /// A collective operation.

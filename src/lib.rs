@@ -15,7 +15,8 @@
 //!              backend (executes calls: host transports and algorithms, MPI, NCCL)
 //! results      output (atomic files, safe stdout)  meta  report (summary/samples/ranks CSV, RunDir)
 //! vocabulary   collective (ops, sizes, busbw)  model (call, plan, topology, limits, point
-//!              records)  units  physical  stats  check  error
+//!              records)  named (one definition per named enum)  units  physical  stats
+//!              check  error
 //! ```
 //!
 //! A host sweep: `sweep::execute` -> `sweep::run` (launcher) spawns N `__rank` processes
@@ -55,6 +56,7 @@ pub mod input;
 pub mod launch;
 pub mod meta;
 pub mod model;
+pub mod named;
 pub mod output;
 pub mod physical;
 pub mod plot;

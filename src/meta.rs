@@ -12,6 +12,7 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::model::call::BackendKind;
 
 /// Schema id of meta.json.
 pub const META_SCHEMA: &str = "collbench.meta/v1";
@@ -106,8 +107,8 @@ pub struct Timing {
 impl Timing {
     /// The methods of `backend` (the name meta.json records).
     pub fn measured(backend: &str) -> Timing {
-        let samples = match backend {
-            "nccl" => {
+        let samples = match backend.parse() {
+            Ok(BackendKind::Nccl) => {
                 "a pair of CUDA events around each timed call on the rank's stream, the calls \
                  enqueued back to back; per iteration the slowest rank's time (per-rank times \
                  in ranks.csv)"

@@ -17,6 +17,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "vocabulary",
         &[
             "error",
+            "named",
             "units",
             "physical",
             "stats",

@@ -194,3 +194,46 @@ fn every_help_example_runs_as_written() {
         failed.join("\n")
     );
 }
+
+/// The first words of `collbench --help` and the sweep's value lists come from the definitions
+/// of the ops, algorithms and backends, so a new one cannot be left out.
+#[test]
+fn help_names_every_op_algorithm_and_backend() {
+    use collbench::collective::{Algo, Op};
+    use collbench::model::call::BackendKind;
+    let help = |args: &[&str]| {
+        let out = Command::new(exe()).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let top = help(&["--help"]);
+    let about = top.split("Usage:").next().unwrap_or_default();
+    for op in Op::ALL {
+        assert!(about.contains(op.name()), "{op} missing from: {about}");
+    }
+    for b in BackendKind::ALL {
+        assert!(about.contains(b.name()), "{b} missing from: {about}");
+    }
+    let sweep = help(&["sweep", "--help"]);
+    let ops: Vec<&str> = Op::ALL.iter().map(|o| o.name()).collect();
+    let algos: Vec<&str> = Algo::ALL.iter().map(|a| a.name()).collect();
+    for list in [ops.join(", "), algos.join(", ")] {
+        assert!(
+            sweep.contains(&format!("[possible values: {list}]")),
+            "{list}: {sweep}"
+        );
+    }
+    for b in BackendKind::ALL {
+        for op in Op::ALL {
+            let offered: Vec<&str> = b.algos(*op).iter().map(|a| a.name()).collect();
+            let line = format!("{op} {}", offered.join("|"));
+            assert!(
+                sweep.contains(&line),
+                "--algo help lacks '{line}' under {b}"
+            );
+        }
+    }
+}

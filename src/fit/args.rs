@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::collective::Op;
 use crate::fit::command::FitRequest;
 use crate::fit::export::{ExportFormat, ExportOptions, ExportRequest};
+use crate::named::one_of;
 
 /// `collbench fit`.
 #[derive(Args, Debug)]
@@ -31,10 +32,9 @@ pub struct FitArgs {
     /// Print the prediction as one JSON object (time_us, interval_us, busbw_gbps, ...).
     #[arg(long)]
     pub json: bool,
-    /// Write the fitted network for another tool: astra-sim, calculon, nccl-tuner
-    /// (docs/EXPORTS.md).
+    /// Write the fitted network for another tool (docs/EXPORTS.md).
     #[arg(long, value_name = "FORMAT", conflicts_with = "predict",
-          value_parser = |s: &str| s.parse::<ExportFormat>().map_err(|e| e.to_string()))]
+          value_parser = one_of::<ExportFormat>())]
     pub export: Option<ExportFormat>,
     /// Where --export writes [default: stdout].
     #[arg(long, value_name = "FILE", requires = "export")]
@@ -42,7 +42,7 @@ pub struct FitArgs {
     /// --export: the op whose model gives the link numbers [default: the first of allgather,
     /// reducescatter, allreduce with a ring or two-level model].
     #[arg(long, value_name = "OP", requires = "export",
-          value_parser = |s: &str| s.parse::<Op>().map_err(|e| e.to_string()))]
+          value_parser = one_of::<Op>())]
     pub export_op: Option<Op>,
     /// --export: ranks (NPUs) in all, 1 to 1048576 [default: the largest world fitted].
     #[arg(long, value_name = "N", requires = "export", value_parser = world_count)]

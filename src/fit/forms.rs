@@ -47,55 +47,37 @@
 //! ops fold the cost of the reduction into beta (a per-op model cannot tell the two apart).
 
 use crate::collective::{Algo, Op};
+use crate::named::named_enum;
 
 mod nccl;
 
-/// A model family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Form {
-    Ring,
-    Tree,
-    RecursiveDoubling,
-    HalvingDoubling,
-    NeighborExchange,
-    Pairwise,
-    Bruck,
-    Direct,
-    Linear,
-    Binomial,
-    TwoLevel,
-    Chain,
-    Flat,
-    LogLinear,
-    NcclRing,
-    NcclTree,
-    Nvls,
-    NvlsTree,
-    CollNet,
-}
+named_enum!(
+    /// A model family, named as fit.json writes it.
+    Form, "fit form", {
+        Ring => "ring",
+        Tree => "tree",
+        RecursiveDoubling => "recursive-doubling",
+        HalvingDoubling => "halving-doubling",
+        NeighborExchange => "neighbor-exchange",
+        Pairwise => "pairwise",
+        Bruck => "bruck",
+        Direct => "direct",
+        Linear => "linear",
+        Binomial => "binomial",
+        TwoLevel => "two-level",
+        Chain => "chain",
+        Flat => "flat",
+        LogLinear => "log-linear",
+        NcclRing => "nccl-ring",
+        NcclTree => "nccl-tree",
+        Nvls => "nvls",
+        NvlsTree => "nvls-tree",
+        CollNet => "collnet",
+    }
+);
 
 /// Every form, in the order candidates are listed.
-pub const ALL: [Form; 19] = [
-    Form::Ring,
-    Form::Tree,
-    Form::RecursiveDoubling,
-    Form::HalvingDoubling,
-    Form::NeighborExchange,
-    Form::Pairwise,
-    Form::Bruck,
-    Form::Direct,
-    Form::Linear,
-    Form::Binomial,
-    Form::TwoLevel,
-    Form::Chain,
-    Form::Flat,
-    Form::LogLinear,
-    Form::NcclRing,
-    Form::NcclTree,
-    Form::Nvls,
-    Form::NvlsTree,
-    Form::CollNet,
-];
+pub const ALL: &[Form] = Form::ALL;
 
 const SINGLE_PARAMS: [&str; 2] = ["alpha_us", "beta_ns_per_byte"];
 const TWO_LEVEL_PARAMS: [&str; 4] = [
@@ -161,34 +143,9 @@ impl Form {
         forms
     }
 
-    /// The name written to fit.json.
-    pub fn name(self) -> &'static str {
-        match self {
-            Form::Ring => "ring",
-            Form::Tree => "tree",
-            Form::RecursiveDoubling => "recursive-doubling",
-            Form::HalvingDoubling => "halving-doubling",
-            Form::NeighborExchange => "neighbor-exchange",
-            Form::Pairwise => "pairwise",
-            Form::Bruck => "bruck",
-            Form::Direct => "direct",
-            Form::Linear => "linear",
-            Form::Binomial => "binomial",
-            Form::TwoLevel => "two-level",
-            Form::Chain => "chain",
-            Form::Flat => "flat",
-            Form::LogLinear => "log-linear",
-            Form::NcclRing => "nccl-ring",
-            Form::NcclTree => "nccl-tree",
-            Form::Nvls => "nvls",
-            Form::NvlsTree => "nvls-tree",
-            Form::CollNet => "collnet",
-        }
-    }
-
     /// The form of a name in fit.json.
     pub fn from_name(name: &str) -> Option<Form> {
-        ALL.into_iter().find(|f| f.name() == name)
+        ALL.iter().copied().find(|f| f.name() == name)
     }
 
     /// Parameter names (with units), in coefficient order.

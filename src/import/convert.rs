@@ -7,6 +7,7 @@ use super::bwcheck::mismatch;
 use super::log::{Half, LogRun, Row, Tool};
 use crate::collective::{busbw_gbps, Algo, DType, Op, Proto, ReduceOp};
 use crate::meta::{HostInfo, ImportInfo, Meta};
+use crate::model::call::BackendKind;
 use crate::model::record::{PointKey, PointRecord};
 
 /// What the user told `collbench import` where the log is silent.
@@ -60,7 +61,12 @@ pub fn convert(
     super::names::check_algo(tool, op, ov.algo)?;
     let keys = RunKeys {
         tool,
-        backend: if tool == Tool::Osu { "mpi" } else { "nccl" },
+        backend: if tool == Tool::Osu {
+            BackendKind::Mpi
+        } else {
+            BackendKind::Nccl
+        }
+        .name(),
         op,
         algo,
         proto,

@@ -4,7 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::collective::{named_enum, Algo, DType, Op, ReduceOp, Shape};
+use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
+use crate::named::named_enum;
 
 /// One collective call as the sweep describes it to a backend.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

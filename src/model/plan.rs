@@ -4,9 +4,10 @@
 use crate::model::record::{root_label, PointKey};
 use serde::{Deserialize, Serialize};
 
-use crate::collective::{named_enum, Algo, DType, Op, ReduceOp};
+use crate::collective::{Algo, DType, Op, ReduceOp};
 use crate::model::call::Call;
 use crate::model::topology::WorldShape;
+use crate::named::named_enum;
 use crate::units::format_size;
 
 /// Everything that decides what a sweep measures.

@@ -156,7 +156,7 @@ impl PointRecord {
     /// from that time by the nccl-tests rules, no wrong element, no skew, no NCCL estimate.
     pub fn example(op: Op, bytes: usize, world: usize) -> PointRecord {
         let key = PointKey {
-            backend: "host".into(),
+            backend: super::call::BackendKind::Host.name().into(),
             op,
             algo: op.host_algos()[0],
             dtype: DType::F32,

@@ -6,7 +6,6 @@
 //! A value NVML could not give is an empty field: a machine without NVML writes rows whose
 //! telemetry fields are all empty (`samples` 0), so the file always has a row per point and rank.
 
-use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
 
@@ -14,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::csvio::{self, push_row, CsvFile, Row};
 use crate::error::{Error, Result};
+use crate::named::named_enum;
 
 /// Schema id of telemetry.csv.
 pub const TELEMETRY_SCHEMA: &str = "collbench.telemetry/v1";
@@ -44,55 +44,27 @@ pub const TELEMETRY_COLUMNS: [&str; 17] = [
 
 const WHAT: &str = "collbench telemetry.csv (collbench.telemetry/v1)";
 
-/// Which NVML reading the power columns come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PowerSource {
-    /// `NVML_FI_DEV_POWER_INSTANT`: the current draw (nvidia-smi `power.draw.instant`).
-    Instant,
-    /// `nvmlDeviceGetPowerUsage` (nvidia-smi `power.draw`): a one-second average on Ampere and
-    /// newer boards, the current draw on older ones.
-    Usage,
-}
+named_enum!(
+    /// Which NVML reading the power columns come from.
+    PowerSource, "power source", {
+        /// `NVML_FI_DEV_POWER_INSTANT`: the current draw (nvidia-smi `power.draw.instant`).
+        Instant => "instant",
+        /// `nvmlDeviceGetPowerUsage` (nvidia-smi `power.draw`): a one-second average on Ampere
+        /// and newer boards, the current draw on older ones.
+        Usage => "usage",
+    }
+);
 
-/// How `energy_j` was obtained.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum EnergySource {
-    /// Difference of the board's total-energy counter (`nvmlDeviceGetTotalEnergyConsumption`,
-    /// Volta and newer) between the start and the end of the point.
-    Counter,
-    /// Mean sampled power × the point's window, where the counter is missing.
-    Power,
-}
-
-macro_rules! named_enum {
-    ($ty:ty, $what:literal, $($variant:path => $name:literal),+) => {
-        impl $ty {
-            /// The stable name written to telemetry.csv.
-            pub fn name(self) -> &'static str {
-                match self { $($variant => $name),+ }
-            }
-        }
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.name())
-            }
-        }
-        impl FromStr for $ty {
-            type Err = Error;
-            fn from_str(s: &str) -> Result<Self> {
-                match s {
-                    $($name => Ok($variant),)+
-                    _ => Err(Error::usage(format!(concat!("unknown ", $what, " '{}'"), s))),
-                }
-            }
-        }
-    };
-}
-
-named_enum!(PowerSource, "power source", PowerSource::Instant => "instant", PowerSource::Usage => "usage");
-named_enum!(EnergySource, "energy source", EnergySource::Counter => "counter", EnergySource::Power => "power");
+named_enum!(
+    /// How `energy_j` was obtained.
+    EnergySource, "energy source", {
+        /// Difference of the board's total-energy counter (`nvmlDeviceGetTotalEnergyConsumption`,
+        /// Volta and newer) between the start and the end of the point.
+        Counter => "counter",
+        /// Mean sampled power × the point's window, where the counter is missing.
+        Power => "power",
+    }
+);
 
 /// One GPU's telemetry over one point; every value is `None` where NVML could not give it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

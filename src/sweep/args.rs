@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 use crate::error::{Error, Result};
-use crate::model::call::BackendKind;
+use crate::model::call::{BackendKind, CtaPolicy, Register};
 use crate::model::comm_setup::CommAxes;
+use crate::named::{list_of, one_of};
 
 /// The most calls `--agg` groups into one iteration: each is a timed call NCCL must hold at once.
 pub const MAX_AGG: usize = 1024;
@@ -20,25 +21,37 @@ use crate::units::{
     format_size, parse_duration, parse_factor, parse_list, parse_size, size_series,
 };
 
+/// `--algo`'s long help, from the per-op tables: what each backend offers for each op.
+fn algo_help() -> String {
+    let mut text = String::from(
+        "Algorithms, comma separated; an op offered none of them is skipped [default: each \
+         op's first host algorithm; auto with --backend mpi or nccl]. Offered, per backend and op:",
+    );
+    for backend in BackendKind::ALL {
+        text.push_str(&format!("\n  {backend}:"));
+        for op in Op::ALL {
+            let algos: Vec<&str> = backend.algos(*op).iter().map(|a| a.name()).collect();
+            text.push_str(&format!(" {op} {};", algos.join("|")));
+        }
+        text.pop();
+    }
+    text
+}
+
 /// `collbench sweep`.
 #[derive(Args, Debug)]
 pub struct SweepArgs {
-    /// Collectives, comma separated: allreduce, allgather, reducescatter, broadcast, reduce,
-    /// alltoall, sendrecv, gather, scatter.
-    #[arg(long, default_value = "allreduce,allgather,reducescatter")]
+    /// Collectives, comma separated.
+    #[arg(long, default_value = "allreduce,allgather,reducescatter", value_parser = list_of::<Op>())]
     pub op: String,
-    /// Algorithms, comma separated: ring, tree, recursive-doubling, pairwise, bruck and linear
-    /// (alltoall), direct (sendrecv), binomial and linear (gather, scatter); with
-    /// --backend mpi also auto (the library's own choice), recursive-halving, rabenseifner, bruck
-    /// and neighbor-exchange; with --backend nccl auto, ring, tree, nvls and collnet. Ops without
-    /// a listed algorithm are skipped [default: each op's first host algorithm (ring; tree for
-    /// broadcast and reduce; pairwise for alltoall; direct for sendrecv; binomial for gather and
-    /// scatter); auto with --backend mpi or nccl].
-    #[arg(long)]
+    /// Algorithms, comma separated; an op offered none of them is skipped [default: each op's
+    /// first host algorithm; auto with --backend mpi or nccl]. `--help` lists each op's.
+    #[arg(long_help = algo_help())]
+    #[arg(long, value_parser = list_of::<Algo>())]
     pub algo: Option<String>,
-    /// NCCL protocols, comma separated: ll, ll128, simple, auto (--backend nccl only; each is
-    /// set as NCCL_PROTO for its own communicators) [default: auto].
-    #[arg(long)]
+    /// NCCL protocols, comma separated (--backend nccl only; each is set as NCCL_PROTO for its
+    /// own communicators) [default: auto].
+    #[arg(long, value_parser = list_of::<Proto>())]
     pub proto: Option<String>,
     /// Capture each point's call in a CUDA graph and time one graph launch per iteration
     /// (--backend nccl only; as nccl-tests -G, it removes host launch overhead).
@@ -49,29 +62,30 @@ pub struct SweepArgs {
     /// (--backend nccl only; 1 to 1024).
     #[arg(long, default_value_t = 1)]
     pub agg: usize,
-    /// NCCL CTA policies, comma separated: default, efficiency (NCCL 2.27+), zero (2.28+), set
-    /// in ncclConfig_t.CTAPolicy as nccl-tests -x does; each is measured with communicators of
-    /// its own and named in summary.csv (--backend nccl only) [default: the library's].
-    #[arg(long)]
+    /// NCCL CTA policies, comma separated (default and efficiency need NCCL 2.27+, zero 2.28+),
+    /// set in ncclConfig_t.CTAPolicy as nccl-tests -x does; each is measured with communicators
+    /// of its own and named in summary.csv (--backend nccl only) [default: the library's].
+    #[arg(long, value_parser = list_of::<CtaPolicy>())]
     pub cta_policy: Option<String>,
     /// NCCL CTA bounds, comma separated: N (exactly N CTAs per collective) or MIN:MAX, each 1
     /// to 64, set in ncclConfig_t.minCTAs/maxCTAs (NCCL_MIN_CTAS/NCCL_MAX_CTAS); each is
     /// measured with communicators of its own (--backend nccl only) [default: the library's].
     #[arg(long)]
     pub ctas: Option<String>,
-    /// Buffer registrations, comma separated: none, local (ncclCommRegister, NCCL 2.19+) or
-    /// symmetric (ncclCommWindowRegister, 2.27+), as nccl-tests -R 0/1/2; each is measured with
+    /// Buffer registrations, comma separated: local is ncclCommRegister (NCCL 2.19+), symmetric
+    /// ncclCommWindowRegister (2.27+), as nccl-tests -R 0/1/2; each is measured with
     /// communicators of its own (--backend nccl only) [default: none].
-    #[arg(long)]
+    #[arg(long, value_parser = list_of::<Register>())]
     pub register: Option<String>,
-    /// Element types, comma separated: f32, f64, f16, bf16, i32.
-    #[arg(long, default_value = "f32")]
+    /// Element types, comma separated.
+    #[arg(long, default_value = "f32", value_parser = list_of::<DType>())]
     pub dtype: String,
-    /// Reduction for allreduce, reducescatter and reduce: sum, max, min.
-    #[arg(long, default_value = "sum", value_parser = clap::value_parser!(ReduceOp))]
+    /// Reduction for the ops that reduce (allreduce, reducescatter, reduce).
+    #[arg(long, default_value = "sum", value_parser = one_of::<ReduceOp>())]
     pub redop: ReduceOp,
-    /// Backend: host (built in, shared memory), mpi or nccl (need a build with that feature).
-    #[arg(long, default_value = "host", value_parser = clap::value_parser!(BackendKind))]
+    /// Backend: host is built in (shared memory or TCP between rank processes); the others need
+    /// a build with their cargo feature (`collbench backends` says which this binary has).
+    #[arg(long, default_value_t = BackendKind::Host, value_parser = one_of::<BackendKind>())]
     pub backend: BackendKind,
     /// Rank processes to start on this host [default: cores, at least 2].
     #[arg(long, allow_negative_numbers = true)]
@@ -117,11 +131,11 @@ pub struct SweepArgs {
     #[arg(long, default_value = "off")]
     pub in_place: String,
     /// How host-backend ranks move data: shm (shared memory) or tcp (one loopback connection
-    /// per pair); the mpi and nccl backends move data their own way [default: shm].
-    #[arg(long, value_parser = clap::value_parser!(TransportKind))]
+    /// per pair); the other backends move data their own way [default: shm].
+    #[arg(long, value_parser = one_of::<TransportKind>())]
     pub transport: Option<TransportKind>,
     /// Pin rank processes to cores: core (rank r on the r-th allowed CPU, cyclic) or none.
-    #[arg(long, default_value = "core", value_parser = clap::value_parser!(Bind))]
+    #[arg(long, default_value = "core", value_parser = one_of::<Bind>())]
     pub bind: Bind,
     /// A rank that makes no progress for this long ends the run (e.g. 60s, 2m).
     #[arg(long, default_value = "60s")]

@@ -105,7 +105,8 @@ fn cta_policy_is_an_nccl_only_list_of_names_and_unset_by_default() {
     let e = nccl("fast").err().unwrap().to_string();
     assert!(
         e.contains(
-            "--cta-policy: unknown CTA policy 'fast'; valid values: default, efficiency, zero"
+            "'--cta-policy <CTA_POLICY>': unknown CTA policy 'fast'; valid values: default, \
+             efficiency, zero"
         ),
         "{e}"
     );
@@ -131,11 +132,11 @@ fn register_is_an_nccl_only_list_with_none_by_default() {
     assert_eq!(default.setups(), vec![Default::default()]);
     let e = nccl("global").err().unwrap().to_string();
     assert!(
-        e.contains("--register: unknown registration 'global'"),
+        e.contains("'--register <REGISTER>': unknown registration 'global'"),
         "{e}"
     );
     let e = nccl(" ").err().unwrap().to_string();
-    assert!(e.contains("--register: empty list"), "{e}");
+    assert!(e.contains("'--register <REGISTER>': empty list"), "{e}");
 }
 
 #[test]

@@ -17,6 +17,7 @@ use crate::backend::host::transport::{Combine, Transport};
 use crate::error::{Error, Result};
 use crate::launch::env::Bootstrap;
 use crate::meta::Meta;
+use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point, SweepOptions, TransportKind};
 use crate::model::topology::{Topology, WorldShape};
 use crate::report::pairs_csv::PairRow;
@@ -176,7 +177,7 @@ fn lead(
     };
     let mut meta = Meta::new(
         req.command_line.clone(),
-        "host",
+        BackendKind::Host.name(),
         transport,
         opts.ranks,
         c.topology.nodes(),
@@ -216,7 +217,7 @@ fn lead_points(
         };
         let (members, rank_times, wrongs, loops) =
             run_point(c, k, point, &mut bufs, timeout).map_err(during)?;
-        let key = point.key("host");
+        let key = point.key(BackendKind::Host.name());
         let (mut rec, samples, mut per_rank) = summarize_point(key, point, &rank_times, &wrongs)?;
         rec.loop_time_us = loop_time_mean(&loops);
         for (s, &global) in per_rank.iter_mut().zip(&members) {

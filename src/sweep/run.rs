@@ -120,7 +120,7 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     let options = host_options_json(&req.opts);
     let meta = Meta::new(
         req.command_line.clone(),
-        "host",
+        BackendKind::Host.name(),
         req.opts.transport.name(),
         req.opts.ranks,
         1,

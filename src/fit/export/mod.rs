@@ -16,65 +16,22 @@ pub mod astra_sim;
 pub mod calculon;
 pub mod nccl_tuner;
 
-use std::fmt;
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use super::forms::Form;
 use super::schema::{FitFile, WorldModel};
 use crate::collective::Op;
 use crate::error::{Error, Result};
+use crate::named::named_enum;
 
-/// A format `--export` writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExportFormat {
-    AstraSim,
-    Calculon,
-    NcclTuner,
-}
-
-impl ExportFormat {
-    /// Every format, in the order help and errors list them.
-    pub const ALL: [ExportFormat; 3] = [
-        ExportFormat::AstraSim,
-        ExportFormat::Calculon,
-        ExportFormat::NcclTuner,
-    ];
-
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            ExportFormat::AstraSim => "astra-sim",
-            ExportFormat::Calculon => "calculon",
-            ExportFormat::NcclTuner => "nccl-tuner",
-        }
+named_enum!(
+    /// A format `--export` writes.
+    ExportFormat, "export format", {
+        AstraSim => "astra-sim",
+        Calculon => "calculon",
+        NcclTuner => "nccl-tuner",
     }
-
-    /// The format of a name, if it is one.
-    pub fn from_name(name: &str) -> Option<ExportFormat> {
-        let want = name.trim().to_ascii_lowercase();
-        Self::ALL.into_iter().find(|f| f.name() == want)
-    }
-}
-
-impl fmt::Display for ExportFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.name())
-    }
-}
-
-impl FromStr for ExportFormat {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        Self::from_name(s).ok_or_else(|| {
-            let known: Vec<&str> = Self::ALL.iter().map(|f| f.name()).collect();
-            Error::usage(format!(
-                "unknown export format '{s}'; known: {}",
-                known.join(", ")
-            ))
-        })
-    }
-}
+);
 
 /// What the fit cannot say and the export needs; None takes the default.
 #[derive(Clone, Debug, Default, PartialEq)]

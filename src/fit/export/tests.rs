@@ -4,13 +4,13 @@ use super::*;
 
 #[test]
 fn names_parse_back_and_unknown_lists_the_known() {
-    for f in ExportFormat::ALL {
+    for &f in ExportFormat::ALL {
         assert_eq!(f.name().parse::<ExportFormat>().unwrap(), f);
     }
     let e = "nope".parse::<ExportFormat>().unwrap_err().to_string();
     assert_eq!(
         e,
-        "unknown export format 'nope'; known: astra-sim, calculon, nccl-tuner"
+        "unknown export format 'nope'; valid values: astra-sim, calculon, nccl-tuner"
     );
 }
 

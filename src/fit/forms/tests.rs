@@ -67,7 +67,7 @@ fn two_level_reduces_to_ring_on_one_node_and_splits_network_share() {
 
 #[test]
 fn names_round_trip_and_parameters_match_coefficients() {
-    for f in ALL {
+    for &f in ALL {
         assert_eq!(Form::from_name(f.name()), Some(f));
         assert!(!f.formula(Op::AllReduce).is_empty());
         // Neighbor exchange is an AllGather and pairwise exchange an AllToAll schedule only.

@@ -87,7 +87,14 @@ fn lead(
     }
     let cmd = req.command_line.clone();
     let topo = comms.2;
-    let mut meta = Meta::new(cmd, "mpi", "mpi", opts.ranks, topo.nodes(), options);
+    let mut meta = Meta::new(
+        cmd,
+        BackendKind::Mpi.name(),
+        BackendKind::Mpi.name(),
+        opts.ranks,
+        topo.nodes(),
+        options,
+    );
     meta.library = Some(library.version.clone());
     meta.hosts = topo.hosts.clone();
     meta.rank_nodes = topo.node_of.clone();

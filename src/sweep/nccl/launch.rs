@@ -13,6 +13,7 @@ use super::supervise::{close_left_running, Ranks};
 use crate::error::{Error, Result};
 use crate::launch::env::{parse_token, Bootstrap, STORE_ADDR_ENV, TOKEN_ENV};
 use crate::launch::store::{random_token, StoreClient, StoreServer};
+use crate::model::call::BackendKind;
 use crate::report::run_dir::run_dir_or_default;
 use crate::sweep::run::{Outcome, SweepRequest};
 
@@ -72,7 +73,7 @@ fn as_run(outcome: Option<Outcome>) -> NcclRun {
 }
 
 fn default_out(req: &SweepRequest) -> Result<PathBuf> {
-    run_dir_or_default(req.out.as_deref(), &req.opts.ops, "nccl")
+    run_dir_or_default(req.out.as_deref(), &req.opts.ops, BackendKind::Nccl.name())
 }
 
 /// The GPU of a rank with `local` rank on its node, checked against the node's GPUs.

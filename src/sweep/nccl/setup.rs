@@ -13,6 +13,7 @@ use crate::backend::nccl::tuning;
 use crate::error::{Error, Result};
 use crate::launch::store::StoreClient;
 use crate::meta::Meta;
+use crate::model::call::BackendKind;
 use crate::model::comm_setup::CommSetup;
 use crate::model::plan::SweepOptions;
 use crate::model::topology::Topology;
@@ -32,8 +33,8 @@ pub(super) fn open_run(
     let topo = Topology::from_hosts(&hosts);
     let mut meta = Meta::new(
         req.command_line.clone(),
-        "nccl",
-        "nccl",
+        BackendKind::Nccl.name(),
+        BackendKind::Nccl.name(),
         gpus.len(),
         topo.nodes(),
         options_json(opts, req, nccl, version),

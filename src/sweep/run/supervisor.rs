@@ -8,6 +8,7 @@ use crate::backend::host::layout::Shared;
 use crate::backend::host::wait::{futex_wait, notify};
 use crate::error::{Error, Result};
 use crate::launch::local::{LocalRanks, RankExit};
+use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point};
 use crate::model::record::{IterSample, PointRecord, RankSummary};
 use crate::report::run_dir::RunDir;
@@ -154,7 +155,7 @@ impl Supervisor<'_> {
             // SAFETY: as above; the area is max_iters long and `iters` is below it.
             .map(|r| unsafe { self.shared.samples_ptr(r).add(iters).read() })
             .collect();
-        let key = p.key("host");
+        let key = p.key(BackendKind::Host.name());
         let mut summarized = summarize_point(key, p, &rank_times, &wrong)?;
         summarized.0.loop_time_us = loop_time_mean(&loops);
         Ok(summarized)
