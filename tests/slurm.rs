@@ -230,17 +230,25 @@ fn srun_starts_the_mpi_backend_through_pmix() {
         "--iters",
         "3",
     ];
-    // One node: two slurmd on one host share Open MPI's PMIx session folders, which breaks
-    // MPI_Init across them; on a real cluster each node has its own.
+    // Both nodes of this cluster are one host: Open MPI's shared-memory transport (vader) names
+    // its segments by host name and local rank, so rank 0 of n1 and rank 0 of n2 would map the
+    // same segment and crash (SIGSEGV in MPI_Init). Without it ranks talk over TCP, as they
+    // would between real nodes.
     let r = srun_to_end(
         &conf,
-        &["-N", "1", "-n", "2", "--mpi=pmix"],
+        &[
+            "-N",
+            "2",
+            "--ntasks-per-node=2",
+            "--mpi=pmix",
+            "--export=ALL,OMPI_MCA_btl=^vader",
+        ],
         &sweep_args(&out, &extra),
         limit(),
     );
     assert_eq!(r.code(), 0, "{r:?}");
     let m = meta(&out);
-    assert_eq!((m.backend.as_str(), m.ranks), ("mpi", 2), "{m:?}");
-    assert_eq!(m.hosts, vec!["n1".to_string()]);
+    assert_eq!((m.backend.as_str(), m.ranks, m.nodes), ("mpi", 4, 2), "{m:?}");
+    assert_eq!(m.hosts, vec!["n1".to_string(), "n2".to_string()]);
     assert!(summary(&out).iter().all(|r| r.wrong == 0));
 }
