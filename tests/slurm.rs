@@ -248,7 +248,11 @@ fn srun_starts_the_mpi_backend_through_pmix() {
     );
     assert_eq!(r.code(), 0, "{r:?}");
     let m = meta(&out);
-    assert_eq!((m.backend.as_str(), m.ranks, m.nodes), ("mpi", 4, 2), "{m:?}");
+    assert_eq!(
+        (m.backend.as_str(), m.ranks, m.nodes),
+        ("mpi", 4, 2),
+        "{m:?}"
+    );
     assert_eq!(m.hosts, vec!["n1".to_string(), "n2".to_string()]);
     assert!(summary(&out).iter().all(|r| r.wrong == 0));
 }
