@@ -59,9 +59,12 @@ pub enum Command {
     Import(crate::import::args::ImportArgs),
     /// List the backends: built into this binary? runnable here? if not, why.
     Backends(crate::backend::list::BackendsArgs),
-    /// Internal: one rank process of a local launch.
+    /// Internal: one rank process of a local sweep.
     #[command(name = "__rank", hide = true)]
     Rank(RankCliArgs),
+    /// Internal: one rank process of a projection's replay (`project --replay`).
+    #[command(name = "__replay-rank", hide = true)]
+    ReplayRank(RankCliArgs),
 }
 
 impl Command {
@@ -82,7 +85,8 @@ impl Command {
                 crate::import::command::run_import(&args.into_request(argv())?)
             }
             Command::Backends(args) => crate::backend::list::run_backends(&args),
-            Command::Rank(args) => rank(args),
+            Command::Rank(args) => sweep_rank(args),
+            Command::ReplayRank(args) => replay_rank(args),
         }
     }
 }
@@ -143,30 +147,39 @@ fn one_line(text: &str) -> String {
     msg
 }
 
-/// The hidden `__rank`: one rank process of a local sweep, or of a projection's replay.
-fn rank(args: RankCliArgs) -> Result<u8> {
-    use crate::launch::local::OPTIONS_ENV;
-    use crate::sweep::rank::{rank_main, RankArgs};
-    let layout = crate::backend::host::layout::Layout::decode(&args.layout)?;
-    let rank_args = RankArgs {
+/// The segment a rank process was handed, and how errors of this rank read.
+fn rank_args(args: &RankCliArgs) -> Result<crate::sweep::rank::RankArgs> {
+    Ok(crate::sweep::rank::RankArgs {
         rank: args.rank,
         fd: args.fd,
-        layout,
-    };
-    let in_rank = |e: Error| Error::Rank(format!("rank {}: {e}", args.rank));
-    if let Ok(json) = std::env::var(crate::project::replay::REPLAY_ENV) {
-        let plan = serde_json::from_str(&json)
-            .map_err(|e| Error::usage(format!("the replay plan is not valid: {e}")))?;
-        return crate::project::replay::rank::replay_rank_main(rank_args, &plan).map_err(in_rank);
-    }
-    let json = std::env::var(OPTIONS_ENV).map_err(|_| {
+        layout: crate::backend::host::layout::Layout::decode(&args.layout)?,
+    })
+}
+
+/// A JSON document a launcher handed its ranks through the environment variable `var`.
+fn handed<T: serde::de::DeserializeOwned>(var: &str, what: &str) -> Result<T> {
+    let json = std::env::var(var).map_err(|_| {
         Error::usage(format!(
-            "{OPTIONS_ENV} is not set; ranks are started by `collbench sweep`"
+            "{var} is not set; these rank processes are started by collbench itself ({what})"
         ))
     })?;
-    let opts = serde_json::from_str(&json)
-        .map_err(|e| Error::usage(format!("{OPTIONS_ENV} is not valid sweep options: {e}")))?;
-    rank_main(rank_args, &opts).map_err(in_rank)
+    serde_json::from_str(&json).map_err(|e| Error::usage(format!("{var} is not valid: {e}")))
+}
+
+/// The hidden `__rank`: one rank process of a local sweep.
+fn sweep_rank(args: RankCliArgs) -> Result<u8> {
+    use crate::launch::local::OPTIONS_ENV;
+    let opts = handed(OPTIONS_ENV, "`collbench sweep`")?;
+    let in_rank = |e: Error| Error::Rank(format!("rank {}: {e}", args.rank));
+    crate::sweep::rank::rank_main(rank_args(&args)?, &opts).map_err(in_rank)
+}
+
+/// The hidden `__replay-rank`: one rank process of a projection's replay.
+fn replay_rank(args: RankCliArgs) -> Result<u8> {
+    use crate::project::replay::{rank::replay_rank_main, REPLAY_ENV};
+    let plan = handed(REPLAY_ENV, "`collbench project --replay`")?;
+    let in_rank = |e: Error| Error::Rank(format!("rank {}: {e}", args.rank));
+    replay_rank_main(rank_args(&args)?, &plan).map_err(in_rank)
 }
 
 #[cfg(test)]

@@ -20,9 +20,10 @@
 //! ```
 //!
 //! A host sweep: `sweep::execute` -> `sweep::run` (launcher) spawns N `__rank` processes
-//! (`sweep::rank`), which time `backend::host::algo` over `transport::shm` (slot rings in one
-//! memfd segment, futex waits) and leave their samples in the segment; after each point the
-//! launcher summarizes them and appends the point to the results folder before the ranks go on.
+//! (`sweep::rank`; a projection's replay spawns `__replay-rank` ones), which time
+//! `backend::host::algo` over `transport::shm` (slot rings in one memfd segment, futex waits)
+//! and leave their samples in the segment; after each point the launcher summarizes them and
+//! `sweep::lead::Lead` appends the point to the results folder before the ranks go on.
 //!
 //! * [`collective`]: ops, algorithms, dtypes, nccl-tests size and busbw conventions.
 //! * [`model`]: what a sweep measures (`SweepOptions` and its plan of points, the call each

@@ -11,11 +11,10 @@ use super::verdict::{Outcome, Verdict, VERDICT_FILE};
 use super::{junit, table};
 use crate::collective::Proto;
 use crate::error::{Error, Result};
-use crate::model::call::BackendKind;
 use crate::output::file::{check_new, write_output};
 use crate::report::run_dir::{default_run_id, new_unique_dir};
-use crate::sweep::execute::{execute, execute_each, launched_rank_out, Executed};
-use crate::sweep::run::SweepRequest;
+use crate::sweep::execute::{execute, execute_each, role, Executed, Role};
+use crate::sweep::request::SweepRequest;
 
 /// File name of the JUnit XML inside the output folder.
 pub const JUNIT_FILE: &str = "junit.xml";
@@ -146,18 +145,18 @@ fn sweep_repeats(
         first.backend.availability().map_err(Error::Usage)?;
         check_plan(criteria, first).map_err(in_file)?;
     }
-    if let Some(dir) = launched_rank_out() {
-        // A rank of collbench's NCCL launcher, which re-ran this command line: measure the
-        // repeat it names; the launcher judges.
+    let role = match requests.first() {
+        Some((_, r)) => role(r)?,
+        None => Role::Lead,
+    };
+    if let Role::LaunchedRank(dir) = role {
+        // The launcher re-ran this command line: measure the repeat it names; it judges.
         let r = spec.request(&dir, req.command_line.clone())?;
         let _quiet = StdoutToStderr::new();
         execute(&r)?;
         return Ok(None);
     }
-    let lead = match requests.first() {
-        Some((_, r)) => leads(r)?,
-        None => true,
-    };
+    let lead = role == Role::Lead;
     let out = match out {
         Out::Default(results, id) if lead => {
             let created = new_default_out(&results, &id, &criteria.name)?;
@@ -194,19 +193,6 @@ fn sweep_repeats(
         }
     }
     Ok(leader.then_some((out, dirs)))
-}
-
-/// Whether this process leads the sweeps (and so creates the default folder): the only
-/// process, or rank 0 of a launcher's world (the host backend's launch is checked whole here,
-/// so a bad one is refused before any folder exists; an MPI rank reads only its rank).
-fn leads(r: &SweepRequest) -> Result<bool> {
-    use crate::launch::env::{detect_process, launcher_rank};
-    if r.backend == BackendKind::Mpi {
-        let env = |k: &str| std::env::var(k).ok();
-        return Ok(launcher_rank(&env).map_or(true, |rank| rank == 0));
-    }
-    let launcher = detect_process()?.filter(|b| b.world > 1);
-    Ok(launcher.map_or(true, |b| b.rank == 0))
 }
 
 /// Refuses a criterion that no planned point could match, before anything is measured.

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::sweep::args::parse_sweep_line;
-use crate::sweep::run::SweepRequest;
+use crate::sweep::request::SweepRequest;
 
 /// `[sweep]`; absent keys take the sweep's defaults.
 #[derive(Clone, Debug, Default, Deserialize)]

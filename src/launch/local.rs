@@ -7,8 +7,11 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 
 use crate::error::{Error, Result};
 
-/// The hidden subcommand a rank process runs.
+/// The hidden subcommand a rank process of a sweep runs.
 pub const RANK_SUBCOMMAND: &str = "__rank";
+
+/// The hidden subcommand a rank process of a projection's replay runs.
+pub const REPLAY_RANK_SUBCOMMAND: &str = "__replay-rank";
 
 /// Environment variable carrying the sweep options (JSON) to the ranks.
 pub const OPTIONS_ENV: &str = "COLLBENCH_SWEEP_OPTIONS";
@@ -73,13 +76,15 @@ impl LocalRanks {
         args: impl Fn(usize) -> Vec<String>,
         options_json: &str,
     ) -> Result<LocalRanks> {
-        Self::spawn_with_env(n, args, &[(OPTIONS_ENV, options_json)])
+        Self::spawn_with_env(n, RANK_SUBCOMMAND, args, &[(OPTIONS_ENV, options_json)])
     }
 
-    /// Starts `n` ranks with `args` after the rank subcommand and `env` set (what the rank
-    /// process is to do: sweep options, or a replay plan).
+    /// Starts `n` ranks running the hidden `subcommand` (what a rank is to do:
+    /// [`RANK_SUBCOMMAND`] or [`REPLAY_RANK_SUBCOMMAND`]) with `args` after it and `env` set
+    /// (its sweep options or its replay plan).
     pub fn spawn_with_env(
         n: usize,
+        subcommand: &str,
         args: impl Fn(usize) -> Vec<String>,
         env: &[(&str, &str)],
     ) -> Result<LocalRanks> {
@@ -93,7 +98,7 @@ impl LocalRanks {
         };
         for r in 0..n {
             let mut cmd = Command::new(&exe);
-            cmd.arg(RANK_SUBCOMMAND)
+            cmd.arg(subcommand)
                 .args(args(r))
                 .envs(env.iter().copied())
                 .stdin(Stdio::null())

@@ -16,7 +16,7 @@ pub const MAX_AGG: usize = 1024;
 use crate::model::plan::Bind;
 use crate::model::plan::{Roots, SweepOptions, TransportKind};
 use crate::model::topology::WorldSpec;
-use crate::sweep::run::SweepRequest;
+use crate::sweep::request::SweepRequest;
 use crate::units::{
     format_size, parse_duration, parse_factor, parse_list, parse_size, size_series,
 };

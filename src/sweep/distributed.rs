@@ -21,13 +21,13 @@ use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point, SweepOptions, TransportKind};
 use crate::model::topology::{Topology, WorldShape};
 use crate::report::pairs_csv::PairRow;
-use crate::report::run_dir::{run_dir_or_default, RunDir};
+use crate::report::run_dir::run_dir_or_default;
 use crate::stats::loop_time_mean;
 use crate::sweep::cluster::{self, Cluster};
-use crate::sweep::console::Console;
+use crate::sweep::lead::{Lead, Outcome};
 use crate::sweep::links;
 use crate::sweep::rank::{measure, RankBuffers};
-use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
+use crate::sweep::request::SweepRequest;
 use crate::sweep::summarize::summarize_point;
 
 /// Runs this rank's part of a multi-host sweep. Rank 0 returns the outcome; the others `None`.
@@ -185,32 +185,25 @@ fn lead(
     );
     meta.hosts = c.topology.hosts.clone();
     meta.rank_nodes = c.topology.node_of.clone();
-    let mut out = RunDir::create(&dir, &meta)?;
-    if !opts.pairs.is_empty() {
-        out.add_pairs()?;
-    }
-    let console = open_console(plan, req.progress);
-    let result = lead_points(plan, c, &mut out, &console, req.timeout)
+    let mut lead = Lead::open(dir, &meta, plan, req.progress)?;
+    let result = match opts.pairs.is_empty() {
+        true => Ok(()),
+        false => lead.out.add_pairs(),
+    };
+    let result = result
+        .and_then(|()| lead_points(plan, c, &mut lead, req.timeout))
         .map_err(|e| interrupted(e, abort))
         .map_err(|e| name_the_dead(e, c));
-    console.finish();
-    close_run(out, dir, result)
+    lead.close(result)
 }
 
 /// Rank 0's loop: start, measure, gather, write, print. Returns the points with wrong results.
-fn lead_points(
-    plan: &Plan,
-    c: &mut Cluster,
-    out: &mut RunDir,
-    console: &Console,
-    timeout: Duration,
-) -> Result<usize> {
+fn lead_points(plan: &Plan, c: &mut Cluster, lead: &mut Lead, timeout: Duration) -> Result<()> {
     let mut bufs = RankBuffers::default();
-    let mut wrong_points = 0;
     let mut pairs = Vec::new();
     let mut node_times = Vec::new();
     for (k, point) in plan.points.iter().enumerate() {
-        console.running(&point.describe());
+        lead.console.running(&point.describe());
         let during = |e: Error| match e {
             Error::Rank(m) => Error::Rank(format!("{m} during {}", point.describe())),
             e => e,
@@ -229,25 +222,20 @@ fn lead_points(
         }
         match pair_row(&c.topology, point, &members) {
             Some(row) => {
-                out.append_pair_point(&rec, &samples, &per_rank, &row)?;
+                lead.pair_point(&rec, &samples, &per_rank, &row)?;
                 pairs.push(pair_bandwidth(point, &row, rec.busbw_gbps));
-                console.point_tagged(&rec, &format!("pair {}-{}", row.host_a, row.host_b));
             }
-            None => {
-                out.append_point(&rec, &samples, &per_rank)?;
-                console.point(&rec);
-            }
+            None => lead.point(&rec, &samples, &per_rank)?,
         }
-        wrong_points += usize::from(rec.wrong > 0);
     }
     let standings = links::standings(&links::largest_sizes(&pairs));
     for line in links::report(&standings, &c.topology.hosts) {
-        console.note(&line);
+        lead.console.note(&line);
     }
     if let Some(line) = links::node_summary(&node_times, &c.topology.hosts) {
-        console.note(&line);
+        lead.console.note(&line);
     }
-    Ok(wrong_points)
+    Ok(())
 }
 
 /// Rank 0's part of point `k`: start every rank, measure if a member, and gather the members'

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use crate::error::Result;
 use crate::model::call::BackendKind;
 use crate::sweep::distributed::run_distributed;
-use crate::sweep::run::{run_sweep, Outcome, SweepRequest};
+use crate::sweep::lead::Outcome;
+use crate::sweep::request::SweepRequest;
+use crate::sweep::run::run_sweep;
 
 /// What this process did for the request.
 pub enum Executed {
@@ -49,6 +51,37 @@ pub fn execute_each(reqs: &[SweepRequest], mut before: impl FnMut(usize)) -> Res
             reqs.iter().enumerate().map(run).collect()
         }
     }
+}
+
+/// What this process is in a run of `req`, before anything is measured.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Role {
+    /// It writes the results: the only process, or rank 0 of a launcher's world.
+    Lead,
+    /// Another rank of a launcher's world (mpirun, srun, torchrun): it measures, rank 0 writes.
+    Follower,
+    /// A rank that collbench's own NCCL launcher started by re-running this command line: it
+    /// measures into the folder the launcher names, and the launcher reports.
+    LaunchedRank(PathBuf),
+}
+
+/// This process's role in a run of `req` (the host backend's launch is checked whole here, so a
+/// bad one is refused before any folder exists; an MPI rank reads only its rank).
+pub fn role(req: &SweepRequest) -> Result<Role> {
+    use crate::launch::env::{detect_process, launcher_rank};
+    if let Some(dir) = launched_rank_out() {
+        return Ok(Role::LaunchedRank(dir));
+    }
+    let rank = if req.backend == BackendKind::Mpi {
+        let env = |k: &str| std::env::var(k).ok();
+        launcher_rank(&env)
+    } else {
+        detect_process()?.filter(|b| b.world > 1).map(|b| b.rank)
+    };
+    Ok(match rank {
+        None | Some(0) => Role::Lead,
+        Some(_) => Role::Follower,
+    })
 }
 
 /// The folder this process writes when it is a rank started by collbench's own NCCL launcher

@@ -7,12 +7,14 @@ pub mod cluster;
 pub mod console;
 pub mod distributed;
 pub mod execute;
+pub mod lead;
 pub mod links;
 #[cfg(feature = "mpi")]
 pub mod mpi;
 #[cfg(feature = "nccl")]
 pub mod nccl;
 pub mod rank;
+pub mod request;
 pub mod run;
 pub mod summarize;
 pub mod watchdog;

@@ -3,53 +3,20 @@
 //! reads their samples, writes the point to disk and prints it, before letting them go on.
 //! Any failure (a rank that dies or stalls, Ctrl-C) stops every rank and keeps what was written.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 use crate::backend::host::layout::{Layout, Shared};
 use crate::backend::host::transport::single_copy::CopyMode;
 use crate::error::{Error, Result};
 use crate::launch::local::LocalRanks;
-use crate::meta::{Meta, RunStatus};
+use crate::meta::Meta;
 use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point, SweepOptions, TransportKind};
 use crate::model::topology::WorldSpec;
-use crate::report::run_dir::{run_dir_or_default, RunDir};
-use crate::sweep::console::Console;
+use crate::report::run_dir::run_dir_or_default;
+use crate::sweep::lead::{Lead, Outcome};
+use crate::sweep::request::SweepRequest;
 use crate::units::format_size;
-
-/// A sweep as the user asked for it.
-pub struct SweepRequest {
-    pub opts: SweepOptions,
-    pub backend: BackendKind,
-    pub timeout: Duration,
-    pub out: Option<PathBuf>,
-    /// Whether `--ranks` was given (a multi-host launch takes its world from the launcher).
-    pub ranks_given: bool,
-    /// `--world-sizes` as given (empty: the default).
-    pub world_specs: Vec<WorldSpec>,
-    /// `--pairs`: measure every node pair (multi-host launches only).
-    pub pairs: bool,
-    pub progress: bool,
-    pub command_line: Vec<String>,
-    /// `--proto` (NCCL protocols; empty for the other backends).
-    pub protos: Vec<crate::collective::Proto>,
-    /// `--cuda-graph` (NCCL only): time one CUDA-graph launch of the call per iteration.
-    pub cuda_graph: bool,
-    /// `--agg` (NCCL only): calls per timed iteration, grouped (nccl-tests `-m`); 1 otherwise.
-    pub agg: usize,
-    /// `--register`, `--cta-policy` and `--ctas` (NCCL only): the communicator axes.
-    pub comm: crate::model::comm_setup::CommAxes,
-}
-
-/// What a finished sweep produced.
-pub struct Outcome {
-    pub dir: PathBuf,
-    pub points: usize,
-    /// Points where some element was wrong.
-    pub wrong_points: usize,
-}
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
@@ -129,46 +96,9 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     // Before the folder exists: a Ctrl-C from the moment meta.json appears ends the run as
     // interrupted, never with the signal's default death.
     install_interrupt_handler();
-    let mut out = RunDir::create(&dir, &meta)?;
-    let console = open_console(&plan, req.progress);
-    let result = launch_and_measure(req, &plan, &mut out, &console);
-    console.finish();
-    close_run(out, dir, result)
-}
-
-/// Records how a run ended in meta.json and turns the measuring's result (points with wrong
-/// elements) into the outcome.
-pub(crate) fn close_run(mut out: RunDir, dir: PathBuf, result: Result<usize>) -> Result<Outcome> {
-    let (status, error) = match &result {
-        Ok(_) => (RunStatus::Complete, None),
-        Err(e @ Error::Interrupted(_)) => (RunStatus::Interrupted, Some(e.to_string())),
-        Err(e) => (RunStatus::Failed, Some(e.to_string())),
-    };
-    let finished = out.finish(status, error);
-    // The measuring's error first: it names the file whose write failed (a full disk fails
-    // meta.json's rewrite as well).
-    let wrong_points = result?;
-    finished?;
-    Ok(Outcome {
-        dir,
-        points: out.points(),
-        wrong_points,
-    })
-}
-
-/// The console of a sweep, with the plan's notes shown once and the table's header printed.
-pub(crate) fn open_console(plan: &Plan, progress: bool) -> Console {
-    let console = Console::new(&plan.points, progress);
-    // The plan repeats a note for every curve it applies to (each algorithm and placement).
-    let mut shown: Vec<&str> = Vec::new();
-    for note in &plan.notes {
-        if !shown.contains(&note.as_str()) {
-            shown.push(note);
-            console.note(note);
-        }
-    }
-    console.header();
-    console
+    let mut lead = Lead::open(dir, &meta, &plan, req.progress)?;
+    let result = launch_and_measure(req, &plan, &mut lead);
+    lead.close(result)
 }
 
 /// Refuses sizes and iteration counts whose buffers and per-iteration samples would not fit in
@@ -212,12 +142,7 @@ fn memory_need(plan: &Plan, ranks: usize) -> u128 {
     buffers + crate::model::limits::sample_bytes(ranks, max_iters + 1)
 }
 
-fn launch_and_measure(
-    req: &SweepRequest,
-    plan: &Plan,
-    out: &mut RunDir,
-    console: &Console,
-) -> Result<usize> {
+fn launch_and_measure(req: &SweepRequest, plan: &Plan, lead: &mut Lead) -> Result<()> {
     // One slot more than any point's iterations: the loop time follows the samples.
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
     let layout = Layout::new(req.opts.ranks, max_iters + 1);
@@ -247,9 +172,7 @@ fn launch_and_measure(
         pids,
         timeout: req.timeout,
     };
-    let result = sup
-        .measure_all(plan, out, console)
-        .and_then(|w| sup.wait_exit().map(|_| w));
+    let result = sup.measure_all(plan, lead).and_then(|()| sup.wait_exit());
     if result.is_err() {
         shared.abort_flag().store(1, Ordering::SeqCst);
         ranks.kill_all();

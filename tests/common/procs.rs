@@ -35,9 +35,11 @@ impl Proc {
         self.cmdline.get(at + 1)?.parse().ok()
     }
 
-    /// Whether this is a rank process: `<exe> __rank --rank N --fd F --layout L`.
+    /// Whether this is a rank process of a sweep or a replay: `<exe> __rank --rank N --fd F
+    /// --layout L` (`__replay-rank` for a replay).
     pub fn is_rank(&self) -> bool {
-        self.cmdline.get(1).map(String::as_str) == Some("__rank") && self.rank().is_some()
+        let sub = self.cmdline.get(1).map(String::as_str);
+        matches!(sub, Some("__rank" | "__replay-rank")) && self.rank().is_some()
     }
 
     /// A zombie or dead process is gone for our purposes (only its parent can reap it).

@@ -9,7 +9,7 @@ use super::rank::STAMPS_PER_STEP;
 use super::{ReplayPlan, REPLAY_ENV};
 use crate::backend::host::layout::{Layout, Shared};
 use crate::error::{Error, Result};
-use crate::launch::local::{LocalRanks, RankExit};
+use crate::launch::local::{LocalRanks, RankExit, REPLAY_RANK_SUBCOMMAND};
 use crate::sweep::watchdog::{blame, Watchdog};
 
 /// One timed step: first start to last end across the ranks.
@@ -75,7 +75,12 @@ pub fn run_ranks(plan: &ReplayPlan, stall: Duration) -> Result<Replayed> {
         a.to_vec()
     };
     install_interrupt_handler();
-    let mut ranks = LocalRanks::spawn_with_env(plan.world, args, &[(REPLAY_ENV, &json)])?;
+    let mut ranks = LocalRanks::spawn_with_env(
+        plan.world,
+        REPLAY_RANK_SUBCOMMAND,
+        args,
+        &[(REPLAY_ENV, &json)],
+    )?;
     let pids: Vec<Option<u32>> = (0..plan.world).map(|r| ranks.pid(r)).collect();
     let stopped = supervise(&mut ranks, &shared, &pids, stall).err();
     if stopped.is_some() {

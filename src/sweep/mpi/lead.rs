@@ -12,10 +12,10 @@ use crate::meta::Meta;
 use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, SweepOptions};
 use crate::model::topology::Topology;
-use crate::report::run_dir::{run_dir_or_default, RunDir};
+use crate::report::run_dir::run_dir_or_default;
 use crate::stats::loop_time_mean;
-use crate::sweep::console::Console;
-use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
+use crate::sweep::lead::{Lead, Outcome};
+use crate::sweep::request::SweepRequest;
 use crate::sweep::summarize::summarize_first_ranks;
 
 /// Runs the sweep on this rank. Rank 0 returns the outcome; the others `None`.
@@ -98,13 +98,12 @@ fn lead(
     meta.library = Some(library.version.clone());
     meta.hosts = topo.hosts.clone();
     meta.rank_nodes = topo.node_of.clone();
-    let mut out = RunDir::create(&dir, &meta)?;
-    interrupt::record(&mut interrupt::writing(), dir.clone(), out.meta(), 0);
-    let console = open_console(plan, req.progress);
-    let result = lead_points(plan, comms, (&mut out, handles), &console);
+    let mut lead = Lead::open(dir, &meta, plan, req.progress)?;
+    let dir = lead.dir().to_path_buf();
+    interrupt::record(&mut interrupt::writing(), dir, lead.out.meta(), 0);
+    let result = lead_points(plan, comms, (&mut lead, handles));
     interrupt::writing().take();
-    console.finish();
-    close_run(out, dir, result)
+    lead.close(result)
 }
 
 /// Rank 0's loop: measure, gather, summarise, write, print. Returns the points with wrong
@@ -112,14 +111,12 @@ fn lead(
 fn lead_points(
     plan: &Plan,
     (world, groups, topo): (&SimpleCommunicator, &Groups, &Topology),
-    (out, handles): (&mut RunDir, &Handles),
-    console: &Console,
-) -> Result<usize> {
+    (lead, handles): (&mut Lead, &Handles),
+) -> Result<()> {
     let mut bufs = MpiBuffers::default();
-    let mut wrong_points = 0;
     let root = world.process_at_rank(0);
     for point in &plan.points {
-        console.running(&point.describe());
+        lead.console.running(&point.describe());
         super::stall::at(&point.describe());
         let payload = point_payload(world, groups, point, (&mut bufs, handles))?;
         let mut all = vec![0u64; payload.len() * world.size() as usize];
@@ -130,13 +127,13 @@ fn lead_points(
             summarize_first_ranks(key, point, topo, &rank_times, &wrongs)?;
         rec.loop_time_us = loop_time_mean(&loops);
         {
+            // The signal handler sees whole points only: it waits for this lock.
             let mut guard = interrupt::writing();
-            out.append_point(&rec, &samples, &per_rank)?;
-            let dir = out.path.clone();
-            interrupt::record(&mut guard, dir, out.meta(), out.points());
+            lead.append(&rec, &samples, &per_rank)?;
+            let dir = lead.dir().to_path_buf();
+            interrupt::record(&mut guard, dir, lead.out.meta(), lead.out.points());
         }
-        console.point(&rec);
-        wrong_points += usize::from(rec.wrong > 0);
+        lead.show(&rec);
     }
-    Ok(wrong_points)
+    Ok(())
 }

@@ -17,7 +17,8 @@ use crate::backend::mpi::{check_launcher, start};
 use crate::error::{Error, Result};
 use crate::model::plan::SweepOptions;
 use crate::model::topology::WorldSpec;
-use crate::sweep::run::{Outcome, SweepRequest};
+use crate::sweep::lead::Outcome;
+use crate::sweep::request::SweepRequest;
 
 /// Runs this process's part of an MPI sweep. World rank 0 returns the outcome; the others
 /// `None`.

@@ -13,13 +13,15 @@ use std::sync::Arc;
 use super::context::gather_ranks;
 use super::context::RankContext;
 use super::plan::check_plan;
-use super::setup::{check_comm_setups, join, open_run, share_id};
+use super::setup::{check_comm_setups, join, run_meta, share_id};
 use crate::backend::nccl::config::comm_config;
 use crate::backend::nccl::loader::{Nccl, UniqueId};
 use crate::backend::nccl::sys::ncclConfig_t;
 use crate::error::{Error, Result};
 use crate::launch::store::StoreClient;
-use crate::sweep::run::{close_run, Outcome, SweepRequest};
+use crate::report::run_dir::RunDir;
+use crate::sweep::lead::{close_run, Outcome};
+use crate::sweep::request::SweepRequest;
 
 /// The variable that asks for the rehearsal.
 pub const BOOTSTRAP_ONLY_ENV: &str = "COLLBENCH_NCCL_BOOTSTRAP_ONLY";
@@ -45,7 +47,10 @@ pub fn rehearse(
     let config = comm_config(version, &first);
     let ranks = gather_ranks(&mut ctx, NO_GPU)?;
     let lead = match ctx.rank {
-        0 => Some(open_run(req, &opts, &nccl, &ctx.out, ranks)?.0),
+        0 => Some(RunDir::create(
+            &ctx.out,
+            &run_meta(req, &opts, &nccl, ranks)?.0,
+        )?),
         _ => None,
     };
     let result = bootstrap(&nccl, &mut ctx, &config).map_err(|e| ctx.blame(e));

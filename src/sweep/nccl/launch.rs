@@ -15,7 +15,8 @@ use crate::launch::env::{parse_token, Bootstrap, STORE_ADDR_ENV, TOKEN_ENV};
 use crate::launch::store::{random_token, StoreClient, StoreServer};
 use crate::model::call::BackendKind;
 use crate::report::run_dir::run_dir_or_default;
-use crate::sweep::run::{Outcome, SweepRequest};
+use crate::sweep::lead::Outcome;
+use crate::sweep::request::SweepRequest;
 
 /// Set by the launcher in each rank it starts: "rank/world".
 pub const RANK_ENV: &str = "COLLBENCH_NCCL_RANK";

@@ -24,7 +24,7 @@ pub mod supervise;
 use crate::backend::nccl::probe;
 use crate::error::{Error, Result};
 use crate::model::topology::WorldSpec;
-use crate::sweep::run::SweepRequest;
+use crate::sweep::request::SweepRequest;
 
 pub use launch::NcclRun;
 

@@ -6,7 +6,7 @@ use crate::backend::nccl::tuning::{self, Stage};
 use crate::error::{Error, Result};
 use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, SweepOptions};
-use crate::sweep::run::SweepRequest;
+use crate::sweep::request::SweepRequest;
 
 /// The options, plan and stages of a launch of `world` ranks; a usage error when they are
 /// inconsistent or measure nothing.

@@ -12,8 +12,8 @@ use std::time::Duration;
 use super::context::gather_ranks;
 pub use super::context::RankContext;
 pub use super::plan::check_plan;
-use super::results::{encode_part, Lead};
-use super::setup::{check_comm_setups, join, open_run, share_id};
+use super::results::{encode_part, PointWriter};
+use super::setup::{check_comm_setups, join, run_meta, share_id};
 use crate::backend::nccl::comm::Communicator;
 use crate::backend::nccl::config::comm_config;
 use crate::backend::nccl::gpu::Gpu;
@@ -27,7 +27,8 @@ use crate::backend::nccl::tuning::{self, Stage};
 use crate::error::{Error, Result};
 use crate::model::call::Register;
 use crate::model::plan::{Plan, Point};
-use crate::sweep::run::{close_run, open_console, Outcome, SweepRequest};
+use crate::sweep::lead::{Lead, Outcome};
+use crate::sweep::request::SweepRequest;
 
 /// What every rank holds while it walks the stages.
 struct Walk<'a> {
@@ -86,25 +87,20 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
             .map(|()| None)
             .map_err(|e| walk.ctx.blame(e));
     }
-    let dir = walk.ctx.out.clone();
-    let (mut out, topo) = open_run(req, &opts, &walk.nccl, &dir, (hosts, gpus))?;
-    out.add_telemetry()?;
+    let (meta, topo) = run_meta(req, &opts, &walk.nccl, (hosts, gpus))?;
     let ordered = Plan {
         points: stages.iter().flat_map(stage_points).cloned().collect(),
         notes: plan.notes,
     };
-    let console = open_console(&ordered, req.progress);
-    let mut lead = Lead {
-        out,
-        console,
-        topo,
-        wrong_points: 0,
-    };
-    let result = walk
-        .stages(&stages, Some(&mut lead))
+    let lead = Lead::open(walk.ctx.out.clone(), &meta, &ordered, req.progress)?;
+    let mut writer = PointWriter { lead, topo };
+    let result = writer
+        .lead
+        .out
+        .add_telemetry()
+        .and_then(|()| walk.stages(&stages, Some(&mut writer)))
         .map_err(|e| walk.ctx.blame(e));
-    lead.console.finish();
-    close_run(lead.out, dir, result.map(|()| lead.wrong_points)).map(Some)
+    writer.lead.close(result).map(Some)
 }
 
 /// Refuses, before anything is measured, a plan with a dtype or an op the loaded library cannot
@@ -146,7 +142,7 @@ impl Walk<'_> {
         }
     }
 
-    fn stages(&mut self, stages: &[Stage], mut lead: Option<&mut Lead>) -> Result<()> {
+    fn stages(&mut self, stages: &[Stage], mut lead: Option<&mut PointWriter>) -> Result<()> {
         for (k, stage) in stages.iter().enumerate() {
             let vars = tuning::env_for(stage.algo, stage.proto, &self.user);
             // The sampler thread is joined first: no thread of ours runs while the environment
@@ -162,7 +158,7 @@ impl Walk<'_> {
     }
 
     /// One combination: its world communicator, a group per world size, every point.
-    fn stage(&mut self, k: usize, stage: &Stage, mut lead: Option<&mut Lead>) -> Result<()> {
+    fn stage(&mut self, k: usize, stage: &Stage, mut lead: Option<&mut PointWriter>) -> Result<()> {
         let world = self.init(&format!("nccl-id-{k}"), self.ctx.world)?;
         let mut world = world.ok_or_else(|| Error::Rank("no world communicator".into()))?;
         self.register(&mut world, stage)?;
@@ -234,10 +230,10 @@ impl Walk<'_> {
         comm: Option<&Communicator>,
         p: &Point,
         stage: &Stage,
-        lead: Option<&mut Lead>,
+        lead: Option<&mut PointWriter>,
     ) -> Result<()> {
         if let Some(l) = &lead {
-            l.console.running(&format!(
+            l.lead.console.running(&format!(
                 "{} proto {}{}",
                 p.describe(),
                 stage.proto,
@@ -281,7 +277,9 @@ impl Walk<'_> {
         let telemetry = self.ctx.store.all_gather("nccl-telemetry", &telemetry)?;
         match lead {
             Some(l) => {
-                l.out.append_telemetry(&point_telemetry::rows(&telemetry))?;
+                l.lead
+                    .out
+                    .append_telemetry(&point_telemetry::rows(&telemetry))?;
                 l.write(p, stage, &all, self.nccl.call_name(p.call.op), ran)
             }
             None => Ok(()),

@@ -9,20 +9,17 @@ use crate::error::Result;
 use crate::model::call::BackendKind;
 use crate::model::plan::Point;
 use crate::model::topology::Topology;
-use crate::report::run_dir::RunDir;
 use crate::stats::loop_time_mean;
-use crate::sweep::console::Console;
+use crate::sweep::lead::Lead;
 use crate::sweep::summarize::summarize_first_ranks;
 
-/// Rank 0's side: the results folder and the console.
-pub struct Lead {
-    pub out: RunDir,
-    pub console: Console,
+/// Rank 0's side: the run's lead and where each rank runs.
+pub struct PointWriter {
+    pub lead: Lead,
     pub topo: Topology,
-    pub wrong_points: usize,
 }
 
-impl Lead {
+impl PointWriter {
     /// Applies the slowest-rank rule to the members' parts of `p` and writes the point.
     /// `call` is what ran the point ([`crate::backend::nccl::loader::Nccl::call_name`]).
     /// `ran` is what NCCL told rank 0's profiler it ran; a forced algorithm or protocol it did
@@ -48,13 +45,10 @@ impl Lead {
             rec.nccl_algo = Some(ran.algo_name().to_string());
             rec.nccl_proto = Some(ran.proto_name().to_string());
             if let Some(note) = tuning::ignored(stage.algo, stage.proto, &ran) {
-                self.console.note(&format!("{}: {note}", p.describe()));
+                self.lead.console.note(&format!("{}: {note}", p.describe()));
             }
         }
-        self.out.append_point(&rec, &samples, &per_rank)?;
-        self.console.point(&rec);
-        self.wrong_points += usize::from(rec.wrong > 0);
-        Ok(())
+        self.lead.point(&rec, &samples, &per_rank)
     }
 }
 

@@ -17,18 +17,16 @@ use crate::model::call::BackendKind;
 use crate::model::comm_setup::CommSetup;
 use crate::model::plan::SweepOptions;
 use crate::model::topology::Topology;
-use crate::report::run_dir::RunDir;
-use crate::sweep::run::SweepRequest;
+use crate::sweep::request::SweepRequest;
 
-/// Rank 0's results folder, its meta.json naming the library, the communicators'
-/// configurations, every rank's node and GPU.
-pub(super) fn open_run(
+/// Rank 0's meta.json: the library, the communicators' configurations, every rank's node and
+/// GPU; and the ranks' topology.
+pub(super) fn run_meta(
     req: &SweepRequest,
     opts: &SweepOptions,
     nccl: &Nccl,
-    dir: &std::path::Path,
     (hosts, gpus): (Vec<String>, Vec<String>),
-) -> Result<(RunDir, Topology)> {
+) -> Result<(Meta, Topology)> {
     let version = nccl.version().map_err(|e| Error::Rank(e.to_string()))?;
     let topo = Topology::from_hosts(&hosts);
     let mut meta = Meta::new(
@@ -43,7 +41,7 @@ pub(super) fn open_run(
     meta.gpus = gpus;
     meta.hosts = topo.hosts.clone();
     meta.rank_nodes = topo.node_of.clone();
-    Ok((RunDir::create(dir, &meta)?, topo))
+    Ok((meta, topo))
 }
 
 /// The resolved options, with what NCCL was asked for beside them.

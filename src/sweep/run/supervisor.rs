@@ -11,9 +11,8 @@ use crate::launch::local::{LocalRanks, RankExit};
 use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point};
 use crate::model::record::{IterSample, PointRecord, RankSummary};
-use crate::report::run_dir::RunDir;
 use crate::stats::loop_time_mean;
-use crate::sweep::console::Console;
+use crate::sweep::lead::Lead;
 use crate::sweep::summarize::summarize_point;
 use crate::sweep::watchdog::{blame, Watchdog};
 
@@ -28,29 +27,21 @@ pub(super) struct Supervisor<'a> {
 }
 
 impl Supervisor<'_> {
-    pub(super) fn measure_all(
-        &mut self,
-        plan: &Plan,
-        out: &mut RunDir,
-        console: &Console,
-    ) -> Result<usize> {
-        let mut wrong_points = 0;
+    pub(super) fn measure_all(&mut self, plan: &Plan, lead: &mut Lead) -> Result<()> {
         let mut dog = Watchdog::new(self.timeout);
         for (k, point) in plan.points.iter().enumerate() {
-            console.running(&point.describe());
+            lead.console.running(&point.describe());
             let last = k + 1 == plan.points.len();
             self.wait_published(k as u32 + 1, point, last, &mut dog)?;
             let (rec, samples, per_rank) = self.collect(point)?;
-            out.append_point(&rec, &samples, &per_rank)?;
-            console.point(&rec);
-            wrong_points += usize::from(rec.wrong > 0);
+            lead.point(&rec, &samples, &per_rank)?;
             self.shared
                 .points_consumed()
                 .store(k as u32 + 1, Ordering::SeqCst);
             notify(self.shared.doorbell(0), self.shared.sleeping(0));
             dog.kick();
         }
-        Ok(wrong_points)
+        Ok(())
     }
 
     /// Waits until the ranks publish point `want` (1-based); `last` when it is the last point.

@@ -1,0 +1,140 @@
+//! The lead's side of a run, written once for every driver (the host launcher, rank 0 of a
+//! launcher's world, MPI rank 0, NCCL rank 0): the results folder created with its meta.json,
+//! the console opened with the plan's notes, every measured point appended to disk before it is
+//! printed, and the close-out that records in meta.json how the run ended.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::meta::{Meta, RunStatus};
+use crate::model::plan::Plan;
+use crate::model::record::{IterSample, PointRecord, RankSummary};
+use crate::report::pairs_csv::PairRow;
+use crate::report::run_dir::RunDir;
+use crate::sweep::console::Console;
+
+/// What a finished sweep produced.
+pub struct Outcome {
+    pub dir: PathBuf,
+    pub points: usize,
+    /// Points where some element was wrong.
+    pub wrong_points: usize,
+}
+
+/// The results folder and the console of the rank that writes a run.
+pub struct Lead {
+    dir: PathBuf,
+    pub out: RunDir,
+    pub console: Console,
+    wrong_points: usize,
+}
+
+impl Lead {
+    /// Creates the results folder at `dir` with `meta` and opens the console for `plan`.
+    pub fn open(dir: PathBuf, meta: &Meta, plan: &Plan, progress: bool) -> Result<Lead> {
+        let out = RunDir::create(&dir, meta)?;
+        Ok(Lead {
+            dir,
+            out,
+            console: open_console(plan, progress),
+            wrong_points: 0,
+        })
+    }
+
+    /// The results folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends a measured point to the folder, then prints it.
+    pub fn point(
+        &mut self,
+        rec: &PointRecord,
+        samples: &[IterSample],
+        per_rank: &[RankSummary],
+    ) -> Result<()> {
+        self.append(rec, samples, per_rank)?;
+        self.show(rec);
+        Ok(())
+    }
+
+    /// [`Lead::point`]'s first half, for a driver that must record the point elsewhere
+    /// before anything is printed (MPI's signal handler, which must never wait on a console).
+    pub fn append(
+        &mut self,
+        rec: &PointRecord,
+        samples: &[IterSample],
+        per_rank: &[RankSummary],
+    ) -> Result<()> {
+        self.out.append_point(rec, samples, per_rank)?;
+        self.count(rec);
+        Ok(())
+    }
+
+    /// [`Lead::point`]'s second half: the point's line on the console.
+    pub fn show(&self, rec: &PointRecord) {
+        self.console.point(rec);
+    }
+
+    /// Appends a `--pairs` point with its row of pairs.csv, then prints it tagged with the pair.
+    pub fn pair_point(
+        &mut self,
+        rec: &PointRecord,
+        samples: &[IterSample],
+        per_rank: &[RankSummary],
+        row: &PairRow,
+    ) -> Result<()> {
+        self.out.append_pair_point(rec, samples, per_rank, row)?;
+        let tag = format!("pair {}-{}", row.host_a, row.host_b);
+        self.console.point_tagged(rec, &tag);
+        self.count(rec);
+        Ok(())
+    }
+
+    fn count(&mut self, rec: &PointRecord) {
+        self.wrong_points += usize::from(rec.wrong > 0);
+    }
+
+    /// Ends the run: the console finished, meta.json saying how the measuring ended
+    /// (`result`), and the outcome.
+    pub fn close(self, result: Result<()>) -> Result<Outcome> {
+        self.console.finish();
+        let wrong_points = self.wrong_points;
+        close_run(self.out, self.dir, result.map(|()| wrong_points))
+    }
+}
+
+/// Records how a run ended in meta.json and turns the measuring's result (points with wrong
+/// elements) into the outcome. Also for a run that writes no point (an NCCL rehearsal).
+pub(crate) fn close_run(mut out: RunDir, dir: PathBuf, result: Result<usize>) -> Result<Outcome> {
+    let (status, error) = match &result {
+        Ok(_) => (RunStatus::Complete, None),
+        Err(e @ Error::Interrupted(_)) => (RunStatus::Interrupted, Some(e.to_string())),
+        Err(e) => (RunStatus::Failed, Some(e.to_string())),
+    };
+    let finished = out.finish(status, error);
+    // The measuring's error first: it names the file whose write failed (a full disk fails
+    // meta.json's rewrite as well).
+    let wrong_points = result?;
+    finished?;
+    Ok(Outcome {
+        dir,
+        points: out.points(),
+        wrong_points,
+    })
+}
+
+/// The console of a sweep, with the plan's notes shown once and the table's header printed.
+fn open_console(plan: &Plan, progress: bool) -> Console {
+    let console = Console::new(&plan.points, progress);
+    // The plan repeats a note for every curve it applies to (each algorithm and placement).
+    let mut shown: Vec<&str> = Vec::new();
+    for note in &plan.notes {
+        if !shown.contains(&note.as_str()) {
+            shown.push(note);
+            console.note(note);
+        }
+    }
+    console.header();
+    console
+}

@@ -1,0 +1,33 @@
+//! A sweep as the user asked for it, once its flags are parsed and checked
+//! ([`crate::sweep::args`]): what every driver and `collbench accept` take.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::model::call::BackendKind;
+use crate::model::plan::SweepOptions;
+use crate::model::topology::WorldSpec;
+
+/// A sweep as the user asked for it.
+pub struct SweepRequest {
+    pub opts: SweepOptions,
+    pub backend: BackendKind,
+    pub timeout: Duration,
+    pub out: Option<PathBuf>,
+    /// Whether `--ranks` was given (a multi-host launch takes its world from the launcher).
+    pub ranks_given: bool,
+    /// `--world-sizes` as given (empty: the default).
+    pub world_specs: Vec<WorldSpec>,
+    /// `--pairs`: measure every node pair (multi-host launches only).
+    pub pairs: bool,
+    pub progress: bool,
+    pub command_line: Vec<String>,
+    /// `--proto` (NCCL protocols; empty for the other backends).
+    pub protos: Vec<crate::collective::Proto>,
+    /// `--cuda-graph` (NCCL only): time one CUDA-graph launch of the call per iteration.
+    pub cuda_graph: bool,
+    /// `--agg` (NCCL only): calls per timed iteration, grouped (nccl-tests `-m`); 1 otherwise.
+    pub agg: usize,
+    /// `--register`, `--cta-policy` and `--ctas` (NCCL only): the communicator axes.
+    pub comm: crate::model::comm_setup::CommAxes,
+}
