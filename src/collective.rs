@@ -258,6 +258,48 @@ impl Op {
         }
     }
 
+    /// The nccl-tests binary that measures the op (nccl-tests src/*.cu; `collbench import`).
+    pub fn nccl_test(self) -> &'static str {
+        match self {
+            Op::AllReduce => "all_reduce_perf",
+            Op::AllGather => "all_gather_perf",
+            Op::ReduceScatter => "reduce_scatter_perf",
+            Op::Broadcast => "broadcast_perf",
+            Op::Reduce => "reduce_perf",
+            Op::AllToAll => "alltoall_perf",
+            Op::SendRecv => "sendrecv_perf",
+            Op::Gather => "gather_perf",
+            Op::Scatter => "scatter_perf",
+        }
+    }
+
+    /// The OSU micro-benchmarks' names of the op's latency test, as their titles and binaries
+    /// spell them (`# OSU MPI Allreduce Latency Test`, `osu_allreduce`), lower case; none where
+    /// OSU has no such collective test.
+    pub fn osu_tests(self) -> &'static [&'static str] {
+        match self {
+            Op::AllReduce => &["allreduce"],
+            Op::AllGather => &["allgather"],
+            Op::ReduceScatter => &["reduce_scatter", "reduce scatter"],
+            Op::Broadcast => &["broadcast", "bcast"],
+            Op::Reduce => &["reduce"],
+            Op::AllToAll => &["alltoall", "all-to-all personalized exchange"],
+            Op::Gather => &["gather"],
+            Op::Scatter => &["scatter"],
+            Op::SendRecv => &[],
+        }
+    }
+
+    /// Whether OSU's message size is what each rank sends or receives, so nccl-tests' S is
+    /// size × p: its AllGather, AllToAll (MPI_Alltoall's count to each rank), Gather and Scatter
+    /// (MPI_Gather's and MPI_Scatter's per-rank count); the others' size is the whole buffer.
+    pub fn osu_size_per_rank(self) -> bool {
+        match self {
+            Op::AllGather | Op::AllToAll | Op::Gather | Op::Scatter => true,
+            Op::AllReduce | Op::ReduceScatter | Op::Broadcast | Op::Reduce | Op::SendRecv => false,
+        }
+    }
+
     /// The algorithms the host backend implements for this op.
     pub fn host_algos(self) -> &'static [Algo] {
         match self {

@@ -4,40 +4,29 @@
 use super::log::Tool;
 use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 
-/// The nccl-tests binaries (nccl-tests src/*.cu) and the op each measures; `None`: a test
-/// collbench does not measure yet.
-const NCCL_TESTS: &[(&str, Option<Op>)] = &[
-    ("all_reduce_perf", Some(Op::AllReduce)),
-    ("all_gather_perf", Some(Op::AllGather)),
-    ("reduce_scatter_perf", Some(Op::ReduceScatter)),
-    ("broadcast_perf", Some(Op::Broadcast)),
-    ("reduce_perf", Some(Op::Reduce)),
-    ("alltoall_perf", Some(Op::AllToAll)),
-    ("alltoallv_perf", None),
-    ("gather_perf", Some(Op::Gather)),
-    ("scatter_perf", Some(Op::Scatter)),
-    ("sendrecv_perf", Some(Op::SendRecv)),
-    ("hypercube_perf", None),
-];
+/// nccl-tests binaries collbench does not measure yet (the others are [`Op::nccl_test`]).
+const NCCL_TESTS_NOT_YET: &[&str] = &["alltoallv_perf", "hypercube_perf"];
+
+/// Every nccl-tests binary and the op it measures; `None`: a test collbench does not measure.
+fn nccl_tests() -> impl Iterator<Item = (&'static str, Option<Op>)> {
+    let measured = Op::ALL.iter().map(|&op| (op.nccl_test(), Some(op)));
+    measured.chain(NCCL_TESTS_NOT_YET.iter().map(|&name| (name, None)))
+}
 
 /// The op a nccl-tests binary measures (`all_reduce_perf`, also with a path or `.log`).
 pub fn nccl_test_op(test: &str) -> Result<Op, String> {
     let base = test.rsplit('/').next().unwrap_or(test);
     // Builds with MPI name their binaries `all_reduce_perf_mpi`.
     let base = base.strip_suffix("_mpi").unwrap_or(base);
-    match NCCL_TESTS.iter().find(|(name, _)| *name == base) {
-        Some((_, Some(op))) => Ok(*op),
+    match nccl_tests().find(|(name, _)| *name == base) {
+        Some((_, Some(op))) => Ok(op),
         Some((name, None)) => Err(format!(
             "{name}: collbench does not measure {} yet; this run was not imported",
             name.trim_end_matches("_perf")
         )),
         None => Err(format!(
             "'{base}' is not a nccl-tests binary; known: {}",
-            NCCL_TESTS
-                .iter()
-                .map(|(n, _)| *n)
-                .collect::<Vec<_>>()
-                .join(", ")
+            nccl_tests().map(|(n, _)| n).collect::<Vec<_>>().join(", ")
         )),
     }
 }
@@ -51,7 +40,7 @@ pub fn nccl_test_in_name(name: &str) -> Option<&'static str> {
         .chars()
         .filter(|c| *c != '_' && *c != '-')
         .collect();
-    let mut known: Vec<&'static str> = NCCL_TESTS.iter().map(|(n, _)| *n).collect();
+    let mut known: Vec<&'static str> = nccl_tests().map(|(n, _)| n).collect();
     known.sort_by_key(|n| std::cmp::Reverse(n.len()));
     known.into_iter().find(|n| {
         let op: String = n.trim_end_matches("_perf").replace('_', "");
@@ -184,5 +173,16 @@ mod tests {
         assert_eq!(nccl_algo("Ring,Tree"), Algo::Auto);
         assert_eq!(nccl_proto("LL128"), Proto::Ll128);
         assert_eq!(nccl_proto("^LL"), Proto::Auto);
+    }
+
+    #[test]
+    fn every_op_is_read_back_from_its_nccl_test_name() {
+        for &op in Op::ALL {
+            assert_eq!(nccl_test_op(op.nccl_test()), Ok(op));
+            assert_eq!(nccl_test_op(&format!("{}_mpi", op.nccl_test())), Ok(op));
+        }
+        for name in NCCL_TESTS_NOT_YET {
+            assert!(nccl_test_op(name).unwrap_err().contains("does not measure"));
+        }
     }
 }

@@ -11,21 +11,15 @@ use super::nccl_text::positive;
 use super::ParseError;
 use crate::collective::Op;
 
-/// The OSU tests collbench reads, by the name in their title, and the op.
-const TESTS: &[(&str, Option<Op>)] = &[
-    ("allreduce", Some(Op::AllReduce)),
-    ("allgather", Some(Op::AllGather)),
-    ("reduce_scatter", Some(Op::ReduceScatter)),
-    ("reduce scatter", Some(Op::ReduceScatter)),
-    ("broadcast", Some(Op::Broadcast)),
-    ("bcast", Some(Op::Broadcast)),
-    ("reduce", Some(Op::Reduce)),
-    ("alltoall", Some(Op::AllToAll)),
-    ("all-to-all personalized exchange", Some(Op::AllToAll)),
-    ("gather", Some(Op::Gather)),
-    ("scatter", Some(Op::Scatter)),
-    ("barrier", None),
-];
+/// OSU tests that are not collectives collbench measures (the others are [`Op::osu_tests`]).
+const OSU_NOT_MEASURED: &[&str] = &["barrier"];
+
+/// The OSU tests collbench reads, by the name in their title, and the op; `None`: not measured.
+fn osu_tests() -> impl Iterator<Item = (&'static str, Option<Op>)> {
+    let ops = Op::ALL.iter();
+    let measured = ops.flat_map(|&op| op.osu_tests().iter().map(move |&t| (t, Some(op))));
+    measured.chain(OSU_NOT_MEASURED.iter().map(|&t| (t, None)))
+}
 
 /// What the columns of a table are, by position.
 #[derive(Clone, Debug, Default)]
@@ -205,8 +199,8 @@ fn datatype(run: &LogRun) -> String {
 
 fn lookup(test: &str) -> Result<Op, String> {
     let lower = test.to_ascii_lowercase();
-    match TESTS.iter().find(|(name, _)| *name == lower) {
-        Some((_, Some(op))) => Ok(*op),
+    match osu_tests().find(|(name, _)| *name == lower) {
+        Some((_, Some(op))) => Ok(op),
         Some((name, None)) => Err(format!(
             "OSU {name}: collbench does not measure {name} yet; this run was not imported"
         )),
@@ -238,18 +232,11 @@ pub fn contradiction(own: &str, given: &str) -> String {
     )
 }
 
-/// nccl-tests' total size `S` of an OSU size: OSU's AllGather, AllToAll, Gather and Scatter sizes
-/// are what each rank sends (to each rank) or receives, so S = size × p; its other collectives'
-/// size is the whole buffer.
+/// nccl-tests' total size `S` of an OSU size ([`Op::osu_size_per_rank`]).
 pub fn total_bytes(op: Op, per_osu: u64, world: usize) -> u64 {
-    match op {
-        // AllToAll's size is what each rank sends to each rank (osu_alltoall's MPI_Alltoall
-        // count), so nccl-tests' per-rank buffer is p times it, as for AllGather.
-        // osu_gather and osu_scatter pass the size as MPI_Gather's (MPI_Scatter's) per-rank count.
-        Op::AllGather | Op::AllToAll | Op::Gather | Op::Scatter => {
-            per_osu.saturating_mul(world as u64)
-        }
-        Op::AllReduce | Op::ReduceScatter | Op::Broadcast | Op::Reduce | Op::SendRecv => per_osu,
+    match op.osu_size_per_rank() {
+        true => per_osu.saturating_mul(world as u64),
+        false => per_osu,
     }
 }
 

@@ -331,3 +331,19 @@ fn several_tests_in_one_file_and_launcher_prefixes() {
     let run = one_run(&labelled);
     assert_eq!(run.rows, one_run(ALLREDUCE_5).rows);
 }
+
+#[test]
+fn every_op_is_read_back_from_its_osu_names_with_its_size_rule() {
+    for &op in Op::ALL {
+        for name in op.osu_tests() {
+            assert_eq!(super::lookup(name), Ok(op), "{name}");
+            assert_eq!(super::lookup(&name.to_uppercase()), Ok(op), "{name}");
+        }
+        let expected = if op.osu_size_per_rank() { 32 } else { 8 };
+        assert_eq!(total_bytes(op, 8, 4), expected, "{op}");
+    }
+    assert!(super::lookup("barrier")
+        .unwrap_err()
+        .contains("does not measure"));
+    assert!(super::lookup("sendrecv").is_err());
+}
