@@ -76,9 +76,6 @@ named_enum!(
     }
 );
 
-/// Every form, in the order candidates are listed.
-pub const ALL: &[Form] = Form::ALL;
-
 const SINGLE_PARAMS: [&str; 2] = ["alpha_us", "beta_ns_per_byte"];
 const TWO_LEVEL_PARAMS: [&str; 4] = [
     "alpha_intra_us",
@@ -145,7 +142,7 @@ impl Form {
 
     /// The form of a name in fit.json.
     pub fn from_name(name: &str) -> Option<Form> {
-        ALL.iter().copied().find(|f| f.name() == name)
+        Form::ALL.iter().copied().find(|f| f.name() == name)
     }
 
     /// Parameter names (with units), in coefficient order.

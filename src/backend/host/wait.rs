@@ -206,6 +206,24 @@ pub fn notify(doorbell: &AtomicU32, sleeping: &AtomicU32) {
 mod tests {
     use super::*;
 
+    /// A rank's doorbell, sleeping flag and the run's abort flag.
+    #[derive(Default)]
+    struct Words {
+        doorbell: AtomicU32,
+        sleeping: AtomicU32,
+        abort: AtomicU32,
+    }
+
+    impl Words {
+        fn sleeper(&self) -> Sleeper<'_> {
+            Sleeper {
+                doorbell: &self.doorbell,
+                sleeping: &self.sleeping,
+                abort: &self.abort,
+            }
+        }
+    }
+
     #[test]
     fn after_a_slow_yield_the_next_waits_sleep_at_once_then_yield_again() {
         let policy = WaitPolicy::for_load(4, 2);
@@ -219,12 +237,8 @@ mod tests {
 
     #[test]
     fn a_condition_already_true_ends_the_wait_without_sleeping() {
-        let (doorbell, sleeping, abort) = (AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0));
-        let sleeper = Sleeper {
-            doorbell: &doorbell,
-            sleeping: &sleeping,
-            abort: &abort,
-        };
+        let words = Words::default();
+        let sleeper = words.sleeper();
         let mut checks = 0;
         let policy = WaitPolicy::new(0, 0);
         let res = sleeper.wait(&policy, None, || {
@@ -236,25 +250,21 @@ mod tests {
 
     #[test]
     fn a_wait_that_is_never_ready_times_out_or_aborts() {
-        let (doorbell, sleeping, abort) = (AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0));
-        let sleeper = Sleeper {
-            doorbell: &doorbell,
-            sleeping: &sleeping,
-            abort: &abort,
-        };
+        let words = Words::default();
+        let sleeper = words.sleeper();
         let policy = WaitPolicy::for_load(1, 1);
         let soon = Some(Instant::now() + Duration::from_millis(5));
         assert_eq!(
             sleeper.wait(&policy, soon, || false),
             Err(WaitError::TimedOut)
         );
-        abort.store(1, Ordering::SeqCst);
+        words.abort.store(1, Ordering::SeqCst);
         assert_eq!(
             sleeper.wait(&policy, None, || false),
             Err(WaitError::Aborted)
         );
         assert_eq!(
-            sleeping.load(Ordering::SeqCst),
+            words.sleeping.load(Ordering::SeqCst),
             0,
             "no sleep left announced"
         );

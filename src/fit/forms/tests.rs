@@ -67,7 +67,7 @@ fn two_level_reduces_to_ring_on_one_node_and_splits_network_share() {
 
 #[test]
 fn names_round_trip_and_parameters_match_coefficients() {
-    for &f in ALL {
+    for &f in Form::ALL {
         assert_eq!(Form::from_name(f.name()), Some(f));
         assert!(!f.formula(Op::AllReduce).is_empty());
         // Neighbor exchange is an AllGather and pairwise exchange an AllToAll schedule only.
@@ -102,8 +102,8 @@ fn names_round_trip_and_parameters_match_coefficients() {
     // SendRecv: one message of S whatever p.
     let c = Form::Direct.coefficients(Op::SendRecv, 8, 1, 1e6).unwrap();
     assert_eq!(c, vec![1.0, 1000.0]);
-    let names: std::collections::BTreeSet<&str> = ALL.iter().map(|f| f.name()).collect();
-    assert_eq!(names.len(), ALL.len());
+    let names: std::collections::BTreeSet<&str> = Form::ALL.iter().map(|f| f.name()).collect();
+    assert_eq!(names.len(), Form::ALL.len());
 }
 
 #[test]
