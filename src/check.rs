@@ -29,7 +29,7 @@
 
 use half::{bf16, f16};
 
-use crate::collective::{DType, Op, ReduceOp};
+use crate::collective::{DType, Op, ReduceOp, Semantics};
 use crate::model::call::Call;
 
 /// The pattern repeats every `PERIOD` elements (a prime).
@@ -125,18 +125,18 @@ impl Expected {
         let (cpr, pattern) = (self.cpr, self.pattern);
         // Element k of this rank's block of a buffer split per rank.
         let mine = |k: usize| self.rank.saturating_mul(cpr).saturating_add(k);
-        match self.op {
-            Op::AllReduce | Op::Reduce => self.reduced.get(i),
-            Op::ReduceScatter => self.reduced.get(mine(i)),
+        match self.op.semantics() {
+            Semantics::AllReduce | Semantics::Reduce => self.reduced.get(i),
+            Semantics::ReduceScatter => self.reduced.get(mine(i)),
             // Block j came from rank j.
-            Op::AllGather | Op::Gather => pattern.value(i / cpr, i % cpr),
-            Op::Broadcast => pattern.value(self.root, i),
+            Semantics::AllGather | Semantics::Gather => pattern.value(i / cpr, i % cpr),
+            Semantics::Broadcast => pattern.value(self.root, i),
             // The root's block for this rank.
-            Op::Scatter => pattern.value(self.root, mine(i)),
+            Semantics::Scatter => pattern.value(self.root, mine(i)),
             // What the previous rank sent.
-            Op::SendRecv => pattern.value((self.rank + self.p - 1) % self.p, i),
+            Semantics::SendRecv => pattern.value((self.rank + self.p - 1) % self.p, i),
             // Block j came from rank j: its block for this rank, elements rank*cpr.. of its input.
-            Op::AllToAll => pattern.value(i / cpr, mine(i % cpr)),
+            Semantics::AllToAll => pattern.value(i / cpr, mine(i % cpr)),
         }
     }
 }
@@ -144,11 +144,15 @@ impl Expected {
 /// How many output elements rank `rank` has defined for `call`.
 fn expected_count(call: &Call, rank: usize) -> usize {
     let shape = &call.shape;
-    match call.op {
-        Op::AllReduce | Op::Broadcast | Op::AllGather | Op::AllToAll | Op::SendRecv => shape.count,
-        Op::ReduceScatter | Op::Scatter => shape.count_per_rank,
-        Op::Reduce | Op::Gather if rank == call.root => shape.count,
-        Op::Reduce | Op::Gather => 0,
+    match call.op.semantics() {
+        Semantics::AllReduce
+        | Semantics::Broadcast
+        | Semantics::AllGather
+        | Semantics::AllToAll
+        | Semantics::SendRecv => shape.count,
+        Semantics::ReduceScatter | Semantics::Scatter => shape.count_per_rank,
+        Semantics::Reduce | Semantics::Gather if rank == call.root => shape.count,
+        Semantics::Reduce | Semantics::Gather => 0,
     }
 }
 

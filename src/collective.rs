@@ -125,95 +125,89 @@ impl DType {
 pub const NCCL_GROUPED_P2P: &str = "ncclSend+ncclRecv";
 
 impl Op {
+    /// The op's row of the per-op table: every fact of it in one place.
+    pub fn row(self) -> &'static OpRow {
+        table::row(self)
+    }
+
+    /// What a call of the op leaves in the ranks' outputs.
+    pub fn semantics(self) -> Semantics {
+        self.row().semantics
+    }
+
     /// Whether the op combines values (and so takes a reduction).
     pub fn reduces(self) -> bool {
-        match self {
-            Op::AllReduce | Op::ReduceScatter | Op::Reduce => true,
-            Op::AllGather
-            | Op::Broadcast
-            | Op::AllToAll
-            | Op::SendRecv
-            | Op::Gather
-            | Op::Scatter => false,
-        }
+        self.semantics().reduces()
     }
 
     /// Whether the op has a root rank (nccl-tests' `-r`): the source of Broadcast and Scatter,
     /// the destination of Reduce and Gather.
     pub fn rooted(self) -> bool {
-        match self {
-            Op::Broadcast | Op::Reduce | Op::Gather | Op::Scatter => true,
-            Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::SendRecv => {
-                false
-            }
-        }
+        self.semantics().rooted()
     }
 
-    /// The nccl-tests bus-bandwidth factor for `p` ranks.
+    /// Where the op's S bytes sit in one rank's buffers.
+    pub fn layout(self) -> Layout {
+        self.semantics().layout()
+    }
+
+    /// Whether the op splits the buffer into one block per rank.
+    pub fn splits_per_rank(self) -> bool {
+        self.layout() != Layout::Whole
+    }
+
+    /// The nccl-tests algorithm-bandwidth factor for `p` ranks: `algbw = S / t × factor`
+    /// (1 but for nccl-tests' hypercube, which counts the (p-1)/p of S a rank receives).
+    pub fn algbw_factor(self, p: usize) -> f64 {
+        self.row().algbw.at(p)
+    }
+
+    /// The nccl-tests bus-bandwidth factor for `p` ranks: `busbw = algbw × factor`.
     pub fn busbw_factor(self, p: usize) -> f64 {
-        let p = p as f64;
-        match self {
-            Op::AllReduce => 2.0 * (p - 1.0) / p,
-            // Gather/Scatter: the root receives (sends) the (p-1)/p of S that is not its own
-            // (nccl-tests' GatherGetBw, ScatterGetBw).
-            Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::Gather | Op::Scatter => {
-                (p - 1.0) / p
-            }
-            // SendRecv: every rank sends and receives all of S (nccl-tests' SendRecvGetBw).
-            Op::Broadcast | Op::Reduce | Op::SendRecv => 1.0,
-        }
+        self.row().busbw.at(p)
+    }
+
+    /// Whether the op runs at world size `p` (nccl-tests' hypercube: powers of two only).
+    pub fn runs_at(self, p: usize) -> bool {
+        self.row().worlds.admits(p)
+    }
+
+    /// Ring phases of the op's ring schedule (AllReduce 2: a ReduceScatter then an AllGather;
+    /// AllGather and ReduceScatter 1); 0 where the op is not made of ring phases.
+    pub fn ring_phases(self) -> u32 {
+        self.row().ring_phases
+    }
+
+    /// The algorithms the host backend implements for this op.
+    pub fn host_algos(self) -> &'static [Algo] {
+        self.row().host
     }
 
     /// The algorithms the MPI backend offers for this op: the library's own choice, and those
     /// it can force on Open MPI (`coll_tuned`).
     pub fn mpi_algos(self) -> &'static [Algo] {
-        use Algo::*;
-        match self {
-            Op::AllReduce => &[Auto, Ring, RecursiveDoubling, Rabenseifner],
-            Op::AllGather => &[Auto, Ring, RecursiveDoubling, Bruck, NeighborExchange],
-            Op::ReduceScatter => &[Auto, RecursiveDoubling, RecursiveHalving],
-            Op::Broadcast => &[Auto, Tree],
-            Op::Reduce => &[Auto, Tree, Rabenseifner],
-            Op::AllToAll => &[Auto, Pairwise, Bruck, Linear],
-            Op::SendRecv => &[Auto],
-            Op::Gather | Op::Scatter => &[Auto, Linear, Binomial],
-        }
+        self.row().mpi
+    }
+
+    /// Open MPI's `coll_tuned` collective name of the op and its number for `algo`, where
+    /// Open MPI has one (`ompi_info --param coll tuned --level 9`).
+    pub fn mpi_tuned(self, algo: Algo) -> Option<(&'static str, u32)> {
+        let name = self.row().mpi_tuned_name?;
+        let found = self.row().mpi_tuned.iter().find(|(a, _)| *a == algo);
+        found.map(|&(_, number)| (name, number))
     }
 
     /// The algorithms the NCCL backend can ask NCCL for with this op (`NCCL_ALGO`), following
     /// NCCL's enqueue tables: Broadcast and Reduce run rings only. AllToAll and SendRecv are
     /// grouped `ncclSend`/`ncclRecv` calls, which have no algorithm to choose: `auto` only.
     pub fn nccl_algos(self) -> &'static [Algo] {
-        match self {
-            Op::AllReduce => &[
-                Algo::Auto,
-                Algo::Ring,
-                Algo::Tree,
-                Algo::Nvls,
-                Algo::CollNet,
-            ],
-            Op::AllGather | Op::ReduceScatter => {
-                &[Algo::Auto, Algo::Ring, Algo::Nvls, Algo::CollNet]
-            }
-            Op::Broadcast | Op::Reduce => &[Algo::Auto, Algo::Ring],
-            Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => &[Algo::Auto],
-        }
+        self.row().nccl
     }
 
     /// The NCCL function that runs the op in one call (AllToAll, Gather and Scatter since
     /// NCCL 2.28), or for SendRecv, which has none, its group of [`NCCL_GROUPED_P2P`].
     pub fn nccl_function(self) -> &'static str {
-        match self {
-            Op::AllReduce => "ncclAllReduce",
-            Op::AllGather => "ncclAllGather",
-            Op::ReduceScatter => "ncclReduceScatter",
-            Op::Broadcast => "ncclBroadcast",
-            Op::Reduce => "ncclReduce",
-            Op::AllToAll => "ncclAlltoAll",
-            Op::Gather => "ncclGather",
-            Op::Scatter => "ncclScatter",
-            Op::SendRecv => NCCL_GROUPED_P2P,
-        }
+        self.row().nccl_function
     }
 
     /// Whether the op is built from point-to-point transfers: without NCCL's own function for
@@ -222,94 +216,41 @@ impl Op {
     /// NCCL's tuning (`NCCL_ALGO`, `NCCL_PROTO`, the cost model behind `ncclGroupSimulateEnd`)
     /// covers the collectives only.
     pub fn nccl_point_to_point(self) -> bool {
-        match self {
-            Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => true,
-            Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::Broadcast | Op::Reduce => false,
-        }
+        self.row().nccl_point_to_point
     }
 
-    /// Why the NCCL backend does not measure the op in place, or `None` where it does. NCCL's
-    /// point-to-point calls have no in-place form: with one buffer a rank's receives overwrite
-    /// blocks its sends may not have read yet (nccl-tests runs in-place alltoall and sendrecv on
-    /// one buffer and leaves their result unchecked).
+    /// Why the NCCL backend does not measure the op in place, or `None` where it does.
     pub fn nccl_no_in_place(self) -> Option<&'static str> {
-        match self {
-            Op::AllToAll | Op::SendRecv => Some(
-                "NCCL's point-to-point calls have no in-place form (a rank's receives would \
-                 overwrite data its sends still read; nccl-tests leaves that result unchecked)",
-            ),
-            // Gather and Scatter in place are well defined: NCCL skips a rank's send to itself
-            // on the same buffer, and no other transfer touches the rank's own block.
-            Op::AllReduce
-            | Op::AllGather
-            | Op::ReduceScatter
-            | Op::Broadcast
-            | Op::Reduce
-            | Op::Gather
-            | Op::Scatter => None,
-        }
-    }
-
-    /// Whether the op splits the buffer into one block per rank.
-    fn splits_per_rank(self) -> bool {
-        match self {
-            Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::Gather | Op::Scatter => true,
-            Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => false,
-        }
+        self.row().nccl_no_in_place
     }
 
     /// The nccl-tests binary that measures the op (nccl-tests src/*.cu; `collbench import`).
     pub fn nccl_test(self) -> &'static str {
-        match self {
-            Op::AllReduce => "all_reduce_perf",
-            Op::AllGather => "all_gather_perf",
-            Op::ReduceScatter => "reduce_scatter_perf",
-            Op::Broadcast => "broadcast_perf",
-            Op::Reduce => "reduce_perf",
-            Op::AllToAll => "alltoall_perf",
-            Op::SendRecv => "sendrecv_perf",
-            Op::Gather => "gather_perf",
-            Op::Scatter => "scatter_perf",
-        }
+        self.row().nccl_test
     }
 
     /// The OSU micro-benchmarks' names of the op's latency test, as their titles and binaries
     /// spell them (`# OSU MPI Allreduce Latency Test`, `osu_allreduce`), lower case; none where
     /// OSU has no such collective test.
     pub fn osu_tests(self) -> &'static [&'static str] {
-        match self {
-            Op::AllReduce => &["allreduce"],
-            Op::AllGather => &["allgather"],
-            Op::ReduceScatter => &["reduce_scatter", "reduce scatter"],
-            Op::Broadcast => &["broadcast", "bcast"],
-            Op::Reduce => &["reduce"],
-            Op::AllToAll => &["alltoall", "all-to-all personalized exchange"],
-            Op::Gather => &["gather"],
-            Op::Scatter => &["scatter"],
-            Op::SendRecv => &[],
-        }
+        self.row().osu_tests
     }
 
     /// Whether OSU's message size is what each rank sends or receives, so nccl-tests' S is
-    /// size × p: its AllGather, AllToAll (MPI_Alltoall's count to each rank), Gather and Scatter
-    /// (MPI_Gather's and MPI_Scatter's per-rank count); the others' size is the whole buffer.
+    /// size × p (see [`OpRow::osu_size_per_rank`]).
     pub fn osu_size_per_rank(self) -> bool {
-        match self {
-            Op::AllGather | Op::AllToAll | Op::Gather | Op::Scatter => true,
-            Op::AllReduce | Op::ReduceScatter | Op::Broadcast | Op::Reduce | Op::SendRecv => false,
-        }
+        self.row().osu_size_per_rank
     }
 
-    /// The algorithms the host backend implements for this op.
-    pub fn host_algos(self) -> &'static [Algo] {
-        match self {
-            Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling],
-            Op::AllGather | Op::ReduceScatter => &[Algo::Ring],
-            Op::Broadcast | Op::Reduce => &[Algo::Tree],
-            Op::AllToAll => &[Algo::Pairwise, Algo::Bruck, Algo::Linear],
-            Op::SendRecv => &[Algo::Direct],
-            Op::Gather | Op::Scatter => &[Algo::Binomial, Algo::Linear],
-        }
+    /// The algorithms whose models stand for the op in a projection, in order of preference.
+    pub fn projection_algos(self) -> &'static [Algo] {
+        self.row().projection
+    }
+
+    /// The scratch a rank allocates beside its buffers to run the op with `algo`.
+    pub fn scratch(self, algo: Algo) -> Scratch {
+        let found = self.row().scratch.iter().find(|(a, _)| *a == algo);
+        found.map_or(Scratch::None, |&(_, s)| s)
     }
 }
 
@@ -319,8 +260,12 @@ pub fn ceil_log2(p: usize) -> u32 {
     usize::BITS - p.max(1).saturating_sub(1).leading_zeros()
 }
 
+mod semantics;
 mod shape;
+mod table;
+pub use semantics::{Factor, Layout, Scratch, Semantics, Worlds};
 pub use shape::{algbw_gbps, busbw_gbps, Shape};
+pub use table::OpRow;
 
 #[cfg(test)]
 mod tests;

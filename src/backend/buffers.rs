@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use crate::collective::{Op, Shape};
+use crate::collective::{Layout, Op, Shape};
 
 /// Input and output held as u64 words, so that both are 8-byte aligned and the reduction
 /// kernels can view them as slices of any element type (f64 at most). They grow to the largest
@@ -44,15 +44,9 @@ impl CallBuffers {
         if !in_place {
             return input;
         }
-        match op {
-            Op::AllGather | Op::Gather => &mut output[own_block(rank, shape.in_bytes)],
-            Op::AllReduce
-            | Op::ReduceScatter
-            | Op::Broadcast
-            | Op::Reduce
-            | Op::AllToAll
-            | Op::SendRecv
-            | Op::Scatter => output,
+        match op.layout() {
+            Layout::Collect => &mut output[own_block(rank, shape.in_bytes)],
+            Layout::Whole | Layout::Distribute | Layout::Exchange => output,
         }
     }
 
@@ -67,19 +61,9 @@ impl CallBuffers {
         rank: usize,
     ) -> &mut [u8] {
         let (_, output) = self.views(shape, in_place);
-        match op {
-            Op::ReduceScatter | Op::Scatter if in_place => {
-                &mut output[own_block(rank, shape.out_bytes)]
-            }
-            Op::ReduceScatter
-            | Op::Scatter
-            | Op::AllReduce
-            | Op::AllGather
-            | Op::Broadcast
-            | Op::Reduce
-            | Op::AllToAll
-            | Op::SendRecv
-            | Op::Gather => output,
+        match op.layout() {
+            Layout::Distribute if in_place => &mut output[own_block(rank, shape.out_bytes)],
+            Layout::Distribute | Layout::Whole | Layout::Collect | Layout::Exchange => output,
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{DType, Op};
+use super::{DType, Layout, Op};
 
 /// The buffer shape of one collective call, following nccl-tests conventions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,19 +29,13 @@ impl Shape {
         if op.splits_per_rank() {
             let per_rank = requested / el / p;
             let bytes = per_rank * p * el;
-            let (in_bytes, out_bytes) = match op {
+            let (in_bytes, out_bytes) = match op.layout() {
                 // Gather: the root's output holds every block; other ranks' outputs are
                 // allocated as nccl-tests does (S everywhere), only the root's is defined.
-                Op::AllGather | Op::Gather => (per_rank * el, bytes),
+                Layout::Collect => (per_rank * el, bytes),
                 // One block of S/p for every rank, sent and received.
-                Op::AllToAll => (bytes, bytes),
-                // ReduceScatter and Scatter; the others do not split per rank and never get here.
-                Op::ReduceScatter
-                | Op::Scatter
-                | Op::AllReduce
-                | Op::Broadcast
-                | Op::Reduce
-                | Op::SendRecv => (bytes, per_rank * el),
+                Layout::Exchange | Layout::Whole => (bytes, bytes),
+                Layout::Distribute => (bytes, per_rank * el),
             };
             Shape {
                 bytes,
@@ -68,25 +62,19 @@ impl Shape {
     /// per rank (the send count of AllGather, the receive count of ReduceScatter) for the ops
     /// that split the buffer.
     pub fn call_count(&self, op: Op) -> usize {
-        match op {
-            Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => self.count,
-            Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::Gather | Op::Scatter => {
-                self.count_per_rank
-            }
+        match op.splits_per_rank() {
+            false => self.count,
+            true => self.count_per_rank,
         }
-    }
-
-    /// Algorithm bandwidth in GB/s (1e9 bytes/s) for a time in microseconds.
-    pub fn algbw_gbps(&self, time_us: f64) -> f64 {
-        algbw_gbps(self.bytes, time_us)
     }
 }
 
-/// Algorithm bandwidth `S / t` in GB/s (1e9 bytes/s) of `bytes` moved in `time_us`
-/// microseconds; 0 for a time that is not positive.
-pub fn algbw_gbps(bytes: usize, time_us: f64) -> f64 {
+/// Algorithm bandwidth in GB/s (1e9 bytes/s) of `op` on `bytes` (S) among `p` ranks in
+/// `time_us` microseconds, as nccl-tests reports it: `S / t` times the op's
+/// [`Op::algbw_factor`]; 0 for a time that is not positive.
+pub fn algbw_gbps(op: Op, bytes: usize, p: usize, time_us: f64) -> f64 {
     if time_us > 0.0 {
-        bytes as f64 / (time_us * 1e3)
+        bytes as f64 / (time_us * 1e3) * op.algbw_factor(p)
     } else {
         0.0
     }

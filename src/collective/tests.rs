@@ -66,7 +66,7 @@ fn call_counts_are_whole_buffer_or_per_rank() {
 fn bandwidths() {
     let s = Shape::new(Op::AllReduce, DType::F32, 1 << 20, 4);
     // 1 MiB in 100 us = 10.48576 GB/s algbw, busbw x1.5.
-    let alg = s.algbw_gbps(100.0);
+    let alg = algbw_gbps(Op::AllReduce, s.bytes, 4, 100.0);
     assert!((alg - 10.48576).abs() < 1e-9);
     assert!((busbw_gbps(Op::AllReduce, 4, alg) - 15.72864).abs() < 1e-9);
 }
@@ -129,4 +129,71 @@ fn sendrecv_follows_nccl_tests() {
             "{op}"
         );
     }
+}
+
+#[test]
+fn every_row_is_complete_and_consistent() {
+    let mut tests: Vec<&str> = Vec::new();
+    for &op in Op::ALL {
+        let row = op.row();
+        assert!(row.nccl_test.ends_with("_perf"), "{op}: {}", row.nccl_test);
+        assert!(
+            !tests.contains(&row.nccl_test),
+            "{op} repeats {}",
+            row.nccl_test
+        );
+        tests.push(row.nccl_test);
+        assert!(!row.host.is_empty(), "{op} has no host algorithm");
+        assert_eq!(row.projection.last(), Some(&Algo::Auto), "{op}");
+        // Every forced MPI algorithm is offered, and every offered one but auto is forced.
+        for &(algo, _) in row.mpi_tuned {
+            assert!(row.mpi.contains(&algo), "{op} {algo}");
+        }
+        assert_eq!(row.mpi_tuned.len() + 1, row.mpi.len().max(1), "{op}");
+        assert_eq!(
+            row.mpi_tuned_name.is_some(),
+            !row.mpi_tuned.is_empty(),
+            "{op}"
+        );
+        // Scratch is named only for algorithms some backend runs.
+        for &(algo, _) in row.scratch {
+            let offered = [row.host, row.mpi, row.nccl]
+                .iter()
+                .any(|l| l.contains(&algo));
+            assert!(offered, "{op} names scratch for {algo}");
+        }
+        // Ring phases only where a backend runs a ring.
+        let ring = [row.host, row.mpi, row.nccl]
+            .iter()
+            .any(|l| l.contains(&Algo::Ring));
+        assert!(row.ring_phases == 0 || ring, "{op}");
+    }
+}
+
+#[test]
+fn semantics_fix_layout_reduction_and_root() {
+    assert_eq!(Op::AllGather.layout(), Layout::Collect);
+    assert_eq!(Op::Scatter.layout(), Layout::Distribute);
+    assert_eq!(Op::AllToAll.layout(), Layout::Exchange);
+    assert_eq!(Op::SendRecv.layout(), Layout::Whole);
+    let reducing: Vec<Op> = Op::ALL.iter().copied().filter(|o| o.reduces()).collect();
+    assert_eq!(reducing, [Op::AllReduce, Op::ReduceScatter, Op::Reduce]);
+    let rooted: Vec<Op> = Op::ALL.iter().copied().filter(|o| o.rooted()).collect();
+    assert_eq!(rooted, [Op::Broadcast, Op::Reduce, Op::Gather, Op::Scatter]);
+    assert!(Op::AllGather.runs_at(3) && Op::AllToAll.runs_at(6));
+}
+
+#[test]
+fn scratch_comes_from_the_row() {
+    assert_eq!(Op::ReduceScatter.scratch(Algo::Ring), Scratch::RingSlices);
+    assert_eq!(
+        Op::AllReduce.scratch(Algo::RecursiveDoubling),
+        Scratch::Partner
+    );
+    assert_eq!(Op::AllReduce.scratch(Algo::Ring), Scratch::None);
+    assert_eq!(Op::AllToAll.scratch(Algo::Bruck), Scratch::BruckBlocks);
+    assert_eq!(Op::Scatter.scratch(Algo::Binomial), Scratch::Subtree);
+    assert_eq!(Op::SendRecv.scratch(Algo::Direct), Scratch::InPlaceCopy);
+    assert_eq!(Op::AllGather.mpi_tuned(Algo::Bruck), Some(("allgather", 2)));
+    assert_eq!(Op::SendRecv.mpi_tuned(Algo::Auto), None);
 }

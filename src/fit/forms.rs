@@ -8,11 +8,12 @@
 //!
 //! | form | op | coefficients |
 //! | --- | --- | --- |
-//! | ring | AllGather, ReduceScatter | `p−1`, `(p−1)/p·S` |
-//! | ring | AllReduce | `2(p−1)`, `2(p−1)/p·S` |
+//! | ring | AllGather, ReduceScatter (one ring phase) | `p−1`, `(p−1)/p·S` |
+//! | ring | AllReduce (two ring phases) | `2(p−1)`, `2(p−1)/p·S` |
 //! | tree | AllReduce | `2⌈log2 p⌉`, `S` (pipelined: bandwidth term independent of p) |
 //! | tree | Broadcast, Reduce | `⌈log2 p⌉`, `S` |
 //! | recursive-doubling | AllReduce | `k`, `k·S` with `k = ⌊log2 p⌋ (+2 if p is not a power of 2)` |
+//! | recursive-doubling | AllGather, Hypercube | `⌈log2 p⌉`, `(p−1)/p·S` |
 //! | halving-doubling | AllGather, ReduceScatter | `⌈log2 p⌉`, `(p−1)/p·S` |
 //! | halving-doubling | AllReduce, Reduce | `2⌈log2 p⌉`, `2(p−1)/p·S` (Rabenseifner) |
 //! | neighbor-exchange | AllGather | `p/2`, `(p−1)/p·S` |
@@ -46,7 +47,7 @@
 //! between nodes where each of the r ranks carries 1/r of the data over the network. Reducing
 //! ops fold the cost of the reduction into beta (a per-op model cannot tell the two apart).
 
-use crate::collective::{Algo, Op};
+use crate::collective::{Algo, Op, Semantics};
 use crate::named::named_enum;
 
 mod nccl;
@@ -186,15 +187,23 @@ impl Form {
         let ring = "(p-1)·alpha + (p-1)/p·S·beta";
         let two =
             "(r-1)·alpha_intra + (r-1)/r·S·beta_intra + (n-1)·alpha_inter + (n-1)/n·S/r·beta_inter";
-        match (self, op) {
-            (Form::Ring, Op::AllReduce) => "2(p-1)·alpha + 2(p-1)/p·S·beta".into(),
+        let semantics = op.semantics();
+        match (self, op.ring_phases()) {
+            (Form::Ring, 2) => "2(p-1)·alpha + 2(p-1)/p·S·beta".into(),
             (Form::Ring, _) => ring.into(),
-            (Form::Tree, Op::AllReduce) => "2·ceil(log2 p)·alpha + S·beta".into(),
+            (Form::Tree, _) if semantics == Semantics::AllReduce => {
+                "2·ceil(log2 p)·alpha + S·beta".into()
+            }
             (Form::Tree, _) => "ceil(log2 p)·alpha + S·beta".into(),
+            (Form::RecursiveDoubling, _) if semantics == Semantics::AllGather => {
+                "log2 p·alpha + (p-1)/p·S·beta".into()
+            }
             (Form::RecursiveDoubling, _) => {
                 "k·alpha + k·S·beta, k = floor(log2 p) + 2 if p is not a power of 2".into()
             }
-            (Form::HalvingDoubling, Op::AllReduce | Op::Reduce) => {
+            (Form::HalvingDoubling, _)
+                if matches!(semantics, Semantics::AllReduce | Semantics::Reduce) =>
+            {
                 "2·ceil(log2 p)·alpha + 2(p-1)/p·S·beta".into()
             }
             (Form::HalvingDoubling, _) => "ceil(log2 p)·alpha + (p-1)/p·S·beta".into(),
@@ -207,7 +216,7 @@ impl Form {
             (Form::Direct, _) => "alpha + S·beta".into(),
             (Form::Linear, _) => ring.into(),
             (Form::Binomial, _) => "ceil(log2 p)·alpha + (p-1)/p·S·beta".into(),
-            (Form::TwoLevel, Op::AllReduce) => format!("2·[{two}]"),
+            (Form::TwoLevel, 2) => format!("2·[{two}]"),
             (Form::TwoLevel, _) => two.into(),
             (Form::LogLinear, _) => "a + b·p + c·log2 p + B(p)·S·beta".into(),
             (nccl_form, _) => nccl::formula(nccl_form, op),
@@ -216,45 +225,55 @@ impl Form {
 
     /// Coefficients of the parameters for `op` at world `p` over `nodes` nodes and size
     /// `bytes`; None where the form does not describe the op (or nodes does not divide p).
+    /// The ring-shaped forms follow the op's ring phases, the others what the op computes.
     pub fn coefficients(self, op: Op, p: usize, nodes: usize, bytes: f64) -> Option<Vec<f64>> {
         let kb = bytes / 1e3;
         let pf = p as f64;
-        match (self, op) {
-            (Form::Ring, Op::AllGather | Op::ReduceScatter) => {
-                Some(vec![pf - 1.0, (pf - 1.0) / pf * kb])
+        let phases = f64::from(op.ring_phases());
+        let ring = op.ring_phases() > 0;
+        match (self, op.semantics()) {
+            (Form::Ring, _) if ring => {
+                Some(vec![phases * (pf - 1.0), phases * (pf - 1.0) / pf * kb])
             }
-            (Form::Ring, Op::AllReduce) => Some(vec![2.0 * (pf - 1.0), 2.0 * (pf - 1.0) / pf * kb]),
-            (Form::Tree, Op::AllReduce) => Some(vec![2.0 * ceil_log2(p), kb]),
-            (Form::Tree, Op::Broadcast | Op::Reduce) => Some(vec![ceil_log2(p), kb]),
-            (Form::RecursiveDoubling, Op::AllReduce) => {
+            (Form::Tree, Semantics::AllReduce) => Some(vec![2.0 * ceil_log2(p), kb]),
+            (Form::Tree, Semantics::Broadcast | Semantics::Reduce) => Some(vec![ceil_log2(p), kb]),
+            (Form::RecursiveDoubling, Semantics::AllReduce) => {
                 let k = doubling_steps(p);
                 Some(vec![k, k * kb])
             }
-            (Form::HalvingDoubling, Op::AllGather | Op::ReduceScatter) => {
+            // Recursive-doubling AllGather (and nccl-tests' hypercube): log2 p exchanges of
+            // doubling parts, (p-1)/p of S received in all (Thakur, Rabenseifner & Gropp 2005,
+            // section 4.1; exact for powers of two).
+            (Form::RecursiveDoubling, Semantics::AllGather) => {
                 Some(vec![ceil_log2(p), (pf - 1.0) / pf * kb])
             }
-            (Form::HalvingDoubling, Op::AllReduce | Op::Reduce) => {
+            (Form::HalvingDoubling, Semantics::AllGather | Semantics::ReduceScatter) => {
+                Some(vec![ceil_log2(p), (pf - 1.0) / pf * kb])
+            }
+            (Form::HalvingDoubling, Semantics::AllReduce | Semantics::Reduce) => {
                 Some(vec![2.0 * ceil_log2(p), 2.0 * (pf - 1.0) / pf * kb])
             }
-            (Form::NeighborExchange, Op::AllGather) => Some(vec![pf / 2.0, (pf - 1.0) / pf * kb]),
+            (Form::NeighborExchange, Semantics::AllGather) => {
+                Some(vec![pf / 2.0, (pf - 1.0) / pf * kb])
+            }
             // p-1 exchanges of one S/p block each.
-            (Form::Pairwise, Op::AllToAll) => Some(vec![pf - 1.0, (pf - 1.0) / pf * kb]),
+            (Form::Pairwise, Semantics::AllToAll) => Some(vec![pf - 1.0, (pf - 1.0) / pf * kb]),
             // ⌈log2 p⌉ exchanges, b(p) blocks of S/p in all.
-            (Form::Bruck, Op::AllToAll) => {
+            (Form::Bruck, Semantics::AllToAll) => {
                 Some(vec![ceil_log2(p), bruck_blocks(p) as f64 / pf * kb])
             }
             // One message of S each way, whatever p.
-            (Form::Direct, Op::SendRecv) => Some(vec![1.0, kb]),
+            (Form::Direct, Semantics::SendRecv) => Some(vec![1.0, kb]),
             // The root sends (receives) every block but its own: p-1 messages, or ceil(log2 p)
             // subtrees of the binomial tree (Thakur, Rabenseifner & Gropp 2005, section 4.3).
             // A linear AllToAll has every rank send and receive p-1 blocks, all at once.
-            (Form::Linear, Op::AllToAll | Op::Gather | Op::Scatter) => {
+            (Form::Linear, Semantics::AllToAll | Semantics::Gather | Semantics::Scatter) => {
                 Some(vec![pf - 1.0, (pf - 1.0) / pf * kb])
             }
-            (Form::Binomial, Op::Gather | Op::Scatter) => {
+            (Form::Binomial, Semantics::Gather | Semantics::Scatter) => {
                 Some(vec![ceil_log2(p), (pf - 1.0) / pf * kb])
             }
-            (Form::TwoLevel, _) => two_level(op, p, nodes, kb),
+            (Form::TwoLevel, _) if ring => two_level(phases, p, nodes, kb),
             (Form::LogLinear, _) => Some(vec![1.0, pf, log2(p), op.busbw_factor(p) * kb]),
             (
                 Form::Chain
@@ -276,30 +295,23 @@ impl Form {
                 | Form::Bruck
                 | Form::Direct
                 | Form::Linear
-                | Form::Binomial,
+                | Form::Binomial
+                | Form::TwoLevel,
                 _,
             ) => None,
         }
     }
 }
 
-/// Hierarchical coefficients; None when the op is not made of ring phases or nodes ∤ p.
-fn two_level(op: Op, p: usize, nodes: usize, kb: f64) -> Option<Vec<f64>> {
-    let times = match op {
-        Op::AllGather | Op::ReduceScatter => 1.0,
-        Op::AllReduce => 2.0,
-        // AllToAll's hierarchical schedules are not ring phases.
-        Op::Broadcast | Op::Reduce | Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => {
-            return None
-        }
-    };
+/// Hierarchical coefficients of an op made of `phases` ring phases; None where nodes ∤ p.
+fn two_level(phases: f64, p: usize, nodes: usize, kb: f64) -> Option<Vec<f64>> {
     if nodes == 0 || p % nodes != 0 {
         return None;
     }
     let r = (p / nodes) as f64;
     let n = nodes as f64;
     let c = [r - 1.0, (r - 1.0) / r * kb, n - 1.0, (n - 1.0) / n * kb / r];
-    Some(c.iter().map(|x| times * x).collect())
+    Some(c.iter().map(|x| phases * x).collect())
 }
 
 /// ⌈log2 p⌉ as a float (0 for p <= 1).

@@ -1,5 +1,5 @@
-//! Checking a log's printed bandwidths against collbench's own: algbw = bytes / time and busbw
-//! = algbw × the nccl-tests factor, within what the log's rounding allows. A mismatch is
+//! Checking a log's printed bandwidths against collbench's own: algbw = bytes / time × the
+//! nccl-tests algbw factor (1 but for hypercube) and busbw = algbw × the nccl-tests factor, within what the log's rounding allows. A mismatch is
 //! reported, never hidden or corrected: it means a different convention or a broken log.
 
 use super::log::Half;
@@ -10,14 +10,15 @@ const BW_HALF_UNIT: f64 = 0.005;
 /// Slack for binary floating point on top of the printed rounding.
 const EPS: f64 = 1e-9;
 
-/// The first disagreement of `half`'s printed bandwidths with `bytes / time` (and `× factor`
+/// The first disagreement of `half`'s printed bandwidths with `bytes / time × alg` (and `× bus`
 /// for busbw), given the step of the time's last printed digit; `None` when both agree or the
 /// log prints none.
-pub fn mismatch(bytes: u64, factor: f64, half: &Half) -> Option<String> {
+pub fn mismatch(bytes: u64, (alg, bus): (f64, f64), half: &Half) -> Option<String> {
     let (lo, hi) = algbw_bounds(bytes, half);
+    let (lo, hi) = (lo * alg, hi * alg);
     let checks = [
         ("algbw", half.algbw_gbps, lo, hi),
-        ("busbw", half.busbw_gbps, lo * factor, hi * factor),
+        ("busbw", half.busbw_gbps, lo * bus, hi * bus),
     ];
     checks.into_iter().find_map(|(name, printed, lo, hi)| {
         let x = printed?;
@@ -64,23 +65,23 @@ mod tests {
     fn bandwidths_within_the_rounding_agree() {
         // 128 MiB AllReduce on 8 ranks: 134217728 B / 1545.6 us = 86.84 GB/s, x 1.75 = 151.97.
         assert_eq!(
-            mismatch(134217728, 1.75, &half(1545.6, 0.1, 86.84, 151.97)),
+            mismatch(134217728, (1.0, 1.75), &half(1545.6, 0.1, 86.84, 151.97)),
             None
         );
         // A time printed as 10234 (no decimals) allows 13.11..13.12 GB/s for 134217728 B.
         assert_eq!(
-            mismatch(134217728, 1.0, &half(10234.0, 1.0, 13.12, 13.12)),
+            mismatch(134217728, (1.0, 1.0), &half(10234.0, 1.0, 13.12, 13.12)),
             None
         );
         // Tiny messages print 0.00.
-        assert_eq!(mismatch(8, 1.75, &half(39.51, 0.01, 0.0, 0.0)), None);
+        assert_eq!(mismatch(8, (1.0, 1.75), &half(39.51, 0.01, 0.0, 0.0)), None);
     }
 
     #[test]
     fn a_wrong_factor_is_reported() {
         // busbw printed with the AllGather factor (7/8) where AllReduce's (7/4) applies.
-        let m = mismatch(134217728, 1.75, &half(1545.6, 0.1, 86.84, 75.98)).unwrap();
+        let m = mismatch(134217728, (1.0, 1.75), &half(1545.6, 0.1, 86.84, 75.98)).unwrap();
         assert!(m.starts_with("busbw printed 75.98 GB/s"), "{m}");
-        assert!(mismatch(134217728, 1.75, &half(1545.6, 0.1, 80.0, 151.97)).is_some());
+        assert!(mismatch(134217728, (1.0, 1.75), &half(1545.6, 0.1, 80.0, 151.97)).is_some());
     }
 }

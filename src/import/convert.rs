@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::bwcheck::mismatch;
 use super::log::{Half, LogRun, Row, Tool};
-use crate::collective::{busbw_gbps, Algo, DType, Op, Proto, ReduceOp};
+use crate::collective::{algbw_gbps, busbw_gbps, Algo, DType, Op, Proto, ReduceOp};
 use crate::meta::{HostInfo, ImportInfo, Meta};
 use crate::model::call::BackendKind;
 use crate::model::record::{PointKey, PointRecord};
@@ -257,8 +257,9 @@ fn note_checks(row: &Row, half: &Half, keys: &RunKeys, out: &mut Converted, info
     if let Some(e) = half.error {
         info.max_error = Some(info.max_error.map_or(e, |m: f64| m.max(e)));
     }
-    let factor = keys.op.busbw_factor(keys.world);
-    if let Some(m) = mismatch(row.bytes, factor, half) {
+    let (op, world) = (keys.op, keys.world);
+    let factors = (op.algbw_factor(world), op.busbw_factor(world));
+    if let Some(m) = mismatch(row.bytes, factors, half) {
         info.bandwidth_mismatches += 1;
         let text = format!("line {}: {m}", row.line);
         if info.bandwidth_mismatches <= MAX_NOTED {
@@ -300,7 +301,7 @@ fn point(
     }
     // Our count is the elements in S (old nccl-tests printed AllGather's per rank).
     let count = bytes / dtype.size();
-    let algbw = bytes as f64 / (half.time_us * 1e3);
+    let algbw = algbw_gbps(keys.op, bytes, keys.world, half.time_us);
     let busbw = busbw_gbps(keys.op, keys.world, algbw);
     let undefined = f64::NAN;
     Ok(PointRecord {

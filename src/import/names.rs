@@ -4,13 +4,26 @@
 use super::log::Tool;
 use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 
-/// nccl-tests binaries collbench does not measure yet (the others are [`Op::nccl_test`]).
-const NCCL_TESTS_NOT_YET: &[&str] = &["alltoallv_perf", "hypercube_perf"];
+/// Every binary nccl-tests 2.19 builds (`BIN_FILES_LIST` in its src/Makefile).
+const NCCL_TESTS: &[&str] = &[
+    "all_reduce_perf",
+    "all_gather_perf",
+    "broadcast_perf",
+    "reduce_scatter_perf",
+    "reduce_perf",
+    "alltoall_perf",
+    "alltoallv_perf",
+    "scatter_perf",
+    "gather_perf",
+    "sendrecv_perf",
+    "hypercube_perf",
+];
 
-/// Every nccl-tests binary and the op it measures; `None`: a test collbench does not measure.
+/// Every nccl-tests binary and the op whose row names it ([`Op::nccl_test`]); `None`: a test
+/// collbench does not measure.
 fn nccl_tests() -> impl Iterator<Item = (&'static str, Option<Op>)> {
-    let measured = Op::ALL.iter().map(|&op| (op.nccl_test(), Some(op)));
-    measured.chain(NCCL_TESTS_NOT_YET.iter().map(|&name| (name, None)))
+    let op_of = |name: &str| Op::ALL.iter().copied().find(|op| op.nccl_test() == name);
+    NCCL_TESTS.iter().map(move |&name| (name, op_of(name)))
 }
 
 /// The op a nccl-tests binary measures (`all_reduce_perf`, also with a path or `.log`).
@@ -181,8 +194,16 @@ mod tests {
             assert_eq!(nccl_test_op(op.nccl_test()), Ok(op));
             assert_eq!(nccl_test_op(&format!("{}_mpi", op.nccl_test())), Ok(op));
         }
-        for name in NCCL_TESTS_NOT_YET {
-            assert!(nccl_test_op(name).unwrap_err().contains("does not measure"));
+        // Every binary nccl-tests builds is known: an op's, or refused as not measured.
+        for name in NCCL_TESTS {
+            match Op::ALL.iter().find(|op| op.nccl_test() == *name) {
+                Some(&op) => assert_eq!(nccl_test_op(name), Ok(op)),
+                None => assert!(nccl_test_op(name).unwrap_err().contains("does not measure")),
+            }
         }
+        // And every op's binary is one nccl-tests builds.
+        assert!(Op::ALL
+            .iter()
+            .all(|op| NCCL_TESTS.contains(&op.nccl_test())));
     }
 }

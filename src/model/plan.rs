@@ -4,7 +4,7 @@
 use crate::model::record::{root_label, PointKey};
 use serde::{Deserialize, Serialize};
 
-use crate::collective::{Algo, DType, Op, ReduceOp};
+use crate::collective::{Algo, DType, Op, ReduceOp, Scratch};
 use crate::model::call::Call;
 use crate::model::topology::WorldShape;
 use crate::named::named_enum;
@@ -158,27 +158,18 @@ impl Point {
     }
 
     /// Bytes one rank allocates for this point: input and output (or the one in-place buffer),
-    /// plus the algorithm's scratch (ring ReduceScatter: two 256 KiB slices at most; recursive
-    /// doubling: one partner buffer; Bruck AllToAll: one step's outgoing and incoming blocks,
-    /// ⌊p/2⌋ blocks of S/p each; binomial Gather and Scatter: a subtree of ⌊p/2⌋ blocks).
+    /// plus the algorithm's scratch (the op's row says which, [`Scratch`]).
     pub fn bytes_per_rank(&self) -> usize {
         let s = &self.call.shape;
-        let scratch = match (self.call.op, self.call.algo) {
-            (Op::ReduceScatter, Algo::Ring) => 2 * s.out_bytes.min(256 << 10),
-            (_, Algo::RecursiveDoubling) => s.out_bytes,
-            (Op::AllToAll, Algo::Bruck) => 2 * (self.world / 2) * (s.bytes / self.world.max(1)),
-            // A binomial inner rank stages its subtree: ⌊p/2⌋ blocks at most (the root works
-            // in its own buffer, from any root).
-            (Op::Gather | Op::Scatter, Algo::Binomial) => {
-                (self.world / 2) * (s.bytes / self.world.max(1))
-            }
-            // In place, the input is first copied to scratch (`Buffers::separate`).
-            (Op::AllToAll, Algo::Pairwise | Algo::Linear) | (Op::SendRecv, Algo::Direct)
-                if self.in_place =>
-            {
-                s.bytes
-            }
-            _ => 0,
+        let block = s.bytes / self.world.max(1);
+        let scratch = match self.call.op.scratch(self.call.algo) {
+            Scratch::None => 0,
+            Scratch::RingSlices => 2 * s.out_bytes.min(256 << 10),
+            Scratch::Partner => s.out_bytes,
+            Scratch::BruckBlocks => 2 * (self.world / 2) * block,
+            Scratch::Subtree => (self.world / 2) * block,
+            Scratch::InPlaceCopy if self.in_place => s.bytes,
+            Scratch::InPlaceCopy => 0,
         };
         if self.in_place {
             s.in_bytes.max(s.out_bytes) + scratch

@@ -128,7 +128,8 @@ impl PointRecord {
     /// algbw of the loop time, as nccl-tests computes `algbw` from its time.
     pub fn loop_algbw_gbps(&self) -> Option<f64> {
         let t = self.loop_time_us.filter(|t| *t > 0.0)?;
-        Some(self.key.bytes as f64 / (t * 1e3))
+        let k = &self.key;
+        Some(algbw_gbps(k.op, k.bytes, k.world, t))
     }
 
     /// busbw of the loop time, as nccl-tests computes `busbw`: the figure to hold against its.
@@ -212,7 +213,7 @@ impl PointRecord {
             *t = time_us;
         }
         let k = &self.key;
-        self.algbw_gbps = algbw_gbps(k.bytes, time_us);
+        self.algbw_gbps = algbw_gbps(k.op, k.bytes, k.world, time_us);
         self.busbw_gbps = busbw_gbps(k.op, k.world, self.algbw_gbps);
         self.busbw_gbps_mean = self.busbw_gbps;
         self

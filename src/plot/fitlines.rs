@@ -4,7 +4,7 @@
 
 use super::figure::{fit_legend, Figure, Series, Style};
 use super::measured::{LineKey, OpLines};
-use crate::collective::{busbw_gbps, Op};
+use crate::collective::{algbw_gbps, busbw_gbps, Op};
 use crate::fit::predict::{predict, Query};
 use crate::fit::schema::{FitFile, Line};
 
@@ -85,7 +85,7 @@ pub fn world_model(
             algo_given: true,
         };
         let p = predict(fit, &q).ok()?;
-        let algbw = bytes as f64 / (p.time_us * 1e3);
+        let algbw = algbw_gbps(op, bytes, world, p.time_us);
         out.push((world as f64, p.time_us, busbw_gbps(op, world, algbw)));
     }
     Some(out)

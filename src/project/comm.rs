@@ -290,17 +290,9 @@ fn model_us(model: &WorldModel, form: Form, op: Op, group: Group, bytes: f64) ->
         .sum())
 }
 
-/// The algorithms whose models stand for `op`, in order of preference. `auto` (the library's
-/// own choice, e.g. nccl-tests logs imported without NCCL_ALGO) comes last: a fit that forced
-/// an algorithm says more about it.
+/// The algorithms whose models stand for `op`, in order of preference (the op's row).
 fn algos_of(op: Op) -> &'static [Algo] {
-    match op {
-        Op::AllReduce => &[Algo::Ring, Algo::Tree, Algo::RecursiveDoubling, Algo::Auto],
-        Op::AllGather | Op::ReduceScatter | Op::Broadcast | Op::Reduce => &[Algo::Ring, Algo::Auto],
-        Op::AllToAll => &[Algo::Pairwise, Algo::Linear, Algo::Auto],
-        Op::SendRecv => &[Algo::Direct, Algo::Auto],
-        Op::Gather | Op::Scatter => &[Algo::Binomial, Algo::Linear, Algo::Auto],
-    }
+    op.projection_algos()
 }
 
 /// bf16 first, then f16, then any other dtype.

@@ -66,7 +66,7 @@ pub fn summarize(
     let ranks = rank_summaries(rank_times, wrong)?;
     let mut skews: Vec<f64> = samples.iter().map(|s| s.time_us - s.fastest_us).collect();
     skews.sort_by(f64::total_cmp);
-    let algbw = algbw_gbps(key.bytes, t.median);
+    let algbw = algbw_gbps(key.op, key.bytes, key.world, t.median);
     let record = PointRecord {
         iters,
         warmup,
@@ -81,7 +81,11 @@ pub fn summarize(
         time_us_mad: t.mad,
         algbw_gbps: algbw,
         busbw_gbps: busbw_gbps(key.op, key.world, algbw),
-        busbw_gbps_mean: busbw_gbps(key.op, key.world, algbw_gbps(key.bytes, t.mean)),
+        busbw_gbps_mean: busbw_gbps(
+            key.op,
+            key.world,
+            algbw_gbps(key.op, key.bytes, key.world, t.mean),
+        ),
         wrong: wrong.iter().fold(0u64, |a, &w| a.saturating_add(w)),
         slowest_rank: most_often_slowest(&samples, rank_times.len()),
         skew_us_median: stats::median(&skews),

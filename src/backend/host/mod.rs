@@ -57,35 +57,60 @@ fn dispatch<T: Transport>(
     scratch: &mut Vec<u8>,
     e: Elements,
 ) -> Result<()> {
-    let shape = &call.shape;
-    match (call.op, call.algo) {
-        (Op::AllReduce, Algo::Ring) => algo::ring::allreduce(t, g, bufs, shape.count, e),
-        (Op::AllReduce, Algo::Tree) => algo::tree::allreduce(t, g, bufs, e),
-        (Op::AllReduce, Algo::RecursiveDoubling) => {
-            algo::doubling::allreduce(t, g, bufs, e, scratch)
-        }
-        (Op::AllGather, Algo::Ring) => algo::ring::allgather(t, g, bufs, shape.count_per_rank, e),
-        (Op::ReduceScatter, Algo::Ring) => {
-            algo::ring::reducescatter(t, g, bufs, shape.count_per_rank, e, scratch)
-        }
-        (Op::Broadcast, Algo::Tree) => algo::tree::broadcast(t, g, call.root, bufs),
-        (Op::Reduce, Algo::Tree) => algo::tree::reduce(t, g, call.root, bufs, e),
-        (Op::Gather, Algo::Linear | Algo::Binomial) => {
-            algo::rooted::gather(t, g, bufs, rooted(call), scratch)
-        }
-        (Op::Scatter, Algo::Linear | Algo::Binomial) => {
-            algo::rooted::scatter(t, g, bufs, rooted(call), scratch)
-        }
-        (Op::SendRecv, Algo::Direct) => algo::pairwise::sendrecv(t, g, bufs, scratch),
-        (Op::AllToAll, Algo::Pairwise | Algo::Linear) => {
-            let linear = call.algo == Algo::Linear;
-            algo::pairwise::alltoall(t, g, bufs, (shape.count_per_rank, e), scratch, linear)
-        }
-        (Op::AllToAll, Algo::Bruck) => {
-            algo::bruck::alltoall(t, g, bufs, shape.count_per_rank, e, scratch)
-        }
-        (op, algo) => Err(Error::usage(format!(
-            "the host backend has no {algo} algorithm for {op}"
-        ))),
+    let (shape, algo) = (&call.shape, call.algo);
+    let (cpr, root) = (shape.count_per_rank, call.root);
+    let none = || {
+        Err(Error::usage(format!(
+            "the host backend has no {algo} algorithm for {}",
+            call.op
+        )))
+    };
+    match call.op {
+        Op::AllReduce => match algo {
+            Algo::Ring => algo::ring::allreduce(t, g, bufs, shape.count, e),
+            Algo::Tree => algo::tree::allreduce(t, g, bufs, e),
+            Algo::RecursiveDoubling => algo::doubling::allreduce(t, g, bufs, e, scratch),
+            _ => none(),
+        },
+        Op::AllGather => match algo {
+            Algo::Ring => algo::ring::allgather(t, g, bufs, cpr, e),
+            _ => none(),
+        },
+        Op::ReduceScatter => match algo {
+            Algo::Ring => algo::ring::reducescatter(t, g, bufs, cpr, e, scratch),
+            _ => none(),
+        },
+        Op::Broadcast => match algo {
+            Algo::Tree => algo::tree::broadcast(t, g, root, bufs),
+            _ => none(),
+        },
+        Op::Reduce => match algo {
+            Algo::Tree => algo::tree::reduce(t, g, root, bufs, e),
+            _ => none(),
+        },
+        Op::Gather => match algo {
+            Algo::Linear | Algo::Binomial => {
+                algo::rooted::gather(t, g, bufs, rooted(call), scratch)
+            }
+            _ => none(),
+        },
+        Op::Scatter => match algo {
+            Algo::Linear | Algo::Binomial => {
+                algo::rooted::scatter(t, g, bufs, rooted(call), scratch)
+            }
+            _ => none(),
+        },
+        Op::SendRecv => match algo {
+            Algo::Direct => algo::pairwise::sendrecv(t, g, bufs, scratch),
+            _ => none(),
+        },
+        Op::AllToAll => match algo {
+            Algo::Pairwise | Algo::Linear => {
+                let linear = algo == Algo::Linear;
+                algo::pairwise::alltoall(t, g, bufs, (cpr, e), scratch, linear)
+            }
+            Algo::Bruck => algo::bruck::alltoall(t, g, bufs, cpr, e, scratch),
+            _ => none(),
+        },
     }
 }

@@ -12,50 +12,11 @@
 use crate::collective::{Algo, Op};
 use crate::error::{Error, Result};
 
-/// The `coll_tuned` collective name and algorithm number of `algo` for `op`, if Open MPI has one.
-pub(super) fn tuned(op: Op, algo: Algo) -> Option<(&'static str, u32)> {
-    let name = match op {
-        Op::AllReduce => "allreduce",
-        Op::AllGather => "allgather",
-        Op::ReduceScatter => "reduce_scatter_block",
-        Op::Broadcast => "bcast",
-        Op::Reduce => "reduce",
-        Op::AllToAll => "alltoall",
-        Op::Gather => "gather",
-        Op::Scatter => "scatter",
-        // A point-to-point exchange: no collective algorithm to choose.
-        Op::SendRecv => return None,
-    };
-    let number = match (op, algo) {
-        (Op::AllReduce, Algo::RecursiveDoubling) => 3,
-        (Op::AllReduce, Algo::Ring) => 4,
-        (Op::AllReduce, Algo::Rabenseifner) => 6,
-        (Op::AllGather, Algo::Bruck) => 2,
-        (Op::AllGather, Algo::RecursiveDoubling) => 3,
-        (Op::AllGather, Algo::Ring) => 4,
-        (Op::AllGather, Algo::NeighborExchange) => 5,
-        (Op::ReduceScatter, Algo::RecursiveDoubling) => 2,
-        (Op::ReduceScatter, Algo::RecursiveHalving) => 3,
-        // Binary trees from the root.
-        (Op::Broadcast, Algo::Tree) => 5,
-        (Op::Reduce, Algo::Tree) => 4,
-        (Op::Reduce, Algo::Rabenseifner) => 7,
-        (Op::AllToAll, Algo::Linear) => 1,
-        (Op::AllToAll, Algo::Pairwise) => 2,
-        (Op::AllToAll, Algo::Bruck) => 3,
-        // basic_linear and binomial, rooted anywhere.
-        (Op::Gather | Op::Scatter, Algo::Linear) => 1,
-        (Op::Gather | Op::Scatter, Algo::Binomial) => 2,
-        _ => return None,
-    };
-    Some((name, number))
-}
-
 /// The environment that forces `algo` for every op of `ops` that has it (empty for `auto`).
 pub(super) fn tuned_env(ops: &[Op], algo: Algo) -> Vec<(String, String)> {
     let forced: Vec<(String, String)> = ops
         .iter()
-        .filter_map(|&op| tuned(op, algo))
+        .filter_map(|&op| op.mpi_tuned(algo))
         .map(|(name, n)| {
             (
                 format!("OMPI_MCA_coll_tuned_{name}_algorithm"),
@@ -120,14 +81,14 @@ mod tests {
     fn every_offered_algorithm_but_auto_has_a_number() {
         for &op in Op::ALL {
             for &a in op.mpi_algos() {
-                assert_eq!(tuned(op, a).is_some(), a != Algo::Auto, "{op} {a}");
+                assert_eq!(op.mpi_tuned(a).is_some(), a != Algo::Auto, "{op} {a}");
             }
         }
     }
 
     #[test]
     fn every_new_variant_has_its_ompi_info_number() {
-        let n = |op, a| tuned(op, a).map(|(_, n)| n);
+        let n = |op: Op, a| op.mpi_tuned(a).map(|(_, n)| n);
         assert_eq!(n(Op::AllReduce, Algo::Rabenseifner), Some(6));
         assert_eq!(n(Op::AllGather, Algo::Bruck), Some(2));
         assert_eq!(n(Op::AllGather, Algo::NeighborExchange), Some(5));

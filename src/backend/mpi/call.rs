@@ -17,7 +17,7 @@ use mpi::traits::*;
 use super::raw::Handles;
 use crate::backend::buffers::CallBuffers;
 use crate::check::{count_wrong, fill_input};
-use crate::collective::Op;
+use crate::collective::{Op, Semantics};
 use crate::error::{Error, Result};
 use crate::model::plan::Point;
 
@@ -47,7 +47,7 @@ impl MpiBuffers {
     /// as NCCL lays it out; see `RawCall::in_place`.)
     pub(super) fn check(&mut self, p: &Point, size: usize, rank: usize) -> u64 {
         let c = &p.call;
-        let out: &[u8] = if c.op == Op::ReduceScatter && p.in_place {
+        let out: &[u8] = if c.op.semantics() == Semantics::ReduceScatter && p.in_place {
             &self.views(p).1[..c.shape.out_bytes]
         } else {
             self.0.result_region(c.op, &c.shape, p.in_place, rank)
@@ -95,7 +95,7 @@ impl MpiBuffers {
             // SAFETY: `output` holds the whole in-place buffer of the point's shape.
             Some(marker) => unsafe { args.in_place(marker, output) },
             None => {
-                if args.op == Op::Broadcast && args.is_root {
+                if args.op.semantics() == Semantics::Broadcast && args.is_root {
                     // Out of place: the root's input becomes its output, then the root sends it.
                     output.copy_from_slice(input);
                 }
@@ -166,7 +166,7 @@ impl RawCall {
     /// library's `MPI_IN_PLACE`.
     unsafe fn in_place(&self, marker: *const c_void, buffer: &mut [u8]) -> c_int {
         let recv = buffer.as_mut_ptr().cast::<c_void>();
-        if self.op == Op::SendRecv {
+        if self.op.semantics() == Semantics::SendRecv {
             // MPI has no MPI_IN_PLACE for it; its in-place form is MPI_Sendrecv_replace.
             let ((to, from), status) = (self.ring, ffi::RSMPI_STATUS_IGNORE);
             let (n, dt, comm) = (self.count, self.datatype, self.comm);
@@ -175,19 +175,19 @@ impl RawCall {
         // Inside the buffer for Gather and Scatter, the only ops that use it (wrapping: for the
         // others the offset may point past the buffer, and is never read).
         let own = recv.wrapping_add(self.own_offset);
-        let send = match self.op {
-            Op::Reduce if !self.is_root => recv.cast_const(),
-            Op::Gather if !self.is_root => own.cast_const(),
-            Op::Scatter if self.is_root => return self.run(recv, marker.cast_mut()),
-            Op::Scatter => return self.run(recv, own),
-            Op::Reduce
-            | Op::Gather
-            | Op::AllReduce
-            | Op::AllGather
-            | Op::ReduceScatter
-            | Op::Broadcast
-            | Op::AllToAll
-            | Op::SendRecv => marker,
+        let send = match self.op.semantics() {
+            Semantics::Reduce if !self.is_root => recv.cast_const(),
+            Semantics::Gather if !self.is_root => own.cast_const(),
+            Semantics::Scatter if self.is_root => return self.run(recv, marker.cast_mut()),
+            Semantics::Scatter => return self.run(recv, own),
+            Semantics::Reduce
+            | Semantics::Gather
+            | Semantics::AllReduce
+            | Semantics::AllGather
+            | Semantics::ReduceScatter
+            | Semantics::Broadcast
+            | Semantics::AllToAll
+            | Semantics::SendRecv => marker,
         };
         self.run(send, recv)
     }
@@ -196,18 +196,18 @@ impl RawCall {
     /// As for [`RawCall::out_of_place`] and [`RawCall::in_place`].
     unsafe fn run(&self, send: *const c_void, recv: *mut c_void) -> c_int {
         let (n, dt, op, comm) = (self.count, self.datatype, self.reduction, self.comm);
-        match self.op {
-            Op::AllReduce => ffi::MPI_Allreduce(send, recv, n, dt, op, comm),
-            Op::AllGather => ffi::MPI_Allgather(send, n, dt, recv, n, dt, comm),
-            Op::ReduceScatter => ffi::MPI_Reduce_scatter_block(send, recv, n, dt, op, comm),
-            Op::Broadcast => ffi::MPI_Bcast(recv, n, dt, self.root, comm),
-            Op::Reduce => ffi::MPI_Reduce(send, recv, n, dt, op, self.root, comm),
+        match self.op.semantics() {
+            Semantics::AllReduce => ffi::MPI_Allreduce(send, recv, n, dt, op, comm),
+            Semantics::AllGather => ffi::MPI_Allgather(send, n, dt, recv, n, dt, comm),
+            Semantics::ReduceScatter => ffi::MPI_Reduce_scatter_block(send, recv, n, dt, op, comm),
+            Semantics::Broadcast => ffi::MPI_Bcast(recv, n, dt, self.root, comm),
+            Semantics::Reduce => ffi::MPI_Reduce(send, recv, n, dt, op, self.root, comm),
             // `n` elements from (to) every rank.
-            Op::Gather => ffi::MPI_Gather(send, n, dt, recv, n, dt, self.root, comm),
-            Op::Scatter => ffi::MPI_Scatter(send, n, dt, recv, n, dt, self.root, comm),
+            Semantics::Gather => ffi::MPI_Gather(send, n, dt, recv, n, dt, self.root, comm),
+            Semantics::Scatter => ffi::MPI_Scatter(send, n, dt, recv, n, dt, self.root, comm),
             // `n` elements to and from every rank.
-            Op::AllToAll => ffi::MPI_Alltoall(send, n, dt, recv, n, dt, comm),
-            Op::SendRecv => {
+            Semantics::AllToAll => ffi::MPI_Alltoall(send, n, dt, recv, n, dt, comm),
+            Semantics::SendRecv => {
                 let ((to, from), status) = (self.ring, ffi::RSMPI_STATUS_IGNORE);
                 ffi::MPI_Sendrecv(send, n, dt, to, 0, recv, n, dt, from, 0, comm, status)
             }

@@ -11,7 +11,7 @@ use super::lifecycle::RawComm;
 use super::loader::Nccl;
 use super::p2p::{Dir, Transfer};
 use super::{map, sys};
-use crate::collective::Op;
+use crate::collective::{Op, Semantics};
 
 impl Nccl {
     /// Enqueues the collective `e` on `stream` for `comm`. Asynchronous: errors found on the
@@ -34,31 +34,31 @@ impl Nccl {
         let send = e.send as usize as *const c_void;
         let recv = e.recv as usize as *mut c_void;
         let (dt, op, c) = (map::dtype(e.dtype), map::redop(e.redop), comm.as_ptr());
-        let (name, raw) = match e.op {
-            Op::AllReduce => (
+        let (name, raw) = match e.op.semantics() {
+            Semantics::AllReduce => (
                 "ncclAllReduce",
                 (self.all_reduce)(send, recv, e.count, dt, op, c, stream),
             ),
-            Op::AllGather => (
+            Semantics::AllGather => (
                 "ncclAllGather",
                 (self.all_gather)(send, recv, e.count, dt, c, stream),
             ),
-            Op::ReduceScatter => (
+            Semantics::ReduceScatter => (
                 "ncclReduceScatter",
                 (self.reduce_scatter)(send, recv, e.count, dt, op, c, stream),
             ),
-            Op::Broadcast => (
+            Semantics::Broadcast => (
                 "ncclBroadcast",
                 (self.broadcast)(send, recv, e.count, dt, e.root, c, stream),
             ),
-            Op::Reduce => (
+            Semantics::Reduce => (
                 "ncclReduce",
                 (self.reduce)(send, recv, e.count, dt, op, e.root, c, stream),
             ),
-            Op::AllToAll | Op::Gather | Op::Scatter if self.native(e.op) => {
+            Semantics::AllToAll | Semantics::Gather | Semantics::Scatter if self.native(e.op) => {
                 return self.enqueue_native(send, recv, e, c, stream)
             }
-            Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => {
+            Semantics::AllToAll | Semantics::SendRecv | Semantics::Gather | Semantics::Scatter => {
                 return Err(NcclError::Argument(format!(
                     "{} is a group of point-to-point calls with this library, not one call",
                     e.op
@@ -72,12 +72,16 @@ impl Nccl {
     /// AllToAll, Gather and Scatter from NCCL 2.28 (as nccl-tests 2.19 calls them there),
     /// SendRecv never.
     pub fn native(&self, op: Op) -> bool {
-        match op {
-            Op::AllToAll => self.all_to_all.is_some(),
-            Op::Gather => self.gather.is_some(),
-            Op::Scatter => self.scatter.is_some(),
-            Op::SendRecv => false,
-            Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::Broadcast | Op::Reduce => true,
+        match op.semantics() {
+            Semantics::AllToAll => self.all_to_all.is_some(),
+            Semantics::Gather => self.gather.is_some(),
+            Semantics::Scatter => self.scatter.is_some(),
+            Semantics::SendRecv => false,
+            Semantics::AllReduce
+            | Semantics::AllGather
+            | Semantics::ReduceScatter
+            | Semantics::Broadcast
+            | Semantics::Reduce => true,
         }
     }
 
@@ -103,19 +107,20 @@ impl Nccl {
         stream: sys::cudaStream_t,
     ) -> Result<(), NcclError> {
         let dt = map::dtype(e.dtype);
-        let (name, raw) = match (e.op, self.all_to_all, self.gather, self.scatter) {
-            (Op::AllToAll, Some(f), _, _) => {
+        let (name, raw) = match (e.op.semantics(), self.all_to_all, self.gather, self.scatter) {
+            (Semantics::AllToAll, Some(f), _, _) => {
                 ("ncclAlltoAll", f(send, recv, e.count, dt, c, stream))
             }
-            (Op::Gather, _, Some(f), _) => {
+            (Semantics::Gather, _, Some(f), _) => {
                 ("ncclGather", f(send, recv, e.count, dt, e.root, c, stream))
             }
-            (Op::Scatter, _, _, Some(f)) => {
+            (Semantics::Scatter, _, _, Some(f)) => {
                 ("ncclScatter", f(send, recv, e.count, dt, e.root, c, stream))
             }
-            (op, ..) => {
+            _ => {
                 return Err(NcclError::Argument(format!(
-                    "this library has no function of its own for {op}"
+                    "this library has no function of its own for {}",
+                    e.op
                 )))
             }
         };

@@ -11,7 +11,7 @@
 //! block; a scatter the other way round).
 
 use super::enqueue::Enqueue;
-use crate::collective::Op;
+use crate::collective::Semantics;
 
 /// Which way one call moves data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,7 +65,7 @@ impl Transfer {
 ///
 /// In place nccl-tests passes one buffer as both and offsets 0, so the same list applies with
 /// `e.send == e.recv`; the NCCL backend plans no such point
-/// ([`Op::nccl_no_in_place`]), since the result is then undefined.
+/// ([`crate::collective::Op::nccl_no_in_place`]), since the result is then undefined.
 pub fn transfers(e: &Enqueue) -> Option<Vec<Transfer>> {
     let n = e.nranks.max(1);
     let (me, count) = (e.rank % n, e.count);
@@ -76,18 +76,18 @@ pub fn transfers(e: &Enqueue) -> Option<Vec<Transfer>> {
         offset,
         count,
     };
-    match e.op {
-        Op::AllToAll => Some(
+    match e.op.semantics() {
+        Semantics::AllToAll => Some(
             (0..n)
                 .flat_map(|r| [call(Dir::Send, r, r * block), call(Dir::Recv, r, r * block)])
                 .collect(),
         ),
-        Op::SendRecv => Some(vec![
+        Semantics::SendRecv => Some(vec![
             call(Dir::Send, (me + 1) % n, 0),
             call(Dir::Recv, (me + n - 1) % n, 0),
         ]),
         // Every rank sends its block to the root; the root receives rank r's into block r.
-        Op::Gather => {
+        Semantics::Gather => {
             let root = usize::try_from(e.root).unwrap_or(0) % n;
             let mut v = vec![call(Dir::Send, root, 0)];
             if me == root {
@@ -96,7 +96,7 @@ pub fn transfers(e: &Enqueue) -> Option<Vec<Transfer>> {
             Some(v)
         }
         // The root sends block r to rank r; every rank receives its block from the root.
-        Op::Scatter => {
+        Semantics::Scatter => {
             let root = usize::try_from(e.root).unwrap_or(0) % n;
             let mut v = Vec::new();
             if me == root {
@@ -105,7 +105,11 @@ pub fn transfers(e: &Enqueue) -> Option<Vec<Transfer>> {
             v.push(call(Dir::Recv, root, 0));
             Some(v)
         }
-        Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::Broadcast | Op::Reduce => None,
+        Semantics::AllReduce
+        | Semantics::AllGather
+        | Semantics::ReduceScatter
+        | Semantics::Broadcast
+        | Semantics::Reduce => None,
     }
 }
 

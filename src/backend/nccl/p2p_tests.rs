@@ -6,7 +6,7 @@
 use super::*;
 use crate::backend::nccl::placement::{placement, Buf, Region};
 use crate::check::{count_wrong, fill_input_from};
-use crate::collective::{Algo, DType, ReduceOp, Shape};
+use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
 use crate::model::call::Call;
 use crate::model::plan::Point;
 

@@ -2,7 +2,7 @@
 //! buffer semantics in and out of place, and the buffer sizes a whole sweep needs.
 
 use crate::check::{count_wrong_in, fill_input_from, Piece};
-use crate::collective::Op;
+use crate::collective::Layout;
 use crate::error::Result;
 use crate::model::call::Call;
 use crate::model::plan::Point;
@@ -42,20 +42,20 @@ pub struct Placement {
 pub fn placement(p: &Point, me: usize) -> Placement {
     let s = &p.call.shape;
     let region = |buf, offset, len| Region { buf, offset, len };
-    let (send, recv) = match (p.in_place, p.call.op) {
+    let (send, recv) = match (p.in_place, p.call.op.layout()) {
         (false, _) => (
             region(Buf::Input, 0, s.in_bytes),
             region(Buf::Output, 0, s.out_bytes),
         ),
-        (true, Op::AllGather | Op::Gather) => (
+        (true, Layout::Collect) => (
             region(Buf::Output, me * s.in_bytes, s.in_bytes),
             region(Buf::Output, 0, s.out_bytes),
         ),
-        (true, Op::ReduceScatter | Op::Scatter) => (
+        (true, Layout::Distribute) => (
             region(Buf::Output, 0, s.in_bytes),
             region(Buf::Output, me * s.out_bytes, s.out_bytes),
         ),
-        (true, _) => (
+        (true, Layout::Whole | Layout::Exchange) => (
             region(Buf::Output, 0, s.in_bytes),
             region(Buf::Output, 0, s.out_bytes),
         ),
@@ -147,7 +147,7 @@ mod pieces_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collective::{Algo, DType, ReduceOp, Shape};
+    use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
 
     fn point(op: Op, in_place: bool) -> Point {
         let shape = Shape::new(op, DType::F32, 1024, 4);

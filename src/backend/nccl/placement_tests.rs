@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::check::fill_input;
-use crate::collective::{Algo, DType, ReduceOp, Shape};
+use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
 
 /// Two host buffers standing for a rank's device input and output.
 struct HostMem {

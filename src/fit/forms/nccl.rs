@@ -19,11 +19,11 @@
 //! `alpha_intra` of `collnet`.
 
 use super::Form;
-use crate::collective::Op;
+use crate::collective::{Op, Semantics};
 
 /// The formula in words of an NCCL-shaped form.
 pub fn formula(form: Form, op: Op) -> String {
-    let steps = if op == Op::AllReduce { "2" } else { "" };
+    let steps = if op.ring_phases() == 2 { "2" } else { "" };
     match form {
         Form::NcclRing => {
             format!("{steps}(p-n)·alpha_intra + {steps}(n-1)·alpha_inter + B(p)·S·beta")
@@ -47,18 +47,13 @@ pub fn coefficients(form: Form, op: Op, p: usize, nodes: usize, kb: f64) -> Opti
     let n = nodes as f64;
     let r = (p / nodes) as f64;
     let bus = op.busbw_factor(p) * kb;
-    let all_reduce = op == Op::AllReduce;
+    let all_reduce = op.semantics() == Semantics::AllReduce;
     // The ops whose ring this form models: 2(p-1) steps for AllReduce, p-1 for AllGather and
     // ReduceScatter (the form gives no coefficients for the other ops).
-    let ring_phases = match op {
-        Op::AllReduce | Op::AllGather | Op::ReduceScatter => true,
-        Op::Broadcast | Op::Reduce | Op::AllToAll | Op::SendRecv | Op::Gather | Op::Scatter => {
-            false
-        }
-    };
+    let ring_phases = op.ring_phases() > 0;
     match form {
         Form::NcclRing if ring_phases => {
-            let times = if all_reduce { 2.0 } else { 1.0 };
+            let times = f64::from(op.ring_phases());
             let inter = times * (n - 1.0);
             let steps = times * (p as f64 - 1.0);
             Some(vec![steps - inter, inter, bus])

@@ -5,7 +5,7 @@
 use super::super::forms::Form;
 use super::super::schema::{FitFile, WorldModel};
 use super::{anchor, beyond, Prediction, Query};
-use crate::collective::busbw_gbps;
+use crate::collective::{algbw_gbps, busbw_gbps};
 use crate::error::{Error, Result};
 
 /// The model's mean time (µs) and the half-width of its confidence interval at a point.
@@ -102,11 +102,7 @@ pub(super) fn evaluate(fit: &FitFile, m: &WorldModel, q: &Query) -> Result<Predi
     };
     let far = beyond::beyond(m, q.world, held_out);
     let spread = half * ratio + far.widen_rel * time_us.abs();
-    let algbw = if time_us > 0.0 {
-        q.bytes as f64 / time_us / 1e3
-    } else {
-        0.0
-    };
+    let algbw = algbw_gbps(q.op, q.bytes, q.world, time_us);
     Ok(Prediction {
         op: q.op,
         algo: q.algo,

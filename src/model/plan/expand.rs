@@ -114,6 +114,13 @@ impl SweepOptions {
         };
         for (shape, pair) in self.groups() {
             for &op in &self.ops {
+                if !op.runs_at(shape.world()) {
+                    plan.notes.push(format!(
+                        "{op} at world {}: runs at powers of two only (as nccl-tests); skipped",
+                        shape.world()
+                    ));
+                    continue;
+                }
                 for &algo in self
                     .algos
                     .iter()
@@ -195,11 +202,10 @@ impl SweepOptions {
         for &requested in &self.sizes {
             let shape = Shape::new(op, dtype, requested, world);
             if shape.bytes == 0 {
-                let per = match op {
-                    Op::AllGather | Op::ReduceScatter | Op::AllToAll | Op::Gather | Op::Scatter => {
-                        " per rank"
-                    }
-                    Op::AllReduce | Op::Broadcast | Op::Reduce | Op::SendRecv => "",
+                let per = if op.splits_per_rank() {
+                    " per rank"
+                } else {
+                    ""
                 };
                 plan.notes.push(format!(
                     "{op} {dtype} at world {world}: {} holds less than one element{per}; skipped",

@@ -1,0 +1,244 @@
+//! The per-op table: one row holds every fact of a collective (as nccl-tests' `testColl`
+//! does), and the rest of collbench asks the row. Adding a collective means a row here, its
+//! variant in [`Op`], and its kernels in the backends that run it.
+
+use super::semantics::{Factor, Scratch, Semantics, Worlds};
+use super::{Algo, Op, NCCL_GROUPED_P2P};
+use Algo::*;
+
+/// Every fact of one collective.
+pub struct OpRow {
+    /// What a call leaves in the outputs; fixes the layout, the reduction and the root.
+    pub semantics: Semantics,
+    /// nccl-tests' algorithm-bandwidth factor over S/t.
+    pub algbw: Factor,
+    /// nccl-tests' bus-bandwidth factor over the algorithm bandwidth.
+    pub busbw: Factor,
+    /// The world sizes the op runs at.
+    pub worlds: Worlds,
+    /// Ring phases of its ring schedule (0: not made of ring phases); the fit's ring-shaped
+    /// forms apply only where this is not 0.
+    pub ring_phases: u32,
+    /// The host backend's algorithms, the first being the default.
+    pub host: &'static [Algo],
+    /// The MPI backend's algorithms (`auto` first; the others forced through `coll_tuned`).
+    pub mpi: &'static [Algo],
+    /// Open MPI's `coll_tuned` name of the collective (`coll_tuned_<name>_algorithm`).
+    pub mpi_tuned_name: Option<&'static str>,
+    /// Open MPI's `coll_tuned` algorithm numbers (Open MPI 4.1 and 5.0 agree on them).
+    pub mpi_tuned: &'static [(Algo, u32)],
+    /// The algorithms the NCCL backend can ask NCCL for (`NCCL_ALGO`).
+    pub nccl: &'static [Algo],
+    /// The NCCL function that runs the op in one call, or its group of point-to-point calls.
+    pub nccl_function: &'static str,
+    /// Whether the NCCL backend can issue it as a group of `ncclSend`/`ncclRecv`.
+    pub nccl_point_to_point: bool,
+    /// Why the NCCL backend does not measure it in place, or `None` where it does.
+    pub nccl_no_in_place: Option<&'static str>,
+    /// The nccl-tests binary that measures it.
+    pub nccl_test: &'static str,
+    /// OSU's names of its latency test, lower case (none where OSU has none).
+    pub osu_tests: &'static [&'static str],
+    /// Whether OSU's message size is what each rank sends or receives (so S = size × p).
+    pub osu_size_per_rank: bool,
+    /// The algorithms whose models stand for the op in a projection, in order of preference
+    /// (`auto` last: a fit that forced an algorithm says more about it).
+    pub projection: &'static [Algo],
+    /// The scratch each algorithm needs beside the buffers (none where not listed).
+    pub scratch: &'static [(Algo, Scratch)],
+}
+
+/// The op's row.
+pub(super) fn row(op: Op) -> &'static OpRow {
+    match op {
+        Op::AllReduce => &ALL_REDUCE,
+        Op::AllGather => &ALL_GATHER,
+        Op::ReduceScatter => &REDUCE_SCATTER,
+        Op::Broadcast => &BROADCAST,
+        Op::Reduce => &REDUCE,
+        Op::AllToAll => &ALL_TO_ALL,
+        Op::SendRecv => &SEND_RECV,
+        Op::Gather => &GATHER,
+        Op::Scatter => &SCATTER,
+    }
+}
+
+/// The facts most rows share; each row states what differs.
+const BASE: OpRow = OpRow {
+    semantics: Semantics::AllReduce,
+    algbw: Factor::One,
+    busbw: Factor::One,
+    worlds: Worlds::Any,
+    ring_phases: 0,
+    host: &[],
+    mpi: &[Auto],
+    mpi_tuned_name: None,
+    mpi_tuned: &[],
+    nccl: &[Auto],
+    nccl_function: NCCL_GROUPED_P2P,
+    nccl_point_to_point: false,
+    nccl_no_in_place: None,
+    nccl_test: "",
+    osu_tests: &[],
+    osu_size_per_rank: false,
+    projection: &[Auto],
+    scratch: &[],
+};
+
+/// NCCL's point-to-point calls have no in-place form.
+const P2P_NOT_IN_PLACE: Option<&str> = Some(
+    "NCCL's point-to-point calls have no in-place form (a rank's receives would overwrite data \
+     its sends still read; nccl-tests leaves that result unchecked)",
+);
+
+const ALL_REDUCE: OpRow = OpRow {
+    semantics: Semantics::AllReduce,
+    busbw: Factor::TwicePeersOverP,
+    ring_phases: 2,
+    host: &[Ring, Tree, RecursiveDoubling],
+    mpi: &[Auto, Ring, RecursiveDoubling, Rabenseifner],
+    mpi_tuned_name: Some("allreduce"),
+    mpi_tuned: &[(RecursiveDoubling, 3), (Ring, 4), (Rabenseifner, 6)],
+    nccl: &[Auto, Ring, Tree, Nvls, CollNet],
+    nccl_function: "ncclAllReduce",
+    nccl_test: "all_reduce_perf",
+    osu_tests: &["allreduce"],
+    projection: &[Ring, Tree, RecursiveDoubling, Auto],
+    scratch: &[(RecursiveDoubling, Scratch::Partner)],
+    ..BASE
+};
+
+const ALL_GATHER: OpRow = OpRow {
+    semantics: Semantics::AllGather,
+    busbw: Factor::PeersOverP,
+    ring_phases: 1,
+    host: &[Ring],
+    mpi: &[Auto, Ring, RecursiveDoubling, Bruck, NeighborExchange],
+    mpi_tuned_name: Some("allgather"),
+    mpi_tuned: &[
+        (Bruck, 2),
+        (RecursiveDoubling, 3),
+        (Ring, 4),
+        (NeighborExchange, 5),
+    ],
+    nccl: &[Auto, Ring, Nvls, CollNet],
+    nccl_function: "ncclAllGather",
+    nccl_test: "all_gather_perf",
+    osu_tests: &["allgather"],
+    osu_size_per_rank: true,
+    projection: &[Ring, Auto],
+    scratch: &[(RecursiveDoubling, Scratch::Partner)],
+    ..BASE
+};
+
+const REDUCE_SCATTER: OpRow = OpRow {
+    semantics: Semantics::ReduceScatter,
+    busbw: Factor::PeersOverP,
+    ring_phases: 1,
+    host: &[Ring],
+    mpi: &[Auto, RecursiveDoubling, RecursiveHalving],
+    mpi_tuned_name: Some("reduce_scatter_block"),
+    mpi_tuned: &[(RecursiveDoubling, 2), (RecursiveHalving, 3)],
+    nccl: &[Auto, Ring, Nvls, CollNet],
+    nccl_function: "ncclReduceScatter",
+    nccl_test: "reduce_scatter_perf",
+    osu_tests: &["reduce_scatter", "reduce scatter"],
+    projection: &[Ring, Auto],
+    scratch: &[
+        (Ring, Scratch::RingSlices),
+        (RecursiveDoubling, Scratch::Partner),
+    ],
+    ..BASE
+};
+
+const BROADCAST: OpRow = OpRow {
+    semantics: Semantics::Broadcast,
+    host: &[Tree],
+    mpi: &[Auto, Tree],
+    mpi_tuned_name: Some("bcast"),
+    // A binary tree from the root.
+    mpi_tuned: &[(Tree, 5)],
+    nccl: &[Auto, Ring],
+    nccl_function: "ncclBroadcast",
+    nccl_test: "broadcast_perf",
+    osu_tests: &["broadcast", "bcast"],
+    projection: &[Ring, Auto],
+    ..BASE
+};
+
+const REDUCE: OpRow = OpRow {
+    semantics: Semantics::Reduce,
+    host: &[Tree],
+    mpi: &[Auto, Tree, Rabenseifner],
+    mpi_tuned_name: Some("reduce"),
+    mpi_tuned: &[(Tree, 4), (Rabenseifner, 7)],
+    nccl: &[Auto, Ring],
+    nccl_function: "ncclReduce",
+    nccl_test: "reduce_perf",
+    osu_tests: &["reduce"],
+    projection: &[Ring, Auto],
+    ..BASE
+};
+
+const ALL_TO_ALL: OpRow = OpRow {
+    semantics: Semantics::AllToAll,
+    busbw: Factor::PeersOverP,
+    host: &[Pairwise, Bruck, Linear],
+    mpi: &[Auto, Pairwise, Bruck, Linear],
+    mpi_tuned_name: Some("alltoall"),
+    mpi_tuned: &[(Linear, 1), (Pairwise, 2), (Bruck, 3)],
+    nccl_function: "ncclAlltoAll",
+    nccl_point_to_point: true,
+    nccl_no_in_place: P2P_NOT_IN_PLACE,
+    nccl_test: "alltoall_perf",
+    osu_tests: &["alltoall", "all-to-all personalized exchange"],
+    osu_size_per_rank: true,
+    projection: &[Pairwise, Linear, Auto],
+    scratch: &[
+        (Bruck, Scratch::BruckBlocks),
+        (Pairwise, Scratch::InPlaceCopy),
+        (Linear, Scratch::InPlaceCopy),
+    ],
+    ..BASE
+};
+
+const SEND_RECV: OpRow = OpRow {
+    semantics: Semantics::SendRecv,
+    host: &[Direct],
+    // A point-to-point exchange: no collective algorithm to choose.
+    nccl_point_to_point: true,
+    nccl_no_in_place: P2P_NOT_IN_PLACE,
+    nccl_test: "sendrecv_perf",
+    projection: &[Direct, Auto],
+    scratch: &[(Direct, Scratch::InPlaceCopy)],
+    ..BASE
+};
+
+// Gather and Scatter in place are well defined on NCCL: it skips a rank's send to itself on
+// the same buffer, and no other transfer touches the rank's own block.
+const GATHER: OpRow = OpRow {
+    semantics: Semantics::Gather,
+    busbw: Factor::PeersOverP,
+    host: &[Binomial, Linear],
+    mpi: &[Auto, Linear, Binomial],
+    mpi_tuned_name: Some("gather"),
+    // basic_linear and binomial, rooted anywhere.
+    mpi_tuned: &[(Linear, 1), (Binomial, 2)],
+    nccl_function: "ncclGather",
+    nccl_point_to_point: true,
+    nccl_test: "gather_perf",
+    osu_tests: &["gather"],
+    osu_size_per_rank: true,
+    projection: &[Binomial, Linear, Auto],
+    scratch: &[(Binomial, Scratch::Subtree)],
+    ..BASE
+};
+
+const SCATTER: OpRow = OpRow {
+    semantics: Semantics::Scatter,
+    mpi_tuned_name: Some("scatter"),
+    nccl_function: "ncclScatter",
+    nccl_test: "scatter_perf",
+    osu_tests: &["scatter"],
+    ..GATHER
+};
