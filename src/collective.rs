@@ -5,13 +5,16 @@
 //! each rank contributes S/p. ReduceScatter: in = S, each rank receives S/p. Broadcast and Reduce:
 //! in = out = S. AllToAll: in = out = S, a block of S/p for (and from) every rank. SendRecv:
 //! in = out = S, sent to the next rank and received from the previous one. Gather: out = S at
-//! the root, each rank contributes S/p. Scatter: in = S at the root, each rank receives S/p. Counts round down to whole elements (per rank where the op splits the buffer), so
-//! the measured `bytes` can be smaller than the requested size.
+//! the root, each rank contributes S/p. Scatter: in = S at the root, each rank receives S/p.
+//! Hypercube: as AllGather. Counts round down to whole elements (per rank where the op splits
+//! the buffer), so the measured `bytes` can be smaller than the requested size.
 //!
 //! Bus bandwidth makes numbers comparable across world sizes: `busbw = algbw × factor` with factor
 //! `2(p-1)/p` for AllReduce, `(p-1)/p` for AllGather, ReduceScatter, AllToAll, Gather and
-//! Scatter and 1 for
-//! Broadcast, Reduce and SendRecv (see docs/METHODOLOGY.md for the derivation).
+//! Scatter and 1 for Broadcast, Reduce and SendRecv; nccl-tests' hypercube puts its `(p-1)/p`
+//! into algbw instead and has factor 1 (see docs/METHODOLOGY.md for the derivation).
+//!
+//! Every fact of an op is in its row of the per-op table ([`OpRow`], `collective/table.rs`).
 
 use crate::named::named_enum;
 
@@ -33,6 +36,9 @@ named_enum!(
         Gather => "gather",
         /// The root sends block j of its S to rank j (nccl-tests' scatter).
         Scatter => "scatter",
+        /// nccl-tests' hypercube: an AllGather in log2(p) exchanges, step k swapping the 2^k
+        /// blocks a rank holds with the rank whose index differs in bit k; powers of two only.
+        Hypercube => "hypercube",
     }
 );
 

@@ -48,7 +48,7 @@ fn simulate(c: &Call, rank: usize, ins: &[Vec<u8>]) -> Vec<u8> {
                 redop,
                 ins.iter().map(|b| read_value(dtype, b, rank * cpr + j)),
             ),
-            Op::AllGather | Op::Gather => read_value(dtype, &ins[j / cpr], j % cpr),
+            Op::AllGather | Op::Gather | Op::Hypercube => read_value(dtype, &ins[j / cpr], j % cpr),
             Op::Broadcast => read_value(dtype, &ins[c.root], j),
             Op::Scatter => read_value(dtype, &ins[c.root], rank * cpr + j),
             Op::AllToAll => read_value(dtype, &ins[j / cpr], rank * cpr + j % cpr),
@@ -131,7 +131,7 @@ fn check_misplaced(c: &Call, p: usize, rank: usize, ins: &[Vec<u8>], out: &[u8])
     let n = out.len() / dtype.size();
     let bad = match op {
         // Rank 0's block delivered in rank 1's slot and vice versa.
-        Op::AllGather | Op::Gather => {
+        Op::AllGather | Op::Gather | Op::Hypercube => {
             swapped(dtype, out, 0, shape.count_per_rank, shape.count_per_rank)
         }
         // This rank received the blocks meant for another rank.

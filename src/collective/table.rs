@@ -60,6 +60,7 @@ pub(super) fn row(op: Op) -> &'static OpRow {
         Op::SendRecv => &SEND_RECV,
         Op::Gather => &GATHER,
         Op::Scatter => &SCATTER,
+        Op::Hypercube => &HYPERCUBE,
     }
 }
 
@@ -241,4 +242,20 @@ const SCATTER: OpRow = OpRow {
     nccl_test: "scatter_perf",
     osu_tests: &["scatter"],
     ..GATHER
+};
+
+// nccl-tests' hypercube.cu: an AllGather through ncclSend/ncclRecv in log2(p) groups, whose
+// HyperCubeGetBw counts the (p-1)/p of S a rank receives as algbw, with bus factor 1; it skips
+// world sizes that are not powers of two. The host runs its exchange schedule (recursive
+// doubling of the blocks held); no MPI library or NCCL call has it.
+const HYPERCUBE: OpRow = OpRow {
+    semantics: Semantics::AllGather,
+    algbw: Factor::PeersOverP,
+    worlds: Worlds::PowersOfTwo,
+    host: &[RecursiveDoubling],
+    mpi: &[],
+    nccl: &[],
+    nccl_test: "hypercube_perf",
+    projection: &[RecursiveDoubling, Auto],
+    ..BASE
 };

@@ -197,3 +197,24 @@ fn scratch_comes_from_the_row() {
     assert_eq!(Op::AllGather.mpi_tuned(Algo::Bruck), Some(("allgather", 2)));
     assert_eq!(Op::SendRecv.mpi_tuned(Algo::Auto), None);
 }
+
+#[test]
+fn hypercube_counts_bandwidth_as_nccl_tests_does() {
+    // HyperCubeGetBw: algbw = count·size·(p-1)/t with count per rank, bus factor 1. 1 MiB over
+    // 4 ranks in 100 us: S/t = 10.48576 GB/s, of which a rank receives 3/4.
+    let s = Shape::new(Op::Hypercube, DType::F32, 1 << 20, 4);
+    assert_eq!(
+        (s.in_bytes, s.out_bytes, s.count_per_rank),
+        (1 << 18, 1 << 20, 1 << 16)
+    );
+    let alg = algbw_gbps(Op::Hypercube, s.bytes, 4, 100.0);
+    assert!((alg - 7.86432).abs() < 1e-9);
+    assert_eq!(busbw_gbps(Op::Hypercube, 4, alg), alg);
+    // The same number as AllGather's busbw, reached the other way round.
+    let ag = algbw_gbps(Op::AllGather, s.bytes, 4, 100.0);
+    assert!((busbw_gbps(Op::AllGather, 4, ag) - alg).abs() < 1e-12);
+    assert_eq!(Op::Hypercube.semantics(), Semantics::AllGather);
+    assert!(Op::Hypercube.runs_at(8) && !Op::Hypercube.runs_at(6));
+    assert_eq!(Op::Hypercube.nccl_test(), "hypercube_perf");
+    assert!(Op::Hypercube.mpi_algos().is_empty() && Op::Hypercube.nccl_algos().is_empty());
+}

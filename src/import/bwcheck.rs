@@ -84,4 +84,15 @@ mod tests {
         assert!(m.starts_with("busbw printed 75.98 GB/s"), "{m}");
         assert!(mismatch(134217728, (1.0, 1.75), &half(1545.6, 0.1, 80.0, 151.97)).is_some());
     }
+
+    #[test]
+    fn hypercube_puts_its_factor_into_algbw() {
+        // nccl-tests' hypercube over 4 ranks: 1 MiB in 100 us prints algbw = busbw = 3/4 of
+        // 10.49; AllGather's convention (algbw 10.49) is a mismatch there.
+        assert_eq!(
+            mismatch(1048576, (0.75, 1.0), &half(100.0, 0.1, 7.86, 7.86)),
+            None
+        );
+        assert!(mismatch(1048576, (0.75, 1.0), &half(100.0, 0.1, 10.49, 7.86)).is_some());
+    }
 }

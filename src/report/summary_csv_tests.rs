@@ -212,8 +212,8 @@ fn malformed_files_name_file_and_line() {
     assert!(read_err(&short).contains("line 2: 26 fields"));
     let nan = good.replace(",0.30000000000000004,", ",NaN,");
     assert!(read_err(&nan).contains("line 2: column time_us_mean: 'NaN'"));
-    let bad_op = good.replace(",reducescatter,", ",hypercube,");
-    assert!(read_err(&bad_op).contains("line 2: column op: cannot read 'hypercube'"));
+    let bad_op = good.replace(",reducescatter,", ",alltoallv,");
+    assert!(read_err(&bad_op).contains("line 2: column op: cannot read 'alltoallv'"));
 }
 
 #[test]

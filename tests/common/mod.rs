@@ -250,7 +250,7 @@ pub fn expected_bytes(op: &str, dtype: &str, requested: usize, world: usize) -> 
     let el = elem_size(dtype);
     match op {
         // nccl-tests rounds these to whole elements per rank (AllToAll: per peer block).
-        "allgather" | "reducescatter" | "alltoall" | "gather" | "scatter" => {
+        "allgather" | "reducescatter" | "alltoall" | "gather" | "scatter" | "hypercube" => {
             requested / el / world * world * el
         }
         _ => requested / el * el,

@@ -76,6 +76,10 @@ fn dispatch<T: Transport>(
             Algo::Ring => algo::ring::allgather(t, g, bufs, cpr, e),
             _ => none(),
         },
+        Op::Hypercube => match algo {
+            Algo::RecursiveDoubling => algo::doubling::allgather(t, g, bufs, cpr, e),
+            _ => none(),
+        },
         Op::ReduceScatter => match algo {
             Algo::Ring => algo::ring::reducescatter(t, g, bufs, cpr, e, scratch),
             _ => none(),

@@ -11,7 +11,7 @@ use crate::backend::host::algo::{self, Buffers, Elements, Group};
 use crate::backend::host::run;
 use crate::backend::host::transport::Combine;
 use crate::check::{count_wrong, fill_input};
-use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
+use crate::collective::{Algo, DType, Layout, Op, ReduceOp, Shape};
 use crate::model::call::Call;
 
 pub(super) const TOKEN: u64 = 0x5eed_cafe_f00d_0001;
@@ -67,15 +67,15 @@ fn run_checked(
     let own = |b: usize| g.me * b..(g.me + 1) * b;
     if in_place {
         let mut buf = vec![0u8; sh.in_bytes.max(sh.out_bytes)];
-        let target = match op {
-            Op::AllGather | Op::Gather => &mut buf[own(sh.in_bytes)],
-            _ => &mut buf[..],
+        let target = match op.layout() {
+            Layout::Collect => &mut buf[own(sh.in_bytes)],
+            Layout::Whole | Layout::Distribute | Layout::Exchange => &mut buf[..],
         };
         fill_input(op, dtype, n, g.me, target);
         run(t, &g, call, Buffers::InPlace(&mut buf), scratch)?;
-        let out = match op {
-            Op::ReduceScatter | Op::Scatter => &buf[own(sh.out_bytes)],
-            _ => &buf[..],
+        let out = match op.layout() {
+            Layout::Distribute => &buf[own(sh.out_bytes)],
+            Layout::Whole | Layout::Collect | Layout::Exchange => &buf[..],
         };
         Ok(count_wrong(call, n, g.me, out))
     } else {
@@ -98,17 +98,13 @@ fn run_checked(
 /// runs once per shape.
 fn cases(n: usize) -> Vec<(Call, bool)> {
     let mut v = Vec::new();
-    for &op in Op::ALL {
+    for &op in Op::ALL.iter().filter(|op| op.runs_at(n)) {
         for &algo in op.host_algos() {
             for dtype in [DType::F32, DType::I32] {
                 let el = dtype.size();
-                let per = if matches!(
-                    op,
-                    Op::AllGather | Op::ReduceScatter | Op::Gather | Op::Scatter
-                ) {
-                    n
-                } else {
-                    1
+                let per = match op.layout() {
+                    Layout::Collect | Layout::Distribute => n,
+                    Layout::Whole | Layout::Exchange => 1,
                 };
                 let large = (dtype == DType::F32).then_some((1 << 20) / el + 3);
                 let roots = if op.rooted() { vec![0, n - 1] } else { vec![0] };
