@@ -136,6 +136,11 @@ impl Op {
         table::row(self)
     }
 
+    /// The op's name in titles and prose: `AllReduce` for `allreduce`.
+    pub fn title(self) -> &'static str {
+        self.row().title
+    }
+
     /// What a call of the op leaves in the ranks' outputs.
     pub fn semantics(self) -> Semantics {
         self.row().semantics

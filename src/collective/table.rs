@@ -8,6 +8,8 @@ use Algo::*;
 
 /// Every fact of one collective.
 pub struct OpRow {
+    /// The name in titles and prose (`AllReduce`; nccl-tests' spelling).
+    pub title: &'static str,
     /// What a call leaves in the outputs; fixes the layout, the reduction and the root.
     pub semantics: Semantics,
     /// nccl-tests' algorithm-bandwidth factor over S/t.
@@ -66,6 +68,7 @@ pub(super) fn row(op: Op) -> &'static OpRow {
 
 /// The facts most rows share; each row states what differs.
 const BASE: OpRow = OpRow {
+    title: "",
     semantics: Semantics::AllReduce,
     algbw: Factor::One,
     busbw: Factor::One,
@@ -93,6 +96,7 @@ const P2P_NOT_IN_PLACE: Option<&str> = Some(
 );
 
 const ALL_REDUCE: OpRow = OpRow {
+    title: "AllReduce",
     semantics: Semantics::AllReduce,
     busbw: Factor::TwicePeersOverP,
     ring_phases: 2,
@@ -110,6 +114,7 @@ const ALL_REDUCE: OpRow = OpRow {
 };
 
 const ALL_GATHER: OpRow = OpRow {
+    title: "AllGather",
     semantics: Semantics::AllGather,
     busbw: Factor::PeersOverP,
     ring_phases: 1,
@@ -133,6 +138,7 @@ const ALL_GATHER: OpRow = OpRow {
 };
 
 const REDUCE_SCATTER: OpRow = OpRow {
+    title: "ReduceScatter",
     semantics: Semantics::ReduceScatter,
     busbw: Factor::PeersOverP,
     ring_phases: 1,
@@ -153,6 +159,7 @@ const REDUCE_SCATTER: OpRow = OpRow {
 };
 
 const BROADCAST: OpRow = OpRow {
+    title: "Broadcast",
     semantics: Semantics::Broadcast,
     host: &[Tree],
     mpi: &[Auto, Tree],
@@ -168,6 +175,7 @@ const BROADCAST: OpRow = OpRow {
 };
 
 const REDUCE: OpRow = OpRow {
+    title: "Reduce",
     semantics: Semantics::Reduce,
     host: &[Tree],
     mpi: &[Auto, Tree, Rabenseifner],
@@ -182,6 +190,7 @@ const REDUCE: OpRow = OpRow {
 };
 
 const ALL_TO_ALL: OpRow = OpRow {
+    title: "AllToAll",
     semantics: Semantics::AllToAll,
     busbw: Factor::PeersOverP,
     host: &[Pairwise, Bruck, Linear],
@@ -204,6 +213,7 @@ const ALL_TO_ALL: OpRow = OpRow {
 };
 
 const SEND_RECV: OpRow = OpRow {
+    title: "SendRecv",
     semantics: Semantics::SendRecv,
     host: &[Direct],
     // A point-to-point exchange: no collective algorithm to choose.
@@ -218,6 +228,7 @@ const SEND_RECV: OpRow = OpRow {
 // Gather and Scatter in place are well defined on NCCL: it skips a rank's send to itself on
 // the same buffer, and no other transfer touches the rank's own block.
 const GATHER: OpRow = OpRow {
+    title: "Gather",
     semantics: Semantics::Gather,
     busbw: Factor::PeersOverP,
     host: &[Binomial, Linear],
@@ -236,6 +247,7 @@ const GATHER: OpRow = OpRow {
 };
 
 const SCATTER: OpRow = OpRow {
+    title: "Scatter",
     semantics: Semantics::Scatter,
     mpi_tuned_name: Some("scatter"),
     nccl_function: "ncclScatter",
@@ -249,6 +261,7 @@ const SCATTER: OpRow = OpRow {
 // world sizes that are not powers of two. The host runs its exchange schedule (recursive
 // doubling of the blocks held); no MPI library or NCCL call has it.
 const HYPERCUBE: OpRow = OpRow {
+    title: "HyperCube",
     semantics: Semantics::AllGather,
     algbw: Factor::PeersOverP,
     worlds: Worlds::PowersOfTwo,

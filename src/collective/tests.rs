@@ -137,6 +137,7 @@ fn every_row_is_complete_and_consistent() {
     for &op in Op::ALL {
         let row = op.row();
         assert!(row.nccl_test.ends_with("_perf"), "{op}: {}", row.nccl_test);
+        assert_eq!(row.title.to_lowercase(), op.name(), "{op}");
         assert!(
             !tests.contains(&row.nccl_test),
             "{op} repeats {}",

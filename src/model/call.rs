@@ -42,6 +42,16 @@ impl BackendKind {
         }
     }
 
+    /// What the backend runs `op` with, for messages: "allreduce runs ring/tree", or
+    /// "hypercube is not offered on the mpi backend".
+    pub fn offer(self, op: Op) -> String {
+        let names: Vec<&str> = self.algos(op).iter().map(|a| a.name()).collect();
+        match names.is_empty() {
+            true => format!("{op} is not offered on the {self} backend"),
+            false => format!("{op} runs {}", names.join("/")),
+        }
+    }
+
     /// Why the backend does not measure `op` in place, or `None` where it does (NCCL's
     /// point-to-point ops, [`Op::nccl_no_in_place`]).
     pub fn no_in_place(self, op: Op) -> Option<&'static str> {

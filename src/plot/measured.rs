@@ -192,18 +192,6 @@ pub fn run_name(run: &Run) -> String {
     )
 }
 
-/// `AllReduce` for `allreduce`, and so on.
-pub fn op_title(op: Op) -> String {
-    match op.name() {
-        "allreduce" => "AllReduce".into(),
-        "allgather" => "AllGather".into(),
-        "reducescatter" => "ReduceScatter".into(),
-        "broadcast" => "Broadcast".into(),
-        "reduce" => "Reduce".into(),
-        other => other.into(),
-    }
-}
-
 /// The x axis of every size figure.
 pub fn size_axis() -> Axis {
     Axis::new(
@@ -253,7 +241,7 @@ fn measured_series(
 pub fn busbw_vs_size(op: Op, lines: &OpLines<'_>, labeler: &Labeler) -> Figure {
     Figure {
         name: format!("busbw-{op}"),
-        title: format!("{} bus bandwidth by message size", op_title(op)),
+        title: format!("{} bus bandwidth by message size", op.title()),
         x: size_axis(),
         y: busbw_axis(),
         series: measured_series(lines, labeler, |r| r.busbw_gbps),
@@ -268,7 +256,7 @@ pub fn busbw_vs_size(op: Op, lines: &OpLines<'_>, labeler: &Labeler) -> Figure {
 pub fn latency_vs_size(op: Op, lines: &OpLines<'_>, labeler: &Labeler) -> Figure {
     Figure {
         name: format!("latency-{op}"),
-        title: format!("{} time per call by message size", op_title(op)),
+        title: format!("{} time per call by message size", op.title()),
         x: size_axis(),
         y: latency_axis(),
         series: measured_series(lines, labeler, |r| r.time_us_typical()),

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::figure::{fit_legend, Axis, Figure, Legend, Scale, Series, Style, TickFormat};
 use super::fitlines::world_model;
-use super::measured::{busbw_axis, latency_axis, op_title, Labeler, LineKey, OpLines};
+use super::measured::{busbw_axis, latency_axis, Labeler, LineKey, OpLines};
 use crate::collective::Op;
 use crate::fit::schema::FitFile;
 use crate::model::record::PointRecord;
@@ -147,7 +147,7 @@ pub fn vs_world(
     let mut figs = vec![
         Figure {
             name: format!("busbw-vs-world-{op}"),
-            title: format!("{} bus bandwidth by world size", op_title(op)),
+            title: format!("{} bus bandwidth by world size", op.title()),
             x: world_axis(),
             y: busbw_axis(),
             series: busbw,
@@ -157,7 +157,7 @@ pub fn vs_world(
         },
         Figure {
             name: format!("latency-vs-world-{op}"),
-            title: format!("{} time per call by world size", op_title(op)),
+            title: format!("{} time per call by world size", op.title()),
             x: world_axis(),
             y: latency_axis(),
             series: latency,

@@ -237,13 +237,7 @@ fn check_combinations(
     {
         return Ok(());
     }
-    let runs: Vec<String> = ops
-        .iter()
-        .map(|op| {
-            let names: Vec<&str> = backend.algos(*op).iter().map(|a| a.name()).collect();
-            format!("{op} runs {}", names.join("/"))
-        })
-        .collect();
+    let runs: Vec<String> = ops.iter().map(|op| backend.offer(*op)).collect();
     Err(Error::usage(format!(
         "--op {} with --algo {}: no such combination on the {backend} backend ({})",
         op_text.trim(),

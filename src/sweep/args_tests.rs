@@ -48,6 +48,9 @@ fn bad_values_name_themselves() {
         "--op allgather,reducescatter with --algo tree: no such combination on the host backend \
          (allgather runs ring; reducescatter runs ring)"
     );
+    // An op no algorithm of the backend runs says so.
+    assert!(msg(&["--backend", "mpi", "--op", "hypercube"])
+        .ends_with("(hypercube is not offered on the mpi backend)"));
 }
 
 #[test]

@@ -63,14 +63,7 @@ impl SweepOptions {
     }
 
     fn combinations_hint(&self, backend: BackendKind) -> String {
-        let parts: Vec<String> = self
-            .ops
-            .iter()
-            .map(|op| {
-                let algos: Vec<&str> = backend.algos(*op).iter().map(|a| a.name()).collect();
-                format!("{op} runs {}", algos.join("/"))
-            })
-            .collect();
+        let parts: Vec<String> = self.ops.iter().map(|op| backend.offer(*op)).collect();
         parts.join("; ")
     }
 
