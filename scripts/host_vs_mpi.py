@@ -3,8 +3,8 @@
 
 Builds collbench with `--features mpi`, then repeats whole launches (this machine's noise is per
 launch), alternating the two backends over the same points: every op, f32, the smallest size
-(8 B, or one element per rank where the op splits the buffer), 1 MiB and 64 MiB, at 2 and 4
-ranks. The host backend runs each op's algorithms (the best median over launches is compared),
+(8 B, or where the op splits the buffer one 16-byte block per rank, as nccl-tests cuts it),
+1 MiB and 64 MiB, at 2 and 4 ranks. The host backend runs each op's algorithms (the best median over launches is compared),
 the MPI backend the library's own choice (`--algo auto`). With `--osu DIR` (a build of the OSU
 micro-benchmarks' c/mpi/collective/blocking), OSU's test of each op it has runs on the same
 Open MPI at the same sizes, and its average latency is put beside the MPI backend's median
@@ -156,7 +156,7 @@ def copy_bound(op, ranks, rate):
     return copiers(ranks) * rate / COPIED[op](ranks) * bus(op, ranks)
 
 
-CLASSES = (("small", ["-b", "8", "-e", "16", "-f", "2"], "time_us_median"),
+CLASSES = (("small", ["-b", "8", "-e", "64", "-f", "2"], "time_us_median"),
            ("mid", "mid", "busbw_gbps"), ("large", "large", "busbw_gbps"))
 
 

@@ -275,7 +275,7 @@ mod semantics;
 mod shape;
 mod table;
 pub use semantics::{Factor, Layout, Scratch, Semantics, Worlds};
-pub use shape::{algbw_gbps, busbw_gbps, Shape};
+pub use shape::{algbw_gbps, block_count, busbw_gbps, Shape};
 pub use table::OpRow;
 
 #[cfg(test)]

@@ -187,13 +187,16 @@ fn min_reductions_at_4_ranks() {
 #[test]
 fn expected_points_follow_nccl_tests_rounding() {
     // The expectation itself, checked by hand: 35 B of f64 is 4 elements (32 B) for AllReduce;
-    // AllGather of f32 over 3 ranks keeps 2 whole elements per rank of 35 B (24 B); 5 B of f64
-    // holds no element and is skipped.
+    // the ops that split the buffer keep whole 16-byte blocks per rank (nccl-tests 2.13.12 on):
+    // AllGather of f32 over 3 ranks has 2 elements per rank of 35 B, no whole block, and is
+    // skipped, of 1715 B 142 per rank, 140 kept (1680 B); 5 B of f64 holds no element.
     assert_eq!(expected_bytes("allreduce", "f64", 35, 3), 32);
-    assert_eq!(expected_bytes("allgather", "f32", 35, 3), 24);
-    assert_eq!(expected_bytes("reducescatter", "f16", 245, 4), 240);
-    // AllToAll of i32 over 3 ranks: blocks of 2 whole elements per peer of 35 B (24 B).
-    assert_eq!(expected_bytes("alltoall", "i32", 35, 3), 24);
+    assert_eq!(expected_bytes("allgather", "f32", 35, 3), 0);
+    assert_eq!(expected_bytes("allgather", "f32", 1715, 3), 1680);
+    // 245 B of f16 over 4 ranks: 30 elements per rank, 24 (3 blocks of 8) kept = 192 B.
+    assert_eq!(expected_bytes("reducescatter", "f16", 245, 4), 192);
+    // AllToAll of i32 over 3 ranks: 245 B is 20 per peer block, 20 kept (240 B).
+    assert_eq!(expected_bytes("alltoall", "i32", 245, 3), 240);
     assert_eq!(expected_bytes("reduce", "f64", 5, 2), 0);
     assert_eq!(series(5, 1 << 20, 7).last(), Some(&588_245));
     let pts = expected_points("allgather", 4, "0");
@@ -202,10 +205,10 @@ fn expected_points_follow_nccl_tests_rounding() {
         .filter(|k| k.2 == "f16" && !k.3)
         .map(|k| k.5)
         .collect();
-    // 5 B of f16 over 4 ranks holds no element per rank; 35 B holds 4 per rank = 32 B.
+    // 5 and 35 B of f16 over 4 ranks hold no 16-byte block per rank; 245 B holds 3 (192 B).
     assert_eq!(
         f16_sizes,
-        [32, 240, 1712, 12000, 84032, 588_240],
+        [192, 1664, 11968, 84032, 588_224],
         "{f16_sizes:?}"
     );
 }

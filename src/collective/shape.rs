@@ -8,7 +8,8 @@ use super::{DType, Layout, Op};
 /// The buffer shape of one collective call, following nccl-tests conventions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shape {
-    /// Total buffer size `S` in bytes after rounding to whole elements (per rank where split).
+    /// Total buffer size `S` in bytes after rounding to whole elements, or where the op splits
+    /// the buffer to whole 16-byte blocks per rank ([`block_count`]).
     pub bytes: usize,
     /// Elements in `S` (the nccl-tests `count` column).
     pub count: usize,
@@ -22,12 +23,13 @@ pub struct Shape {
 
 impl Shape {
     /// The shape for a requested total size `requested` over `p` ranks. `bytes` is 0 when the
-    /// request is too small to hold one element (per rank where the op splits the buffer).
+    /// request is too small to hold one element (where the op splits the buffer: one 16-byte
+    /// block per rank).
     pub fn new(op: Op, dtype: DType, requested: usize, p: usize) -> Shape {
         let el = dtype.size();
         let p = p.max(1);
         if op.splits_per_rank() {
-            let per_rank = requested / el / p;
+            let per_rank = block_count(requested / el, p, el);
             let bytes = per_rank * p * el;
             let (in_bytes, out_bytes) = match op.layout() {
                 // Gather: the root's output holds every block; other ranks' outputs are
@@ -67,6 +69,15 @@ impl Shape {
             true => self.count_per_rank,
         }
     }
+}
+
+/// Elements in each rank's block of `count` elements split over `p` ranks, as nccl-tests
+/// (since 2.13.12, commit 29f4114) cuts it: whole elements, rounded down to a multiple of
+/// 16 bytes (`(count/nranks) & ~(16/eltSize - 1)` in all_gather.cu and every test that divides
+/// the buffer), so that every block starts 16-byte aligned at any p.
+pub fn block_count(count: usize, p: usize, el: usize) -> usize {
+    let per_block = (16 / el.max(1)).max(1);
+    count / p.max(1) / per_block * per_block
 }
 
 /// Algorithm bandwidth in GB/s (1e9 bytes/s) of `op` on `bytes` (S) among `p` ranks in

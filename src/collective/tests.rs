@@ -219,3 +219,22 @@ fn hypercube_counts_bandwidth_as_nccl_tests_does() {
     assert_eq!(Op::Hypercube.nccl_test(), "hypercube_perf");
     assert!(Op::Hypercube.mpi_algos().is_empty() && Op::Hypercube.nccl_algos().is_empty());
 }
+
+#[test]
+fn split_buffers_round_to_16_byte_blocks_as_nccl_tests_2_19() {
+    // all_gather.cu: base = (count/nranks) & ~(16/eltSize - 1). 1000 B of f32 at 4 ranks:
+    // 250 elements, 62 per rank, 60 after the mask: 960 B (whole elements alone gave 992 B).
+    let s = Shape::new(Op::AllGather, DType::F32, 1000, 4);
+    assert_eq!((s.bytes, s.count_per_rank), (960, 60));
+    // f64 blocks are multiples of 2 elements, f16 of 8; at powers of two the rule rarely bites.
+    assert_eq!(Shape::new(Op::ReduceScatter, DType::F64, 1000, 3).bytes, 960);
+    assert_eq!(Shape::new(Op::AllToAll, DType::F16, 1000, 6).bytes, 960);
+    assert_eq!(Shape::new(Op::Scatter, DType::F32, 1 << 20, 8).bytes, 1 << 20);
+    // Less than one block per rank: nothing to measure.
+    assert_eq!(Shape::new(Op::Gather, DType::F32, 96, 8).bytes, 0);
+    assert_eq!(Shape::new(Op::Gather, DType::F32, 128, 8).bytes, 128);
+    // Whole-buffer ops keep whole elements.
+    assert_eq!(Shape::new(Op::AllReduce, DType::F32, 1000, 3).bytes, 1000);
+    assert_eq!(block_count(250, 4, 4), 60);
+    assert_eq!(block_count(7, 1, 8), 6);
+}

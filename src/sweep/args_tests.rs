@@ -197,9 +197,9 @@ fn without_algo_each_op_gets_its_own_first_algorithm_and_no_skip_notes() {
         "--op",
         "allreduce,alltoall,broadcast,sendrecv",
         "-b",
-        "8",
+        "256",
         "-e",
-        "8",
+        "256",
     ])
     .unwrap();
     let plan = req.opts.plan();

@@ -249,9 +249,11 @@ pub fn summary_rows_on_disk(dir: &Path) -> usize {
 pub fn expected_bytes(op: &str, dtype: &str, requested: usize, world: usize) -> usize {
     let el = elem_size(dtype);
     match op {
-        // nccl-tests rounds these to whole elements per rank (AllToAll: per peer block).
+        // nccl-tests (2.13.12 on) rounds these to whole 16-byte blocks per rank (AllToAll: per
+        // peer block): `(count/nranks) & ~(16/eltSize - 1)`.
         "allgather" | "reducescatter" | "alltoall" | "gather" | "scatter" | "hypercube" => {
-            requested / el / world * world * el
+            let per = (requested / el / world) & !(16 / el - 1);
+            per * world * el
         }
         _ => requested / el * el,
     }

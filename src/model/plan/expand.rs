@@ -195,13 +195,12 @@ impl SweepOptions {
         for &requested in &self.sizes {
             let shape = Shape::new(op, dtype, requested, world);
             if shape.bytes == 0 {
-                let per = if op.splits_per_rank() {
-                    " per rank"
-                } else {
-                    ""
+                let per = match op.splits_per_rank() {
+                    true => "one 16-byte block per rank (nccl-tests' rule)",
+                    false => "one element",
                 };
                 plan.notes.push(format!(
-                    "{op} {dtype} at world {world}: {} holds less than one element{per}; skipped",
+                    "{op} {dtype} at world {world}: {} holds less than {per}; skipped",
                     format_size(requested)
                 ));
                 continue;

@@ -38,14 +38,21 @@ fn iteration_defaults() {
 
 #[test]
 fn plan_skips_unrepresentable_and_unsupported() {
-    let plan = opts().plan();
-    // world 2: allreduce ring+tree 3 sizes each = 6; allgather ring: 4 B skipped, 8, 16 = 2.
-    // world 3: allreduce 6; allgather: 4 and 8 skipped, 16 -> 12 B.
-    assert_eq!(plan.points.len(), 6 + 2 + 6 + 1);
+    let mut o = opts();
+    o.sizes.push(100);
+    let plan = o.plan();
+    // world 2: allreduce ring+tree 4 sizes each = 8; allgather ring: 4, 8 and 16 B hold less
+    // than a 16-byte block per rank, 100 B -> 96 B (12 elements per rank) = 1.
+    // world 3: allreduce 8; allgather: 100 B -> 96 B (8 per rank) = 1.
+    assert_eq!(plan.points.len(), 8 + 1 + 8 + 1);
     assert!(plan
         .notes
         .iter()
-        .any(|n| n.contains("rounded down to 12 B")));
+        .any(|n| n.contains("16 B holds less than one 16-byte block per rank")));
+    assert!(plan
+        .notes
+        .iter()
+        .any(|n| n.contains("rounded down to 96 B")));
     assert!(plan
         .notes
         .iter()
@@ -53,7 +60,7 @@ fn plan_skips_unrepresentable_and_unsupported() {
     let ag3 = plan.points.last().unwrap();
     assert_eq!(
         (ag3.world, ag3.call.shape.bytes, ag3.requested),
-        (3, 12, 16)
+        (3, 96, 100)
     );
 }
 
