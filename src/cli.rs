@@ -42,6 +42,7 @@ fn and_list(items: &[&str]) -> String {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Measure collectives over message sizes and world sizes; write a results folder.
+    #[command(after_long_help = crate::sweep::nccl_flags::refused_help())]
     Sweep(Box<SweepArgs>),
     /// Fit alpha-beta models to results folders (writes fit.json), or predict from a fit.json.
     Fit(FitArgs),

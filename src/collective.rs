@@ -99,11 +99,12 @@ named_enum!(
 named_enum!(
     /// The element type of the buffers.
     DType, "dtype", {
-        F32 => "f32",
-        F64 => "f64",
-        F16 => "f16",
-        BF16 => "bf16",
-        I32 => "i32",
+        // The others are nccl-tests' names (`-d float`, its `type` column).
+        F32 => "f32" | "float" | "float32",
+        F64 => "f64" | "double" | "float64",
+        F16 => "f16" | "half" | "float16",
+        BF16 => "bf16" | "bfloat16",
+        I32 => "i32" | "int32" | "int",
     }
 );
 

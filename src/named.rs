@@ -19,6 +19,8 @@ pub trait Named: Copy + Send + Sync + 'static + FromStr<Err = Error> {
     fn all() -> &'static [Self];
     /// The stable name on the command line and in files.
     fn name(self) -> &'static str;
+    /// Other names read as this value.
+    fn aliases(self) -> &'static [&'static str];
 }
 
 /// Every name of `T`, in its stable order.
@@ -28,9 +30,11 @@ pub fn names<T: Named>() -> Vec<&'static str> {
 
 /// Defines a small enum with stable lower-case names used on the command line and in files:
 /// `name`, `ALL`, [`Named`], Display, FromStr (an unknown name is a usage error listing the valid
-/// ones) and serde through the name. Used for every such enum of the crate.
+/// ones) and serde through the name. Used for every such enum of the crate. A variant may list
+/// other names after its own (`F32 => "f32" | "float"`, nccl-tests' spelling): read as the
+/// variant, never written.
 macro_rules! named_enum {
-    ($(#[$m:meta])* $name:ident, $what:literal, { $($(#[$vm:meta])* $var:ident => $text:literal),+ $(,)? }) => {
+    ($(#[$m:meta])* $name:ident, $what:literal, { $($(#[$vm:meta])* $var:ident => $text:literal $(| $alias:literal)*),+ $(,)? }) => {
         $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum $name { $($(#[$vm])* $var),+ }
@@ -43,6 +47,11 @@ macro_rules! named_enum {
             pub fn name(self) -> &'static str {
                 match self { $($name::$var => $text),+ }
             }
+
+            /// Other names read as this value (other tools' spellings); never written.
+            pub fn aliases(self) -> &'static [&'static str] {
+                match self { $($name::$var => &[$($alias),*]),+ }
+            }
         }
 
         impl $crate::named::Named for $name {
@@ -51,6 +60,9 @@ macro_rules! named_enum {
             }
             fn name(self) -> &'static str {
                 $name::name(self)
+            }
+            fn aliases(self) -> &'static [&'static str] {
+                $name::aliases(self)
             }
         }
 
@@ -78,7 +90,8 @@ macro_rules! named_enum {
             type Err = $crate::error::Error;
             fn from_str(s: &str) -> ::std::result::Result<Self, $crate::error::Error> {
                 let want = s.trim().to_ascii_lowercase();
-                Self::ALL.iter().copied().find(|v| v.name() == want).ok_or_else(|| {
+                let named = |v: &$name| v.name() == want || v.aliases().contains(&want.as_str());
+                Self::ALL.iter().copied().find(named).ok_or_else(|| {
                     let valid: Vec<_> = Self::ALL.iter().map(|v| v.name()).collect();
                     $crate::error::Error::usage(format!(
                         "unknown {} '{}'; valid values: {}", $what, s, valid.join(", ")
@@ -89,6 +102,15 @@ macro_rules! named_enum {
     };
 }
 pub(crate) use named_enum;
+
+/// A comma-separated list of `T`'s names (or aliases), each once; `all` is every value (as
+/// nccl-tests' `-d all` and `-o all`).
+pub fn parse_names<T: Named + PartialEq>(s: &str) -> Result<Vec<T>, Error> {
+    match s.trim().eq_ignore_ascii_case("all") {
+        true => Ok(T::all().to_vec()),
+        false => crate::units::parse_list::<T>(s),
+    }
+}
 
 /// A clap value parser for one value of `T`: parsed by `T`'s own `FromStr` (its message), its
 /// names listed in `--help`.
@@ -121,7 +143,11 @@ fn invalid(cmd: &clap::Command, arg: Option<&clap::Arg>, text: &str, e: Error) -
 }
 
 fn possible<T: Named>() -> Box<dyn Iterator<Item = PossibleValue>> {
-    Box::new(T::all().iter().map(|v| PossibleValue::new(v.name())))
+    Box::new(
+        T::all()
+            .iter()
+            .map(|v| PossibleValue::new(v.name()).aliases(v.aliases().iter().copied())),
+    )
 }
 
 impl<T: Named> TypedValueParser for NamedParser<T, false> {
@@ -152,7 +178,7 @@ impl<T: Named + PartialEq> TypedValueParser for NamedParser<T, true> {
         value: &OsStr,
     ) -> Result<String, clap::Error> {
         let text = utf8(cmd, value)?;
-        match crate::units::parse_list::<T>(text) {
+        match parse_names::<T>(text) {
             Ok(_) => Ok(text.to_string()),
             Err(e) => Err(invalid(cmd, arg, text, e)),
         }

@@ -99,7 +99,8 @@ pub fn parse_factor(s: &str) -> Result<u64> {
     match s.trim().parse::<u64>() {
         Ok(f) if f >= 2 => Ok(f),
         _ => Err(Error::usage(format!(
-            "invalid factor '{s}': the factor must be an integer of at least 2"
+            "invalid factor '{s}': the factor must be an integer of at least 2 (or 1 with -i, \
+             for linear steps)"
         ))),
     }
 }
@@ -151,6 +152,30 @@ pub fn size_series(begin: usize, end: usize, factor: u64) -> Result<Vec<usize>> 
         next = size.checked_mul(step);
     }
     Ok(sizes)
+}
+
+/// The most sizes a linear series (`-i`) may hold: each is at least one measured point.
+pub const MAX_LINEAR_SIZES: usize = 10_000;
+
+/// The sizes `begin, begin+step, begin+2·step, …` up to and including `end`, as nccl-tests
+/// builds them from `-b`, `-e` and `-i` (with `-f 1`); at most [`MAX_LINEAR_SIZES`].
+pub fn linear_series(begin: usize, end: usize, step: usize) -> Result<Vec<usize>> {
+    if step == 0 {
+        return Err(Error::usage(
+            "-i 0: the step between sizes must be at least 1 byte",
+        ));
+    }
+    let count = (end.saturating_sub(begin) / step).saturating_add(1);
+    if begin == 0 || end < begin || count > MAX_LINEAR_SIZES {
+        return Err(Error::usage(format!(
+            "-b {} -e {} -i {}: {count} sizes; give 1 <= -b <= -e and at most {MAX_LINEAR_SIZES} \
+             sizes (a larger -i)",
+            format_size(begin),
+            format_size(end),
+            format_size(step)
+        )));
+    }
+    Ok((0..count).map(|k| begin + k * step).collect())
 }
 
 /// Parses a comma-separated list of values of a type whose parse errors are already usage

@@ -50,6 +50,11 @@ fn every_exit_code_of_the_readme_is_what_its_situation_gives() {
     // 2: bad usage.
     let r = run(&["sweep", "--iters", "0x"], LIMIT);
     assert_eq!(r.code(), 2, "{r:?}");
+    // 2 too: an nccl-tests flag collbench has no meaning for, refused in one line.
+    let r = run(&["sweep", "-a", "1"], LIMIT);
+    assert_eq!(r.code(), 2, "{r:?}");
+    assert_eq!(r.stderr.lines().count(), 1, "{r:?}");
+    assert!(r.stderr.contains("-a 1 (nccl-tests --average"), "{r:?}");
     // 130: interrupted, the points measured kept.
     let long = tmp.path().join("long");
     let args = [

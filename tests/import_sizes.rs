@@ -13,10 +13,27 @@ use collbench::sweep::args::parse_sweep_line;
 /// `minBytes 33554432`, factor 2, and the 16 GiB its reduced maxBytes reaches).
 fn planned_sizes(op: &str) -> Vec<usize> {
     let argv = [
-        "collbench", "sweep", "--op", op, "--dtype", "f64", "--ranks", "80", "-b", "32M", "-e",
-        "16G", "-f", "2", "--in-place", "both",
+        "collbench",
+        "sweep",
+        "--op",
+        op,
+        "--dtype",
+        "f64",
+        "--ranks",
+        "80",
+        "-b",
+        "32M",
+        "-e",
+        "16G",
+        "-f",
+        "2",
+        "--in-place",
+        "both",
     ];
-    let req = parse_sweep_line(argv).unwrap().into_request(vec![]).unwrap();
+    let req = parse_sweep_line(argv)
+        .unwrap()
+        .into_request(vec![])
+        .unwrap();
     let plan = req.opts.plan();
     let mut sizes: Vec<usize> = plan.points.iter().map(|p| p.call.shape.bytes).collect();
     sizes.sort_unstable();

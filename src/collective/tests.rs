@@ -227,9 +227,15 @@ fn split_buffers_round_to_16_byte_blocks_as_nccl_tests_2_19() {
     let s = Shape::new(Op::AllGather, DType::F32, 1000, 4);
     assert_eq!((s.bytes, s.count_per_rank), (960, 60));
     // f64 blocks are multiples of 2 elements, f16 of 8; at powers of two the rule rarely bites.
-    assert_eq!(Shape::new(Op::ReduceScatter, DType::F64, 1000, 3).bytes, 960);
+    assert_eq!(
+        Shape::new(Op::ReduceScatter, DType::F64, 1000, 3).bytes,
+        960
+    );
     assert_eq!(Shape::new(Op::AllToAll, DType::F16, 1000, 6).bytes, 960);
-    assert_eq!(Shape::new(Op::Scatter, DType::F32, 1 << 20, 8).bytes, 1 << 20);
+    assert_eq!(
+        Shape::new(Op::Scatter, DType::F32, 1 << 20, 8).bytes,
+        1 << 20
+    );
     // Less than one block per rank: nothing to measure.
     assert_eq!(Shape::new(Op::Gather, DType::F32, 96, 8).bytes, 0);
     assert_eq!(Shape::new(Op::Gather, DType::F32, 128, 8).bytes, 128);

@@ -62,17 +62,15 @@ pub fn nccl_test_in_name(name: &str) -> Option<&'static str> {
 }
 
 /// nccl-tests' type names (`test_typenames` in nccl-tests src/common.cu).
+/// The names are the dtype's aliases ([`DType::aliases`], defined once in `collective.rs`).
 pub fn nccl_dtype(name: &str) -> Result<DType, String> {
-    match name {
-        "float" | "float32" => Ok(DType::F32),
-        "double" | "float64" => Ok(DType::F64),
-        "half" | "float16" => Ok(DType::F16),
-        "bfloat16" => Ok(DType::BF16),
-        "int32" | "int" => Ok(DType::I32),
-        other => Err(format!(
-            "element type '{other}' has no collbench dtype (f32, f64, f16, bf16, i32)"
-        )),
-    }
+    let found = DType::ALL.iter().find(|d| d.aliases().contains(&name));
+    found.copied().ok_or_else(|| {
+        format!(
+            "element type '{name}' has no collbench dtype ({})",
+            crate::named::names::<DType>().join(", ")
+        )
+    })
 }
 
 /// A reduction as nccl-tests prints it; `none` (and anything) for an op that does not reduce is

@@ -66,13 +66,13 @@ named_enum!(
     /// How the NCCL backend registers its buffers with each communicator (nccl-tests `-R`).
     Register, "registration", {
         /// No registration (nccl-tests `-R 0`, its default).
-        None => "none",
+        None => "none" | "0",
         /// `ncclCommRegister` of both buffers on every communicator (nccl-tests `-R 1`,
         /// NCCL 2.19+).
-        Local => "local",
+        Local => "local" | "1",
         /// `ncclCommWindowRegister` with `NCCL_WIN_COLL_SYMMETRIC` (nccl-tests `-R 2`, NCCL
         /// 2.27+), on buffers from `ncclMemAlloc`.
-        Symmetric => "symmetric",
+        Symmetric => "symmetric" | "2",
     }
 );
 
@@ -80,11 +80,11 @@ named_enum!(
     /// NCCL's CTA policy (`ncclConfig_t.CTAPolicy`, nccl-tests `-x`).
     CtaPolicy, "CTA policy", {
         /// `NCCL_CTA_POLICY_DEFAULT` (NCCL 2.27+).
-        Default => "default",
+        Default => "default" | "0",
         /// `NCCL_CTA_POLICY_EFFICIENCY`: fewer CTAs where they buy little (NCCL 2.27+).
-        Efficiency => "efficiency",
+        Efficiency => "efficiency" | "1",
         /// `NCCL_CTA_POLICY_ZERO`: copy engines where NCCL can (NCCL 2.28+).
-        Zero => "zero",
+        Zero => "zero" | "2",
     }
 );
 

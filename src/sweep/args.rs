@@ -9,17 +9,16 @@ use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 use crate::error::{Error, Result};
 use crate::model::call::{BackendKind, CtaPolicy, Register};
 use crate::model::comm_setup::CommAxes;
-use crate::named::{list_of, one_of};
+use crate::named::{list_of, one_of, parse_names};
 
 /// The most calls `--agg` groups into one iteration: each is a timed call NCCL must hold at once.
 pub const MAX_AGG: usize = 1024;
 use crate::model::plan::Bind;
 use crate::model::plan::{Roots, SweepOptions, TransportKind};
 use crate::model::topology::WorldSpec;
+use crate::sweep::nccl_flags::NcclTestsFlags;
 use crate::sweep::request::SweepRequest;
-use crate::units::{
-    format_size, parse_duration, parse_factor, parse_list, parse_size, size_series,
-};
+use crate::units::{format_size, parse_duration, parse_list, parse_size};
 
 /// `--algo`'s long help, from the per-op tables: what each backend offers for each op.
 fn algo_help() -> String {
@@ -60,12 +59,12 @@ pub struct SweepArgs {
     /// Calls per timed iteration, enqueued together between ncclGroupStart and ncclGroupEnd
     /// and timed as one, each call's time the iteration's divided by N, as nccl-tests -m N
     /// (--backend nccl only; 1 to 1024).
-    #[arg(long, default_value_t = 1)]
+    #[arg(short = 'm', long, visible_alias = "agg_iters", default_value_t = 1)]
     pub agg: usize,
     /// NCCL CTA policies, comma separated (default and efficiency need NCCL 2.27+, zero 2.28+),
     /// set in ncclConfig_t.CTAPolicy as nccl-tests -x does; each is measured with communicators
     /// of its own and named in summary.csv (--backend nccl only) [default: the library's].
-    #[arg(long, value_parser = list_of::<CtaPolicy>())]
+    #[arg(short = 'x', long, visible_alias = "cta_policy", value_parser = list_of::<CtaPolicy>())]
     pub cta_policy: Option<String>,
     /// NCCL CTA bounds, comma separated: N (exactly N CTAs per collective) or MIN:MAX, each 1
     /// to 64, set in ncclConfig_t.minCTAs/maxCTAs (NCCL_MIN_CTAS/NCCL_MAX_CTAS); each is
@@ -75,13 +74,15 @@ pub struct SweepArgs {
     /// Buffer registrations, comma separated: local is ncclCommRegister (NCCL 2.19+), symmetric
     /// ncclCommWindowRegister (2.27+), as nccl-tests -R 0/1/2; each is measured with
     /// communicators of its own (--backend nccl only) [default: none].
-    #[arg(long, value_parser = list_of::<Register>())]
+    #[arg(short = 'R', long, visible_alias = "local_register", value_parser = list_of::<Register>())]
     pub register: Option<String>,
-    /// Element types, comma separated.
-    #[arg(long, default_value = "f32", value_parser = list_of::<DType>())]
+    /// Element types, comma separated, or all; nccl-tests' names (float, half, bfloat16, double,
+    /// int32) are read too.
+    #[arg(short = 'd', long, visible_alias = "datatype", default_value = "f32", value_parser = list_of::<DType>())]
     pub dtype: String,
-    /// Reduction for the ops that reduce (allreduce, reducescatter, reduce).
-    #[arg(long, default_value = "sum", value_parser = one_of::<ReduceOp>())]
+    /// Reduction for the ops that reduce (allreduce, reducescatter, reduce); nccl-tests -o
+    /// (its long --op is collbench's --redop: collbench's --op names the collective).
+    #[arg(short = 'o', long, default_value = "sum", value_parser = one_of::<ReduceOp>())]
     pub redop: ReduceOp,
     /// Backend: host is built in (shared memory or TCP between rank processes); the others need
     /// a build with their cargo feature (`collbench backends` says which this binary has).
@@ -109,23 +110,23 @@ pub struct SweepArgs {
         allow_negative_numbers = true
     )]
     pub max_bytes: String,
-    /// Multiplication factor between sizes (integer >= 2).
-    #[arg(
-        short = 'f',
-        long = "stepfactor",
-        default_value = "2",
-        allow_negative_numbers = true
-    )]
-    pub factor: String,
+    /// Multiplication factor between sizes (integer >= 2; 1 with -i: linear steps) [default: 2].
+    #[arg(short = 'f', long = "stepfactor", allow_negative_numbers = true)]
+    pub factor: Option<String>,
     /// Timed iterations per point [default: 256 MiB / S, between 20 and 1000].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(short = 'n', long, allow_negative_numbers = true)]
     pub iters: Option<usize>,
     /// Warm-up iterations per point [default: iters / 10, between 5 and 100].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(
+        short = 'w',
+        long,
+        visible_alias = "warmup_iters",
+        allow_negative_numbers = true
+    )]
     pub warmup: Option<usize>,
     /// Root of broadcast, reduce, gather and scatter: a rank of each group (0 is the first), or
     /// all (every rank in turn, a curve each; as nccl-tests -r -1).
-    #[arg(long, default_value = "0", allow_negative_numbers = true, value_parser = clap::value_parser!(Roots))]
+    #[arg(short = 'r', long, default_value = "0", allow_negative_numbers = true, value_parser = clap::value_parser!(Roots))]
     pub root: Roots,
     /// Placement of the output: off (out of place), on (in place), both.
     #[arg(long, default_value = "off")]
@@ -137,8 +138,9 @@ pub struct SweepArgs {
     /// Pin rank processes to cores: core (rank r on the r-th allowed CPU, cyclic) or none.
     #[arg(long, default_value = "core", value_parser = one_of::<Bind>())]
     pub bind: Bind,
-    /// A rank that makes no progress for this long ends the run (e.g. 60s, 2m).
-    #[arg(long, default_value = "60s")]
+    /// A rank that makes no progress for this long ends the run (e.g. 60s, 2m; a bare number is
+    /// seconds, as nccl-tests -T).
+    #[arg(short = 'T', long, default_value = "60s")]
     pub timeout: String,
     /// Measure every pair of nodes (one rank on each, one pair at a time) instead of
     /// --world-sizes, and name the links well below the healthy pairs. Needs a multi-host launch.
@@ -150,6 +152,9 @@ pub struct SweepArgs {
     /// Never show the progress bar (it is shown only when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,
+    /// nccl-tests' flags without a collbench flag of their letter.
+    #[command(flatten)]
+    pub nccl_tests: NcclTestsFlags,
 }
 
 /// The hidden `__rank` subcommand.
@@ -249,7 +254,7 @@ fn check_combinations(
 /// `--proto`: NCCL protocols, refused for the other backends (they have no such choice).
 fn parse_protos(backend: BackendKind, text: Option<&str>) -> Result<Vec<Proto>> {
     match (backend, text) {
-        (BackendKind::Nccl, t) => parse_list::<Proto>(t.unwrap_or("auto")),
+        (BackendKind::Nccl, t) => parse_names::<Proto>(t.unwrap_or("auto")),
         (_, None) => Ok(Vec::new()),
         (b, Some(t)) => Err(Error::usage(format!(
             "--proto {}: protocols are NCCL's; drop --proto or use --backend nccl (this is --backend {b})",
@@ -270,7 +275,9 @@ pub const MAX_LOCAL_RANKS: usize = 256;
 impl SweepArgs {
     /// Parses every value into a typed request; the first bad value is the error.
     pub fn into_request(self, command_line: Vec<String>) -> Result<SweepRequest> {
-        let ranks = self.ranks.unwrap_or_else(default_ranks);
+        self.nccl_tests.refuse()?;
+        let requested = self.nccl_tests.ranks_with(self.ranks)?;
+        let ranks = requested.unwrap_or_else(default_ranks);
         if ranks == 0 || ranks > MAX_LOCAL_RANKS {
             return Err(Error::usage(format!(
                 "--ranks {ranks} is not between 1 and {MAX_LOCAL_RANKS}"
@@ -302,8 +309,8 @@ impl SweepArgs {
                 format_size(end)
             )));
         }
-        let factor = flag("-f", parse_factor(&self.factor))?;
-        let ops = parse_list::<Op>(&self.op)?;
+        let sizes = self.nccl_tests.sizes(begin, end, self.factor.as_deref())?;
+        let ops = parse_names::<Op>(&self.op)?;
         let backend = self.backend;
         let host_default = host_default_algos(&ops);
         let algo_text = self.algo.as_deref().unwrap_or(match backend {
@@ -311,23 +318,24 @@ impl SweepArgs {
             BackendKind::Host => &host_default,
         });
         let protos = parse_protos(backend, self.proto.as_deref())?;
-        if self.cuda_graph && backend != BackendKind::Nccl {
+        let cuda_graph = self.cuda_graph || self.nccl_tests.cuda_graph_launches.unwrap_or(0) > 0;
+        if cuda_graph && backend != BackendKind::Nccl {
             return Err(Error::usage(format!(
                 "--cuda-graph captures NCCL calls; drop it or use --backend nccl (this is --backend {backend})"
             )));
         }
         let comm = self.comm_axes(backend)?;
         let agg = self.agg_calls(backend)?;
-        let algos = parse_list::<Algo>(algo_text)?;
+        let algos = parse_names::<Algo>(algo_text)?;
         check_combinations(backend, (&ops, &algos), &self.op, algo_text)?;
         let opts = SweepOptions {
             ops,
             algos,
-            dtypes: parse_list::<DType>(&self.dtype)?,
+            dtypes: parse_names::<DType>(&self.dtype)?,
             redop: self.redop,
             ranks,
             world_sizes,
-            sizes: size_series(begin, end, factor)?,
+            sizes,
             in_place: parse_in_place(&self.in_place)?,
             iters: self.iters,
             warmup: self.warmup,
@@ -346,13 +354,13 @@ impl SweepArgs {
                 parse_duration(&self.timeout),
             )?)?,
             out: self.out,
-            ranks_given: self.ranks.is_some(),
+            ranks_given: requested.is_some(),
             pairs: self.pairs,
             world_specs,
             progress: !self.no_progress,
             command_line,
             protos,
-            cuda_graph: self.cuda_graph,
+            cuda_graph,
             comm,
             agg,
         })

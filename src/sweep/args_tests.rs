@@ -244,3 +244,44 @@ fn without_algo_each_op_gets_its_own_first_algorithm_and_no_skip_notes() {
         plan.notes
     );
 }
+
+#[test]
+fn nccl_tests_flags_carry_their_meanings() {
+    #[rustfmt::skip]
+    let r = parse(&[
+        "-n", "50", "-w", "5", "-d", "half,float", "-o", "max", "-r", "-1", "-T", "30", "-t", "2",
+        "-g", "2", "-b", "8", "-e", "40", "-i", "8", "--op", "allreduce,reduce",
+    ])
+    .unwrap();
+    let o = &r.opts;
+    assert_eq!((o.iters, o.warmup, o.ranks), (Some(50), Some(5), 4));
+    assert_eq!(o.dtypes, [DType::F16, DType::F32]);
+    assert_eq!((o.redop, o.root), (ReduceOp::Max, Roots::All));
+    assert_eq!(r.timeout, Duration::from_secs(30));
+    // -i without -f: nccl-tests' linear steps.
+    assert_eq!(o.sizes, [8, 16, 24, 32, 40]);
+    // -f 1 with -i too; -f 2 wins over -i, as in nccl-tests.
+    let lin = parse(&["-b", "1K", "-e", "3K", "-f", "1", "-i", "1K"]).unwrap();
+    assert_eq!(lin.opts.sizes, [1024, 2048, 3072]);
+    let geo = parse(&["-b", "1K", "-e", "4K", "-f", "2", "-i", "1K"]).unwrap();
+    assert_eq!(geo.opts.sizes, [1024, 2048, 4096]);
+    // Long nccl-tests spellings, `all`, and the numbers of -R and -x.
+    let all = parse(&["--datatype", "all", "--warmup_iters", "3", "--op", "all"]).unwrap();
+    assert_eq!(all.opts.dtypes, DType::ALL);
+    assert_eq!(
+        (all.opts.warmup, all.opts.ops.len()),
+        (Some(3), Op::ALL.len())
+    );
+    let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        msg(&["-R", "1"]).contains("--backend nccl"),
+        "{}",
+        msg(&["-R", "1"])
+    );
+    // Refused and inconsistent flags: one line each.
+    assert!(msg(&["-z", "1"]).starts_with("-z 1 (nccl-tests --blocking"));
+    assert!(msg(&["--ranks", "3", "-g", "4"]).contains("disagree"));
+    assert!(msg(&["-i", "0"]).contains("at least 1 byte"));
+    assert!(msg(&["-b", "1", "-e", "1G", "-i", "1"]).contains("at most 10000 sizes"));
+    assert!(msg(&["-f", "1"]).contains("or 1 with -i"));
+}

@@ -13,6 +13,7 @@ pub mod links;
 pub mod mpi;
 #[cfg(feature = "nccl")]
 pub mod nccl;
+pub mod nccl_flags;
 pub mod rank;
 pub mod request;
 pub mod run;
