@@ -16,26 +16,10 @@ pub const MAX_AGG: usize = 1024;
 use crate::model::plan::Bind;
 use crate::model::plan::{Roots, SweepOptions, TransportKind};
 use crate::model::topology::WorldSpec;
+use crate::sweep::console::{TableFormat, View};
 use crate::sweep::nccl_flags::NcclTestsFlags;
 use crate::sweep::request::SweepRequest;
 use crate::units::{format_size, parse_duration, parse_list, parse_size};
-
-/// `--algo`'s long help, from the per-op tables: what each backend offers for each op.
-fn algo_help() -> String {
-    let mut text = String::from(
-        "Algorithms, comma separated; an op offered none of them is skipped [default: each \
-         op's first host algorithm; auto with --backend mpi or nccl]. Offered, per backend and op:",
-    );
-    for backend in BackendKind::ALL {
-        text.push_str(&format!("\n  {backend}:"));
-        for op in Op::ALL {
-            let algos: Vec<&str> = backend.algos(*op).iter().map(|a| a.name()).collect();
-            text.push_str(&format!(" {op} {};", algos.join("|")));
-        }
-        text.pop();
-    }
-    text
-}
 
 /// `collbench sweep`.
 #[derive(Args, Debug)]
@@ -128,9 +112,10 @@ pub struct SweepArgs {
     /// all (every rank in turn, a curve each; as nccl-tests -r -1).
     #[arg(short = 'r', long, default_value = "0", allow_negative_numbers = true, value_parser = clap::value_parser!(Roots))]
     pub root: Roots,
-    /// Placement of the output: off (out of place), on (in place), both.
-    #[arg(long, default_value = "off")]
-    pub in_place: String,
+    /// Placement of the output: off (out of place), on (in place), both [default: off; both
+    /// with --format nccl-tests].
+    #[arg(long)]
+    pub in_place: Option<String>,
     /// How host-backend ranks move data: shm (shared memory) or tcp (one loopback connection
     /// per pair); the other backends move data their own way [default: shm].
     #[arg(long, value_parser = one_of::<TransportKind>())]
@@ -152,6 +137,11 @@ pub struct SweepArgs {
     /// Never show the progress bar (it is shown only when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,
+    /// The live table on stdout: collbench's columns, or nccl-tests 2.19's text (one table per
+    /// test, out-of-place and in-place halves on one line; --in-place then defaults to both)
+    /// for the parsers of its logs.
+    #[arg(long, default_value = "collbench", value_parser = one_of::<TableFormat>())]
+    pub format: TableFormat,
     /// nccl-tests' flags without a collbench flag of their letter.
     #[command(flatten)]
     pub nccl_tests: NcclTestsFlags,
@@ -192,23 +182,6 @@ where
     Ok(*args)
 }
 
-/// The host backend's algorithms when `--algo` is not given: each op's first (ring for the
-/// ring ops, tree for Broadcast and Reduce, pairwise for AllToAll, direct for SendRecv), in op
-/// order, once each.
-fn host_default_algos(ops: &[Op]) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for name in ops
-        .iter()
-        .filter_map(|op| op.host_algos().first())
-        .map(|a| a.name())
-    {
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    names.join(",")
-}
-
 fn parse_in_place(s: &str) -> Result<Vec<bool>> {
     match s.trim().to_ascii_lowercase().as_str() {
         "off" | "no" | "false" | "out" => Ok(vec![false]),
@@ -226,29 +199,6 @@ fn flag<T>(name: &str, r: Result<T>) -> Result<T> {
         Error::Usage(msg) => Error::Usage(format!("{name}: {msg}")),
         other => other,
     })
-}
-
-/// Refuses an --op/--algo pair where no op has any of the algorithms (`--op allgather --algo
-/// tree`), naming both flags; ops that lack some of the algorithms are skipped with a note.
-fn check_combinations(
-    backend: BackendKind,
-    (ops, algos): (&[Op], &[Algo]),
-    op_text: &str,
-    algo_text: &str,
-) -> Result<()> {
-    if ops
-        .iter()
-        .any(|op| algos.iter().any(|a| backend.algos(*op).contains(a)))
-    {
-        return Ok(());
-    }
-    let runs: Vec<String> = ops.iter().map(|op| backend.offer(*op)).collect();
-    Err(Error::usage(format!(
-        "--op {} with --algo {}: no such combination on the {backend} backend ({})",
-        op_text.trim(),
-        algo_text.trim(),
-        runs.join("; ")
-    )))
 }
 
 /// `--proto`: NCCL protocols, refused for the other backends (they have no such choice).
@@ -336,7 +286,7 @@ impl SweepArgs {
             ranks,
             world_sizes,
             sizes,
-            in_place: parse_in_place(&self.in_place)?,
+            in_place: self.placements()?,
             iters: self.iters,
             warmup: self.warmup,
             bind: self.bind,
@@ -357,7 +307,10 @@ impl SweepArgs {
             ranks_given: requested.is_some(),
             pairs: self.pairs,
             world_specs,
-            progress: !self.no_progress,
+            view: View {
+                progress: !self.no_progress,
+                format: self.format,
+            },
             command_line,
             protos,
             cuda_graph,
@@ -367,8 +320,30 @@ impl SweepArgs {
     }
 }
 
+impl SweepArgs {
+    /// `--in-place`: off by default; nccl-tests' table holds both halves of every size, so
+    /// with `--format nccl-tests` both, and only both.
+    fn placements(&self) -> Result<Vec<bool>> {
+        match (self.format, self.in_place.as_deref()) {
+            (TableFormat::Collbench, text) => parse_in_place(text.unwrap_or("off")),
+            (TableFormat::NcclTests, None) => parse_in_place("both"),
+            (TableFormat::NcclTests, Some(text)) => match parse_in_place(text)?.len() {
+                2 => parse_in_place(text),
+                _ => Err(Error::usage(format!(
+                    "--in-place {text} with --format nccl-tests: its table holds both halves of \
+                     every size; drop --in-place"
+                ))),
+            },
+        }
+    }
+}
+
 #[path = "args_backend.rs"]
 mod backend;
+
+#[path = "args_algos.rs"]
+mod algos;
+use algos::{algo_help, check_combinations, host_default_algos};
 
 #[cfg(test)]
 #[path = "args_tests.rs"]

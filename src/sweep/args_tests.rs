@@ -285,3 +285,14 @@ fn nccl_tests_flags_carry_their_meanings() {
     assert!(msg(&["-b", "1", "-e", "1G", "-i", "1"]).contains("at most 10000 sizes"));
     assert!(msg(&["-f", "1"]).contains("or 1 with -i"));
 }
+
+#[test]
+fn the_nccl_tests_table_measures_both_placements() {
+    let r = parse(&["--format", "nccl-tests"]).unwrap();
+    assert_eq!(r.opts.in_place, [false, true]);
+    assert_eq!(parse(&[]).unwrap().opts.in_place, [false]);
+    let e = parse(&["--format", "nccl-tests", "--in-place", "off"]).err();
+    let e = e.map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("drop --in-place"), "{e}");
+    assert!(parse(&["--format", "nccl-tests", "--in-place", "both"]).is_ok());
+}

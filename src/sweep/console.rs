@@ -6,13 +6,37 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use std::cell::RefCell;
+
+use crate::meta::Meta;
 use crate::model::plan::Point;
 use crate::model::record::PointRecord;
+use crate::named::named_enum;
 use crate::report::table;
+use crate::sweep::nccl_tables::NcclTables;
+
+named_enum!(
+    /// The live table's format.
+    TableFormat, "table format", {
+        /// collbench's own columns, one row per point.
+        Collbench => "collbench",
+        /// nccl-tests 2.19's text, for the parsers of its logs.
+        NcclTests => "nccl-tests",
+    }
+);
+
+/// How a sweep shows itself: the table's format, and whether a progress bar may be shown.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct View {
+    pub progress: bool,
+    pub format: TableFormat,
+}
 
 /// Console output of one sweep.
 pub struct Console {
     bar: Option<ProgressBar>,
+    /// The nccl-tests tables, with `--format nccl-tests`.
+    nccl: Option<RefCell<NcclTables>>,
     /// Each point's share of the work, in plan order ([`work`]): the bar and its ETA advance
     /// by it, so that a 1 GiB point counts for what it costs, not as much as an 8 B one.
     weights: Vec<u64>,
@@ -31,8 +55,12 @@ pub fn work(p: &Point) -> u64 {
 }
 
 impl Console {
-    /// A console for the points of `plan`; the bar is shown only on a terminal and when wanted.
-    pub fn new(points: &[Point], want_bar: bool) -> Console {
+    /// A console for the points of `plan` of the run `meta` describes; the bar is shown only
+    /// on a terminal and when wanted.
+    pub fn new(points: &[Point], view: View, meta: &Meta) -> Console {
+        let want_bar = view.progress;
+        let nccl = (view.format == TableFormat::NcclTests)
+            .then(|| RefCell::new(NcclTables::new(points, meta)));
         let weights: Vec<u64> = points.iter().map(work).collect();
         let total = weights.iter().fold(0u64, |a, w| a.saturating_add(*w));
         let bar = (want_bar && std::io::stderr().is_terminal()).then(|| {
@@ -49,6 +77,7 @@ impl Console {
         });
         Console {
             bar,
+            nccl,
             weights,
             done: std::cell::Cell::new(0),
         }
@@ -74,14 +103,23 @@ impl Console {
         }
     }
 
-    /// Prints the table header.
+    /// Prints the table header (nccl-tests' tables print their own, each).
     pub fn header(&self) {
-        self.print(&table::header());
+        if self.nccl.is_none() {
+            self.print(&table::header());
+        }
     }
 
-    /// Prints a note line.
+    /// Prints a note line (a comment line in both formats).
     pub fn note(&self, msg: &str) {
         self.print(&table::note(msg));
+    }
+
+    /// Prints what the nccl-tests tables give for `lines`.
+    fn print_all(&self, lines: Vec<String>) {
+        for line in lines {
+            self.print(&line);
+        }
     }
 
     /// Says which point is running now.
@@ -93,19 +131,31 @@ impl Console {
 
     /// Prints a measured point and advances the bar.
     pub fn point(&self, rec: &PointRecord) {
-        self.print(&table::row(rec));
+        match &self.nccl {
+            Some(t) => self.print_all(t.borrow_mut().point(rec)),
+            None => self.print(&table::row(rec)),
+        }
         self.advance();
     }
 
     /// Prints a measured point with what the row alone does not say (a `--pairs` point's two
     /// nodes) after it, and advances the bar.
     pub fn point_tagged(&self, rec: &PointRecord, tag: &str) {
-        self.print(&format!("{}  {tag}", table::row(rec)));
+        match &self.nccl {
+            Some(t) => {
+                self.print(&table::note(tag));
+                self.print_all(t.borrow_mut().point(rec));
+            }
+            None => self.print(&format!("{}  {tag}", table::row(rec))),
+        }
         self.advance();
     }
 
-    /// Removes the bar.
+    /// Ends the nccl-tests tables and removes the bar.
     pub fn finish(&self) {
+        if let Some(t) = &self.nccl {
+            self.print_all(t.borrow_mut().finish());
+        }
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

@@ -11,7 +11,7 @@ use crate::model::plan::Plan;
 use crate::model::record::{IterSample, PointRecord, RankSummary};
 use crate::report::pairs_csv::PairRow;
 use crate::report::run_dir::RunDir;
-use crate::sweep::console::Console;
+use crate::sweep::console::{Console, View};
 
 /// What a finished sweep produced.
 pub struct Outcome {
@@ -31,12 +31,12 @@ pub struct Lead {
 
 impl Lead {
     /// Creates the results folder at `dir` with `meta` and opens the console for `plan`.
-    pub fn open(dir: PathBuf, meta: &Meta, plan: &Plan, progress: bool) -> Result<Lead> {
+    pub fn open(dir: PathBuf, meta: &Meta, plan: &Plan, view: View) -> Result<Lead> {
         let out = RunDir::create(&dir, meta)?;
         Ok(Lead {
             dir,
             out,
-            console: open_console(plan, progress),
+            console: open_console(plan, view, meta),
             wrong_points: 0,
         })
     }
@@ -125,8 +125,8 @@ pub(crate) fn close_run(mut out: RunDir, dir: PathBuf, result: Result<usize>) ->
 }
 
 /// The console of a sweep, with the plan's notes shown once and the table's header printed.
-fn open_console(plan: &Plan, progress: bool) -> Console {
-    let console = Console::new(&plan.points, progress);
+fn open_console(plan: &Plan, view: View, meta: &Meta) -> Console {
+    let console = Console::new(&plan.points, view, meta);
     // The plan repeats a note for every curve it applies to (each algorithm and placement).
     let mut shown: Vec<&str> = Vec::new();
     for note in &plan.notes {

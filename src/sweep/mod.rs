@@ -14,6 +14,7 @@ pub mod mpi;
 #[cfg(feature = "nccl")]
 pub mod nccl;
 pub mod nccl_flags;
+pub mod nccl_tables;
 pub mod rank;
 pub mod request;
 pub mod run;

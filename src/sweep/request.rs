@@ -20,7 +20,8 @@ pub struct SweepRequest {
     pub world_specs: Vec<WorldSpec>,
     /// `--pairs`: measure every node pair (multi-host launches only).
     pub pairs: bool,
-    pub progress: bool,
+    /// The live table's format and whether a progress bar may be shown.
+    pub view: crate::sweep::console::View,
     pub command_line: Vec<String>,
     /// `--proto` (NCCL protocols; empty for the other backends).
     pub protos: Vec<crate::collective::Proto>,

@@ -210,8 +210,12 @@ impl SweepOptions {
             }
             if shape.bytes != requested {
                 let (from, to) = distinct_sizes(requested, shape.bytes);
+                let unit = match op.splits_per_rank() {
+                    true => "whole 16-byte blocks per rank, as nccl-tests",
+                    false => "whole elements",
+                };
                 plan.notes.push(format!(
-                    "{op} {dtype} at world {world}: {from} rounded down to {to} (whole elements per rank)"
+                    "{op} {dtype} at world {world}: {from} rounded down to {to} ({unit})"
                 ));
             }
             last = Some(shape.bytes);

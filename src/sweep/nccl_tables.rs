@@ -1,0 +1,220 @@
+//! The live table in nccl-tests' text (`--format nccl-tests`): one table per test as nccl-tests
+//! prints one per run (a collective at one world, algorithm and setup; the dtypes and sizes its
+//! rows), each row holding a size's out-of-place and in-place halves. collbench measures a
+//! curve's out-of-place points before its in-place ones, so an out-of-place half waits until
+//! its in-place twin is measured and the two are printed as one line; a half without a planned
+//! twin is printed alone (nccl-tests' blank half where the out-of-place one is missing).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::meta::Meta;
+use crate::model::plan::Point;
+use crate::model::record::{PointKey, PointRecord};
+use crate::report::nccl_tests_text::{
+    body, half_bandwidths, preamble, table_footer, table_header, Device, Settings, Step, NULL_BODY,
+};
+
+/// The state of the nccl-tests table of a sweep.
+pub struct NcclTables {
+    /// Settings of each table, by [`group`], from the plan.
+    settings: HashMap<String, Settings>,
+    /// The [`twin`] keys of the points planned in place.
+    planned_in_place: HashSet<String>,
+    /// Out-of-place halves waiting for their in-place twin: twin key, preamble, body.
+    waiting: Vec<(String, String, String)>,
+    open: Option<Open>,
+    /// Device lines per rank: host, device name.
+    ranks: Vec<(String, String)>,
+}
+
+/// The table being printed.
+struct Open {
+    group: String,
+    test: &'static str,
+    wrong: u64,
+    busbw_sum: f64,
+    halves: usize,
+}
+
+/// `key` without what varies inside one table (dtype, size, placement, root, reduction), as
+/// text; the backend, protocol and communicator setup kept or dropped by `exact`.
+fn normalized(key: &PointKey, exact: bool, keep_rows: bool) -> String {
+    let mut k = key.clone();
+    k.backend.clear();
+    k.in_place = false;
+    if !keep_rows {
+        k.dtype = crate::collective::DType::F32;
+        (k.bytes, k.count, k.root) = (0, 0, None);
+        k.redop = crate::collective::ReduceOp::Sum;
+    }
+    if !exact {
+        k.proto = None;
+        k.comm = Default::default();
+    }
+    format!("{k:?}")
+}
+
+/// The table a point belongs to.
+fn group(key: &PointKey) -> String {
+    normalized(key, false, false)
+}
+
+/// A point's row, the same for its two placements.
+fn twin(key: &PointKey, exact: bool) -> String {
+    normalized(key, exact, true)
+}
+
+impl NcclTables {
+    /// The tables of `points`, with device lines from `meta`.
+    pub fn new(points: &[Point], meta: &Meta) -> NcclTables {
+        let mut settings: HashMap<String, Settings> = HashMap::new();
+        let mut sizes: HashMap<String, Vec<usize>> = HashMap::new();
+        for p in points {
+            let key = p.key("");
+            let g = group(&key);
+            sizes.entry(g.clone()).or_default().push(p.requested);
+            settings.entry(g).or_insert_with(|| Settings {
+                min_bytes: p.requested,
+                max_bytes: p.requested,
+                step: Step::Factor(2),
+                warmup: p.warmup,
+                iters: p.iters,
+                agg: 1,
+                graph: false,
+            });
+        }
+        for (g, s) in settings.iter_mut() {
+            let mut v = sizes.remove(g).unwrap_or_default();
+            v.sort_unstable();
+            v.dedup();
+            (s.min_bytes, s.max_bytes) = (v[0], v[v.len() - 1]);
+            s.step = step_of(&v);
+        }
+        let planned_in_place = points
+            .iter()
+            .filter(|p| p.in_place)
+            .map(|p| twin(&p.key(""), false))
+            .collect();
+        NcclTables {
+            settings,
+            planned_in_place,
+            waiting: Vec::new(),
+            open: None,
+            ranks: rank_lines(meta),
+        }
+    }
+
+    /// The lines to print for a measured point (none while its half waits for its twin).
+    pub fn point(&mut self, rec: &PointRecord) -> Vec<String> {
+        let mut lines = self.switch_to(&rec.key);
+        if let Some(open) = &mut self.open {
+            open.wrong += rec.wrong;
+            open.busbw_sum += half_bandwidths(rec).1;
+            open.halves += 1;
+        }
+        let exact = twin(&rec.key, true);
+        if !rec.key.in_place {
+            if self.planned_in_place.contains(&twin(&rec.key, false)) {
+                self.waiting.push((exact, preamble(rec), body(rec)));
+                return lines;
+            }
+            lines.push(format!("{}{}", preamble(rec), body(rec)));
+            return lines;
+        }
+        let found = self.waiting.iter().position(|(k, _, _)| *k == exact);
+        let line = match found.map(|i| self.waiting.remove(i)) {
+            Some((_, pre, out)) => format!("{pre}{out}{}", body(rec)),
+            None => format!("{}{NULL_BODY}{}", preamble(rec), body(rec)),
+        };
+        lines.push(line);
+        lines
+    }
+
+    /// The lines that end the sweep: halves still waiting, and the last table's footer.
+    pub fn finish(&mut self) -> Vec<String> {
+        self.close()
+    }
+
+    /// Closes the open table where `key` belongs to another, and opens `key`'s.
+    fn switch_to(&mut self, key: &PointKey) -> Vec<String> {
+        let g = group(key);
+        if self.open.as_ref().is_some_and(|o| o.group == g) {
+            return Vec::new();
+        }
+        let mut lines = self.close();
+        let test = key.op.nccl_test();
+        let settings = self.settings.get(&g).cloned().unwrap_or(Settings {
+            min_bytes: key.bytes,
+            max_bytes: key.bytes,
+            step: Step::Factor(2),
+            warmup: 0,
+            iters: 0,
+            agg: 1,
+            graph: false,
+        });
+        lines.extend(table_header(test, &settings, &self.devices(key.world)));
+        self.open = Some(Open {
+            group: g,
+            test,
+            wrong: 0,
+            busbw_sum: 0.0,
+            halves: 0,
+        });
+        lines
+    }
+
+    /// Waiting halves printed alone, then the open table's footer.
+    fn close(&mut self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .waiting
+            .drain(..)
+            .map(|(_, pre, out)| format!("{pre}{out}"))
+            .collect();
+        if let Some(o) = self.open.take() {
+            let avg = o.busbw_sum / o.halves.max(1) as f64;
+            lines.extend(table_footer(o.test, o.wrong, avg));
+        }
+        lines
+    }
+
+    /// The `# Using devices` lines of a group of `world` ranks (the first `world` of the run).
+    fn devices(&self, world: usize) -> Vec<Device> {
+        (0..world)
+            .map(|rank| {
+                let (host, name) = self.ranks.get(rank).cloned().unwrap_or_default();
+                Device {
+                    rank,
+                    pid: 0,
+                    host,
+                    device: rank,
+                    name,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Each rank's host and device name: its node's host name and GPU where meta.json has them,
+/// else this host and its CPU.
+fn rank_lines(meta: &Meta) -> Vec<(String, String)> {
+    (0..meta.ranks)
+        .map(|r| {
+            let node = meta.rank_nodes.get(r).copied().unwrap_or(0);
+            let host = meta.hosts.get(node).unwrap_or(&meta.host.hostname).clone();
+            let name = meta.gpus.get(r).unwrap_or(&meta.host.cpu_model).clone();
+            (host, name)
+        })
+        .collect()
+}
+
+/// nccl-tests' step from the sizes asked for: their common factor, else their first
+/// difference (linear steps), else its default step of 1 MiB.
+fn step_of(sizes: &[usize]) -> Step {
+    match sizes {
+        [a, b, ..] if *a > 0 && b % a == 0 && sizes.windows(2).all(|w| w[1] == w[0] * (b / a)) => {
+            Step::Factor((b / a) as u64)
+        }
+        [a, b, ..] => Step::Bytes(b - a),
+        _ => Step::Bytes(1 << 20),
+    }
+}
