@@ -1,7 +1,8 @@
 //! `collbench sweep --format nccl-tests` prints nccl-tests' text, which nccl-tests' parsers
 //! read: the round trip sweep → text → `collbench import` gives back the sweep's points (the
 //! same ops, worlds, dtypes, sizes, placements and roots, the printed loop times, and no
-//! bandwidth the importer finds inconsistent).
+//! bandwidth the importer finds inconsistent), and so does its `-J` JSON, with the times
+//! unrounded.
 
 mod common;
 
@@ -25,8 +26,11 @@ fn the_nccl_tests_table_imports_back_as_the_sweeps_points() {
     let args = [
         "--op", "allreduce,allgather,broadcast,reducescatter", "--ranks", "3", "--world-sizes",
         "2,3", "-d", "float,double", "-b", "8", "-e", "4K", "-f", "4", "-n", "5", "-w", "1",
-        "--format", "nccl-tests",
+        "--format", "nccl-tests", "-J",
     ];
+    let json = tmp.path().join("run.json");
+    let mut args = args.to_vec();
+    args.push(path(&json));
     let r = sweep_ok(&args, &out, LIMIT);
     // Both halves of a size on one line: 13 fields, the in-place half's #wrong last.
     let rows: Vec<&str> = r.stdout.lines().filter(|l| !l.starts_with('#')).collect();
@@ -73,6 +77,25 @@ fn the_nccl_tests_table_imports_back_as_the_sweeps_points() {
             "{time} vs {printed}"
         );
     }
+    // The -J file: the same points, with the times unrounded.
+    let from_json = tmp.path().join("from-json");
+    ok(import(&[
+        "nccl-tests",
+        path(&json),
+        "--out",
+        path(&from_json),
+    ]));
+    let mut exact: BTreeMap<Key, f64> = BTreeMap::new();
+    for dir in std::fs::read_dir(&from_json).unwrap() {
+        let dir = dir.unwrap().path();
+        assert_eq!(common::meta(&dir).import.unwrap().bandwidth_mismatches, 0);
+        exact.extend(summary(&dir).iter().map(|p| (key(p), p.time_us_mean)));
+    }
+    let want: BTreeMap<Key, f64> = measured
+        .iter()
+        .map(|p| (key(p), p.loop_time_us.unwrap()))
+        .collect();
+    assert_eq!(exact, want);
 }
 
 fn key(p: &collbench::model::record::PointRecord) -> Key {

@@ -1,6 +1,7 @@
 //! Writers and readers of a results folder (see docs/FORMATS.md) and the live stdout table.
 
 pub(crate) mod csvio;
+pub mod nccl_tests_json;
 pub mod nccl_tests_text;
 pub mod pairs_csv;
 pub mod ranks_csv;

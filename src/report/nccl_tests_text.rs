@@ -174,20 +174,22 @@ fn column_header() -> [String; 3] {
 /// A row's first columns (`writeBenchmarkLinePreamble`): size, the count nccl-tests passes to
 /// the call (per rank where the op splits the buffer), type, redop and root (-1 without one).
 pub fn preamble(rec: &PointRecord) -> String {
+    let (size, count, type_name, redop, root) = preamble_fields(rec);
+    format!(
+        "{size:>12}  {count:>12}  {type_name:>8}  {redop:>6}  {:>6}",
+        format!("{root:>6}")
+    )
+}
+
+/// The values of [`preamble`]: size, count, type, redop and root.
+pub fn preamble_fields(rec: &PointRecord) -> (usize, usize, &'static str, &'static str, i64) {
     let k = &rec.key;
     let count = match k.op.splits_per_rank() {
         true => k.count / k.world.max(1),
         false => k.count,
     };
     let root = k.root.map_or(-1, |r| i64::try_from(r).unwrap_or(i64::MAX));
-    format!(
-        "{:>12}  {:>12}  {:>8}  {:>6}  {:>6}",
-        k.bytes,
-        count,
-        type_name(k.dtype),
-        redop_column(rec),
-        format!("{root:>6}")
-    )
+    (k.bytes, count, type_name(k.dtype), redop_column(rec), root)
 }
 
 /// A half's columns (`writeBenchmarkLineBody`): the loop's time per call (the samples' mean

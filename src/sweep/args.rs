@@ -113,7 +113,7 @@ pub struct SweepArgs {
     #[arg(short = 'r', long, default_value = "0", allow_negative_numbers = true, value_parser = clap::value_parser!(Roots))]
     pub root: Roots,
     /// Placement of the output: off (out of place), on (in place), both [default: off; both
-    /// with --format nccl-tests].
+    /// with --format nccl-tests or --json-out].
     #[arg(long)]
     pub in_place: Option<String>,
     /// How host-backend ranks move data: shm (shared memory) or tcp (one loopback connection
@@ -142,6 +142,10 @@ pub struct SweepArgs {
     /// for the parsers of its logs.
     #[arg(long, default_value = "collbench", value_parser = one_of::<TableFormat>())]
     pub format: TableFormat,
+    /// Also write the tables as nccl-tests' -J JSON (schema version 3, a document per test) to
+    /// this new file, rewritten after each row; `collbench import` reads it.
+    #[arg(short = 'J', long, visible_alias = "output_file")]
+    pub json_out: Option<PathBuf>,
     /// nccl-tests' flags without a collbench flag of their letter.
     #[command(flatten)]
     pub nccl_tests: NcclTestsFlags,
@@ -226,6 +230,10 @@ impl SweepArgs {
     /// Parses every value into a typed request; the first bad value is the error.
     pub fn into_request(self, command_line: Vec<String>) -> Result<SweepRequest> {
         self.nccl_tests.refuse()?;
+        if let Some(path) = &self.json_out {
+            check_json_out(path)?;
+        }
+        let json_out = self.json_out.clone();
         let requested = self.nccl_tests.ranks_with(self.ranks)?;
         let ranks = requested.unwrap_or_else(default_ranks);
         if ranks == 0 || ranks > MAX_LOCAL_RANKS {
@@ -310,6 +318,7 @@ impl SweepArgs {
             view: View {
                 progress: !self.no_progress,
                 format: self.format,
+                json: json_out,
             },
             command_line,
             protos,
@@ -322,9 +331,11 @@ impl SweepArgs {
 
 impl SweepArgs {
     /// `--in-place`: off by default; nccl-tests' table holds both halves of every size, so
-    /// with `--format nccl-tests` both, and only both.
+    /// with `--format nccl-tests` both, and only both (with `--json-out`, both by default).
     fn placements(&self) -> Result<Vec<bool>> {
         match (self.format, self.in_place.as_deref()) {
+            // nccl-tests' JSON has both halves too.
+            (TableFormat::Collbench, None) if self.json_out.is_some() => parse_in_place("both"),
             (TableFormat::Collbench, text) => parse_in_place(text.unwrap_or("off")),
             (TableFormat::NcclTests, None) => parse_in_place("both"),
             (TableFormat::NcclTests, Some(text)) => match parse_in_place(text)?.len() {
@@ -336,6 +347,22 @@ impl SweepArgs {
             },
         }
     }
+}
+
+/// `--json-out` names a new file in a folder that exists: refused before anything runs.
+fn check_json_out(path: &std::path::Path) -> Result<()> {
+    let folder = path.parent().filter(|f| !f.as_os_str().is_empty());
+    let why = if path.symlink_metadata().is_ok() {
+        "already there; give the path of a new file"
+    } else if folder.is_some_and(|f| !f.is_dir()) {
+        "its folder does not exist; create it first"
+    } else {
+        return Ok(());
+    };
+    Err(Error::usage(format!(
+        "--json-out {}: {why}",
+        path.display()
+    )))
 }
 
 #[path = "args_backend.rs"]

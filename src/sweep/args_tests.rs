@@ -296,3 +296,12 @@ fn the_nccl_tests_table_measures_both_placements() {
     assert!(e.contains("drop --in-place"), "{e}");
     assert!(parse(&["--format", "nccl-tests", "--in-place", "both"]).is_ok());
 }
+
+#[test]
+fn json_out_is_a_new_file_in_a_folder_that_exists() {
+    let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(msg(&["-J", "/nonexistent-folder/x.json"]).contains("folder does not exist"));
+    assert!(msg(&["--json-out", "/"]).contains("already there"));
+    let r = parse(&["-J", "new-file-here.json"]).unwrap();
+    assert_eq!(r.opts.in_place, [false, true]);
+}

@@ -13,7 +13,7 @@ use crate::model::plan::Point;
 use crate::model::record::PointRecord;
 use crate::named::named_enum;
 use crate::report::table;
-use crate::sweep::nccl_tables::NcclTables;
+use crate::sweep::nccl_tables::{NcclTables, Outputs};
 
 named_enum!(
     /// The live table's format.
@@ -25,11 +25,13 @@ named_enum!(
     }
 );
 
-/// How a sweep shows itself: the table's format, and whether a progress bar may be shown.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// How a sweep shows itself: the table's format, whether a progress bar may be shown, and
+/// where nccl-tests' `-J` JSON of the tables goes.
+#[derive(Clone, Debug, PartialEq)]
 pub struct View {
     pub progress: bool,
     pub format: TableFormat,
+    pub json: Option<std::path::PathBuf>,
 }
 
 /// Console output of one sweep.
@@ -57,10 +59,15 @@ pub fn work(p: &Point) -> u64 {
 impl Console {
     /// A console for the points of `plan` of the run `meta` describes; the bar is shown only
     /// on a terminal and when wanted.
-    pub fn new(points: &[Point], view: View, meta: &Meta) -> Console {
+    pub fn new(points: &[Point], view: &View, meta: &Meta) -> Console {
         let want_bar = view.progress;
-        let nccl = (view.format == TableFormat::NcclTests)
-            .then(|| RefCell::new(NcclTables::new(points, meta)));
+        let outputs = Outputs {
+            text: view.format == TableFormat::NcclTests,
+            json: view.json.clone(),
+            args: meta.command_line.clone(),
+        };
+        let nccl = (outputs.text || outputs.json.is_some())
+            .then(|| RefCell::new(NcclTables::new(points, meta, outputs)));
         let weights: Vec<u64> = points.iter().map(work).collect();
         let total = weights.iter().fold(0u64, |a, w| a.saturating_add(*w));
         let bar = (want_bar && std::io::stderr().is_terminal()).then(|| {
@@ -105,9 +112,14 @@ impl Console {
 
     /// Prints the table header (nccl-tests' tables print their own, each).
     pub fn header(&self) {
-        if self.nccl.is_none() {
+        if !self.nccl_text() {
             self.print(&table::header());
         }
+    }
+
+    /// Whether the live table is nccl-tests' text.
+    fn nccl_text(&self) -> bool {
+        self.nccl.as_ref().is_some_and(|t| t.borrow().prints_text())
     }
 
     /// Prints a note line (a comment line in both formats).
@@ -131,9 +143,11 @@ impl Console {
 
     /// Prints a measured point and advances the bar.
     pub fn point(&self, rec: &PointRecord) {
-        match &self.nccl {
-            Some(t) => self.print_all(t.borrow_mut().point(rec)),
-            None => self.print(&table::row(rec)),
+        if let Some(t) = &self.nccl {
+            self.print_all(t.borrow_mut().point(rec));
+        }
+        if !self.nccl_text() {
+            self.print(&table::row(rec));
         }
         self.advance();
     }
@@ -141,24 +155,30 @@ impl Console {
     /// Prints a measured point with what the row alone does not say (a `--pairs` point's two
     /// nodes) after it, and advances the bar.
     pub fn point_tagged(&self, rec: &PointRecord, tag: &str) {
-        match &self.nccl {
-            Some(t) => {
+        if let Some(t) = &self.nccl {
+            if self.nccl_text() {
                 self.print(&table::note(tag));
-                self.print_all(t.borrow_mut().point(rec));
             }
-            None => self.print(&format!("{}  {tag}", table::row(rec))),
+            self.print_all(t.borrow_mut().point(rec));
+        }
+        if !self.nccl_text() {
+            self.print(&format!("{}  {tag}", table::row(rec)));
         }
         self.advance();
     }
 
-    /// Ends the nccl-tests tables and removes the bar.
-    pub fn finish(&self) {
+    /// Ends the nccl-tests tables and removes the bar; the JSON file's write error, if any.
+    pub fn finish(&self) -> Option<crate::error::Error> {
+        let mut error = None;
         if let Some(t) = &self.nccl {
-            self.print_all(t.borrow_mut().finish());
+            let (lines, e) = t.borrow_mut().finish();
+            self.print_all(lines);
+            error = e;
         }
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+        error
     }
 }
 

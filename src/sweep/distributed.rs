@@ -185,7 +185,7 @@ fn lead(
     );
     meta.hosts = c.topology.hosts.clone();
     meta.rank_nodes = c.topology.node_of.clone();
-    let mut lead = Lead::open(dir, &meta, plan, req.view)?;
+    let mut lead = Lead::open(dir, &meta, plan, &req.view)?;
     let result = match opts.pairs.is_empty() {
         true => Ok(()),
         false => lead.out.add_pairs(),

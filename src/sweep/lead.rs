@@ -31,7 +31,7 @@ pub struct Lead {
 
 impl Lead {
     /// Creates the results folder at `dir` with `meta` and opens the console for `plan`.
-    pub fn open(dir: PathBuf, meta: &Meta, plan: &Plan, view: View) -> Result<Lead> {
+    pub fn open(dir: PathBuf, meta: &Meta, plan: &Plan, view: &View) -> Result<Lead> {
         let out = RunDir::create(&dir, meta)?;
         Ok(Lead {
             dir,
@@ -98,8 +98,10 @@ impl Lead {
     /// Ends the run: the console finished, meta.json saying how the measuring ended
     /// (`result`), and the outcome.
     pub fn close(self, result: Result<()>) -> Result<Outcome> {
-        self.console.finish();
+        let json = self.console.finish();
         let wrong_points = self.wrong_points;
+        // The measuring's own error first; else a failed --json-out fails the run.
+        let result = result.and(json.map_or(Ok(()), Err));
         close_run(self.out, self.dir, result.map(|()| wrong_points))
     }
 }
@@ -125,7 +127,7 @@ pub(crate) fn close_run(mut out: RunDir, dir: PathBuf, result: Result<usize>) ->
 }
 
 /// The console of a sweep, with the plan's notes shown once and the table's header printed.
-fn open_console(plan: &Plan, view: View, meta: &Meta) -> Console {
+fn open_console(plan: &Plan, view: &View, meta: &Meta) -> Console {
     let console = Console::new(&plan.points, view, meta);
     // The plan repeats a note for every curve it applies to (each algorithm and placement).
     let mut shown: Vec<&str> = Vec::new();

@@ -63,12 +63,6 @@ pub const REFUSED: &[RefusedFlag] = &[
         instead: "meta.json records the run's start and end; samples.csv keeps every iteration",
     },
     RefusedFlag {
-        short: 'J',
-        long: "output_file",
-        meaning: "write nccl-tests' JSON",
-        instead: "collbench writes summary.csv and meta.json in --out; collbench import reads -J files",
-    },
-    RefusedFlag {
         short: 'D',
         long: "device_implementation",
         meaning: "nccl-tests' own device kernels",

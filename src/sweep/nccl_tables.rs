@@ -3,16 +3,33 @@
 //! rows), each row holding a size's out-of-place and in-place halves. collbench measures a
 //! curve's out-of-place points before its in-place ones, so an out-of-place half waits until
 //! its in-place twin is measured and the two are printed as one line; a half without a planned
-//! twin is printed alone (nccl-tests' blank half where the out-of-place one is missing).
+//! twin is printed alone (nccl-tests' blank half where the out-of-place one is missing). With
+//! `--json-out FILE` the same tables go to FILE as nccl-tests' `-J` JSON, one document per
+//! table, the file rewritten whole (atomically) after each row so that it always parses.
 
 use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use serde_json::Value;
 
 use crate::meta::Meta;
 use crate::model::plan::Point;
 use crate::model::record::{PointKey, PointRecord};
+use crate::report::nccl_tests_json as json;
 use crate::report::nccl_tests_text::{
     body, half_bandwidths, preamble, table_footer, table_header, Device, Settings, Step, NULL_BODY,
 };
+
+/// Where the tables go: stdout's text, a `-J` file, or both.
+#[derive(Clone, Debug, Default)]
+pub struct Outputs {
+    /// Print the text.
+    pub text: bool,
+    /// Write the JSON here.
+    pub json: Option<PathBuf>,
+    /// The command line, for the JSON's `args`.
+    pub args: Vec<String>,
+}
 
 /// The state of the nccl-tests table of a sweep.
 pub struct NcclTables {
@@ -20,11 +37,16 @@ pub struct NcclTables {
     settings: HashMap<String, Settings>,
     /// The [`twin`] keys of the points planned in place.
     planned_in_place: HashSet<String>,
-    /// Out-of-place halves waiting for their in-place twin: twin key, preamble, body.
-    waiting: Vec<(String, String, String)>,
+    /// Out-of-place halves waiting for their in-place twin, by twin key.
+    waiting: Vec<(String, PointRecord)>,
     open: Option<Open>,
     /// Device lines per rank: host, device name.
     ranks: Vec<(String, String)>,
+    outputs: Outputs,
+    /// The JSON documents so far (the last one open).
+    docs: Vec<Value>,
+    /// The first failure to write the JSON file; nothing is written after it.
+    json_error: Option<crate::error::Error>,
 }
 
 /// The table being printed.
@@ -65,8 +87,8 @@ fn twin(key: &PointKey, exact: bool) -> String {
 }
 
 impl NcclTables {
-    /// The tables of `points`, with device lines from `meta`.
-    pub fn new(points: &[Point], meta: &Meta) -> NcclTables {
+    /// The tables of `points`, with device lines from `meta`, to `outputs`.
+    pub fn new(points: &[Point], meta: &Meta, outputs: Outputs) -> NcclTables {
         let mut settings: HashMap<String, Settings> = HashMap::new();
         let mut sizes: HashMap<String, Vec<usize>> = HashMap::new();
         for p in points {
@@ -101,7 +123,15 @@ impl NcclTables {
             waiting: Vec::new(),
             open: None,
             ranks: rank_lines(meta),
+            outputs,
+            docs: Vec::new(),
+            json_error: None,
         }
+    }
+
+    /// Whether the tables are printed (else only written as JSON).
+    pub fn prints_text(&self) -> bool {
+        self.outputs.text
     }
 
     /// The lines to print for a measured point (none while its half waits for its twin).
@@ -115,24 +145,57 @@ impl NcclTables {
         let exact = twin(&rec.key, true);
         if !rec.key.in_place {
             if self.planned_in_place.contains(&twin(&rec.key, false)) {
-                self.waiting.push((exact, preamble(rec), body(rec)));
+                self.waiting.push((exact, rec.clone()));
                 return lines;
             }
-            lines.push(format!("{}{}", preamble(rec), body(rec)));
+            lines.extend(self.row(Some(rec), None));
             return lines;
         }
-        let found = self.waiting.iter().position(|(k, _, _)| *k == exact);
-        let line = match found.map(|i| self.waiting.remove(i)) {
-            Some((_, pre, out)) => format!("{pre}{out}{}", body(rec)),
-            None => format!("{}{NULL_BODY}{}", preamble(rec), body(rec)),
-        };
-        lines.push(line);
+        let found = self.waiting.iter().position(|(k, _)| *k == exact);
+        let out = found.map(|i| self.waiting.remove(i).1);
+        lines.extend(self.row(out.as_ref(), Some(rec)));
         lines
     }
 
-    /// The lines that end the sweep: halves still waiting, and the last table's footer.
-    pub fn finish(&mut self) -> Vec<String> {
-        self.close()
+    /// The lines that end the sweep (halves still waiting, the last table's footer), and the
+    /// JSON file's write error, if any.
+    pub fn finish(&mut self) -> (Vec<String>, Option<crate::error::Error>) {
+        (self.close(), self.json_error.take())
+    }
+
+    /// One size's row: its line (where the text is printed) and its JSON result.
+    fn row(&mut self, out: Option<&PointRecord>, inp: Option<&PointRecord>) -> Option<String> {
+        let first = out.or(inp)?;
+        let line = match (out, inp) {
+            (Some(o), Some(i)) => format!("{}{}{}", preamble(o), body(o), body(i)),
+            (Some(o), None) => format!("{}{}", preamble(o), body(o)),
+            (None, _) => format!("{}{NULL_BODY}{}", preamble(first), body(first)),
+        };
+        if self.outputs.json.is_some() {
+            if let Some(doc) = self.docs.last_mut() {
+                json::push(doc, json::result(out, inp));
+            }
+            self.write_json();
+        }
+        self.outputs.text.then_some(line)
+    }
+
+    /// Rewrites the JSON file with every document so far.
+    fn write_json(&mut self) {
+        let Some(path) = &self.outputs.json else {
+            return;
+        };
+        if self.json_error.is_some() {
+            return;
+        }
+        let mut text = String::new();
+        for doc in &self.docs {
+            text.push_str(&serde_json::to_string_pretty(doc).unwrap_or_default());
+            text.push('\n');
+        }
+        if let Err(e) = crate::output::file::write_atomic(path, text.as_bytes()) {
+            self.json_error = Some(e);
+        }
     }
 
     /// Closes the open table where `key` belongs to another, and opens `key`'s.
@@ -152,7 +215,15 @@ impl NcclTables {
             agg: 1,
             graph: false,
         });
-        lines.extend(table_header(test, &settings, &self.devices(key.world)));
+        let devices = self.devices(key.world);
+        if self.outputs.text {
+            lines.extend(table_header(test, &settings, &devices));
+        }
+        if self.outputs.json.is_some() {
+            let args = &self.outputs.args;
+            self.docs
+                .push(json::document(test, args, &settings, &devices));
+        }
         self.open = Some(Open {
             group: g,
             test,
@@ -165,14 +236,20 @@ impl NcclTables {
 
     /// Waiting halves printed alone, then the open table's footer.
     fn close(&mut self) -> Vec<String> {
-        let mut lines: Vec<String> = self
-            .waiting
-            .drain(..)
-            .map(|(_, pre, out)| format!("{pre}{out}"))
+        let waiting: Vec<PointRecord> = self.waiting.drain(..).map(|(_, r)| r).collect();
+        let mut lines: Vec<String> = waiting
+            .iter()
+            .filter_map(|r| self.row(Some(r), None))
             .collect();
         if let Some(o) = self.open.take() {
             let avg = o.busbw_sum / o.halves.max(1) as f64;
-            lines.extend(table_footer(o.test, o.wrong, avg));
+            if self.outputs.text {
+                lines.extend(table_footer(o.test, o.wrong, avg));
+            }
+            if let Some(doc) = self.docs.last_mut() {
+                json::finish(doc, o.wrong, avg);
+                self.write_json();
+            }
         }
         lines
     }

@@ -96,7 +96,7 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
     // Before the folder exists: a Ctrl-C from the moment meta.json appears ends the run as
     // interrupted, never with the signal's default death.
     install_interrupt_handler();
-    let mut lead = Lead::open(dir, &meta, &plan, req.view)?;
+    let mut lead = Lead::open(dir, &meta, &plan, &req.view)?;
     let result = launch_and_measure(req, &plan, &mut lead);
     lead.close(result)
 }

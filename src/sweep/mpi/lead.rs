@@ -98,7 +98,7 @@ fn lead(
     meta.library = Some(library.version.clone());
     meta.hosts = topo.hosts.clone();
     meta.rank_nodes = topo.node_of.clone();
-    let mut lead = Lead::open(dir, &meta, plan, req.view)?;
+    let mut lead = Lead::open(dir, &meta, plan, &req.view)?;
     let dir = lead.dir().to_path_buf();
     interrupt::record(&mut interrupt::writing(), dir, lead.out.meta(), 0);
     let result = lead_points(plan, comms, (&mut lead, handles));

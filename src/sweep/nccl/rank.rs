@@ -92,7 +92,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
         points: stages.iter().flat_map(stage_points).cloned().collect(),
         notes: plan.notes,
     };
-    let lead = Lead::open(walk.ctx.out.clone(), &meta, &ordered, req.view)?;
+    let lead = Lead::open(walk.ctx.out.clone(), &meta, &ordered, &req.view)?;
     let mut writer = PointWriter { lead, topo };
     let result = writer
         .lead
