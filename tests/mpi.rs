@@ -231,7 +231,7 @@ fn rabenseifner_bruck_neighbor_exchange_and_recursive_halving_are_exact() {
             "--in-place",
             "both",
             "-b",
-            "64",
+            "128",
             "-e",
             "1M",
             "-f",

@@ -45,9 +45,9 @@ fn rooted_ops_are_exact_from_every_root() {
             "--in-place",
             "both",
             "-b",
-            "24",
+            "48",
             "-e",
-            "96K",
+            "192K",
             "-f",
             "64",
             "--iters",
@@ -59,7 +59,8 @@ fn rooted_ops_are_exact_from_every_root() {
         assert_eq!(r.code(), 0, "{r:?}");
         let rows = common::summary(&out);
         let n_ops = ops.split(',').count();
-        // ops x roots x dtypes x placements x sizes (24 B, 1.5 KiB, 96 KiB).
+        // ops x roots x dtypes x placements x sizes (48 B, 3 KiB, 192 KiB: the smallest holds
+        // one 16-byte block per rank in f32 and bf16).
         assert_eq!(rows.len(), n_ops * 3 * 2 * 2 * 3, "{algo}");
         for root in 0..3 {
             let from_root = rows.iter().filter(|p| p.key.root == Some(root)).count();

@@ -109,7 +109,9 @@ impl NcclTables {
             let mut v = sizes.remove(g).unwrap_or_default();
             v.sort_unstable();
             v.dedup();
-            (s.min_bytes, s.max_bytes) = (v[0], v[v.len() - 1]);
+            if let (Some(&lo), Some(&hi)) = (v.first(), v.last()) {
+                (s.min_bytes, s.max_bytes) = (lo, hi);
+            }
             s.step = step_of(&v);
         }
         let planned_in_place = points
@@ -287,11 +289,29 @@ fn rank_lines(meta: &Meta) -> Vec<(String, String)> {
 /// nccl-tests' step from the sizes asked for: their common factor, else their first
 /// difference (linear steps), else its default step of 1 MiB.
 fn step_of(sizes: &[usize]) -> Step {
-    match sizes {
-        [a, b, ..] if *a > 0 && b % a == 0 && sizes.windows(2).all(|w| w[1] == w[0] * (b / a)) => {
-            Step::Factor((b / a) as u64)
-        }
-        [a, b, ..] => Step::Bytes(b - a),
-        _ => Step::Bytes(1 << 20),
+    let [a, b, ..] = sizes else {
+        return Step::Bytes(1 << 20);
+    };
+    let factor = (*a > 0 && b % a == 0).then(|| b / a);
+    let geometric = factor
+        .is_some_and(|f| f > 1 && sizes.windows(2).all(|w| w[0].checked_mul(f) == Some(w[1])));
+    match (geometric, factor) {
+        (true, Some(f)) => Step::Factor(f as u64),
+        _ => Step::Bytes(b - a),
+    }
+}
+
+#[cfg(test)]
+mod step_tests {
+    use super::*;
+
+    #[test]
+    fn the_step_is_read_back_from_the_sizes() {
+        assert_eq!(step_of(&[8, 64, 512]), Step::Factor(8));
+        assert_eq!(step_of(&[1024, 2048, 3072]), Step::Bytes(1024));
+        assert_eq!(step_of(&[1024, 2048]), Step::Factor(2));
+        assert_eq!(step_of(&[4096]), Step::Bytes(1 << 20));
+        assert_eq!(step_of(&[]), Step::Bytes(1 << 20));
+        assert_eq!(step_of(&[usize::MAX / 2, usize::MAX - 1]), Step::Factor(2));
     }
 }
