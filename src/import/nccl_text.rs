@@ -163,7 +163,7 @@ impl Reader {
         // the row's parser, naming the line, instead of passing as a foreign line.
         let numeric = is_number(fields[0]);
         if let (true, Some(cols)) = (numeric, self.columns.clone()) {
-            return self.row(n, &fields, &cols);
+            return self.row(n, &fields, &cols, blank_first_half(s));
         }
         self.note_test(&fields);
         self.foreign(n, true);
@@ -248,7 +248,13 @@ impl Reader {
         Ok(())
     }
 
-    fn row(&mut self, n: usize, fields: &[&str], cols: &Columns) -> Result<(), ParseError> {
+    fn row(
+        &mut self,
+        n: usize,
+        fields: &[&str],
+        cols: &Columns,
+        blank_first: bool,
+    ) -> Result<(), ParseError> {
         let mut fields = fields.to_vec();
         if cols.redop
             && fields.len() + 1 == cols.fields()
@@ -258,6 +264,18 @@ impl Reader {
             fields.insert(3, "");
         }
         let cut_here = n == self.last_line && !self.ends_whole;
+        // (Not on a log's last line, where a short row is one the log was cut in.)
+        if cols.halves == 2 && fields.len() + 4 == cols.fields() && n != self.last_line {
+            // One half of the two: nccl-tests' blank out-of-place half (32 spaces) before an
+            // in-place one, or a table that measured no in-place half (NCCL's point-to-point
+            // ops in collbench's --format nccl-tests). The missing half reads as N/A.
+            let at = if blank_first {
+                cols.lead()
+            } else {
+                fields.len()
+            };
+            fields.splice(at..at, ["N/A"; 4]);
+        }
         if n == self.last_line && (fields.len() < cols.fields() || cut_here) {
             // The log ends in the middle of this row: keep the rows before it.
             if let Some(run) = &mut self.current {
@@ -274,6 +292,14 @@ impl Reader {
         }
         Ok(())
     }
+}
+
+/// Whether a row's first half is blank: nccl-tests prints 32 spaces for a half it did not run
+/// (`writeBenchMarkLineNullBody`), where no two columns of a row are ever that far apart.
+fn blank_first_half(line: &str) -> bool {
+    line.trim()
+        .split(|c: char| !c.is_whitespace())
+        .any(|gap| gap.len() >= 32)
 }
 
 /// Lines printed before a run's header that belong to it, not to the run before.

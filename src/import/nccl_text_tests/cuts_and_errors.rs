@@ -286,3 +286,34 @@ fn header_with_columns_collbench_does_not_read_is_refused() {
     let (from, to) = ("busbw  #wrong     time", "busbw  #wrong  i_min     time");
     check_refused(&[(AR_218, from, to, 18, None)]);
 }
+
+/// The ten-node log with its first row's in-place half cut off and its second row's
+/// out-of-place half blanked as nccl-tests blanks a half it did not run (32 spaces): each
+/// reads as the half it has, the other as not measured.
+#[test]
+fn a_row_with_one_half_reads_as_that_half() {
+    let lines: Vec<String> = TEN_NODE.text.lines().map(str::to_string).collect();
+    let first = lines
+        .iter()
+        .position(|l| l.starts_with("    33554432"))
+        .unwrap();
+    let mut edited = lines.clone();
+    // `    33554432  4194304  double  sum  -1  798.52  42.02  82.99  0  857.09 ...`
+    let cut = |l: &str| l[..l.find("  857.09").unwrap()].to_string();
+    edited[first] = cut(&lines[first]);
+    let second = &lines[first + 1];
+    let (pre, rest) = second.split_at(52);
+    let in_place = &rest[33..];
+    edited[first + 1] = format!("{pre}{}{in_place}", " ".repeat(32));
+    let runs = parse(&(edited.join("\n") + "\n")).unwrap();
+    let rows = &runs[0].rows;
+    assert_eq!(rows.len(), 10);
+    assert_eq!(
+        rows[0].out_of_place.as_ref().map(|h| h.time_us),
+        Some(798.52)
+    );
+    assert!(rows[0].in_place.is_none());
+    assert!(rows[1].out_of_place.is_none());
+    assert_eq!(rows[1].in_place.as_ref().map(|h| h.time_us), Some(962.96));
+    assert_eq!(rows[2].in_place.as_ref().map(|h| h.time_us), Some(1408.05));
+}
