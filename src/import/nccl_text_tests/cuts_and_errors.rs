@@ -299,8 +299,8 @@ fn a_row_with_one_half_reads_as_that_half() {
         .unwrap();
     let mut edited = lines.clone();
     // `    33554432  4194304  double  sum  -1  798.52  42.02  82.99  0  857.09 ...`
-    let cut = |l: &str| l[..l.find("  857.09").unwrap()].to_string();
-    edited[first] = cut(&lines[first]);
+    let row = &lines[first];
+    edited[first] = row[..row.find("  857.09").unwrap()].to_string();
     let second = &lines[first + 1];
     let (pre, rest) = second.split_at(52);
     let in_place = &rest[33..];
