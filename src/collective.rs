@@ -241,6 +241,12 @@ impl Op {
         self.row().nccl_test
     }
 
+    /// What nccl-tests prints in its `redop` column for the op: the reduction (`None`), or a
+    /// fixed text (`none`, or nothing for hypercube).
+    pub fn nccl_test_redop(self) -> Option<&'static str> {
+        self.row().nccl_test_redop
+    }
+
     /// The OSU micro-benchmarks' names of the op's latency test, as their titles and binaries
     /// spell them (`# OSU MPI Allreduce Latency Test`, `osu_allreduce`), lower case; none where
     /// OSU has no such collective test.

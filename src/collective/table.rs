@@ -39,6 +39,9 @@ pub struct OpRow {
     pub nccl_no_in_place: Option<&'static str>,
     /// The nccl-tests binary that measures it.
     pub nccl_test: &'static str,
+    /// What that binary prints in its `redop` column (its `TimeTest` call): the reduction
+    /// (`None`), or this text (`none` for the ops that move data, nothing for hypercube).
+    pub nccl_test_redop: Option<&'static str>,
     /// OSU's names of its latency test, lower case (none where OSU has none).
     pub osu_tests: &'static [&'static str],
     /// Whether OSU's message size is what each rank sends or receives (so S = size × p).
@@ -83,6 +86,7 @@ const BASE: OpRow = OpRow {
     nccl_point_to_point: false,
     nccl_no_in_place: None,
     nccl_test: "",
+    nccl_test_redop: None,
     osu_tests: &[],
     osu_size_per_rank: false,
     projection: &[Auto],
@@ -134,6 +138,7 @@ const ALL_GATHER: OpRow = OpRow {
     osu_size_per_rank: true,
     projection: &[Ring, Auto],
     scratch: &[(RecursiveDoubling, Scratch::Partner)],
+    nccl_test_redop: Some("none"),
     ..BASE
 };
 
@@ -171,6 +176,7 @@ const BROADCAST: OpRow = OpRow {
     nccl_test: "broadcast_perf",
     osu_tests: &["broadcast", "bcast"],
     projection: &[Ring, Auto],
+    nccl_test_redop: Some("none"),
     ..BASE
 };
 
@@ -209,6 +215,7 @@ const ALL_TO_ALL: OpRow = OpRow {
         (Pairwise, Scratch::InPlaceCopy),
         (Linear, Scratch::InPlaceCopy),
     ],
+    nccl_test_redop: Some("none"),
     ..BASE
 };
 
@@ -243,6 +250,7 @@ const GATHER: OpRow = OpRow {
     osu_size_per_rank: true,
     projection: &[Binomial, Linear, Auto],
     scratch: &[(Binomial, Scratch::Subtree)],
+    nccl_test_redop: Some("none"),
     ..BASE
 };
 
@@ -270,5 +278,6 @@ const HYPERCUBE: OpRow = OpRow {
     nccl: &[],
     nccl_test: "hypercube_perf",
     projection: &[RecursiveDoubling, Auto],
+    nccl_test_redop: Some(""),
     ..BASE
 };

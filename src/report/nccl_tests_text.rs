@@ -6,7 +6,7 @@
 //! nccl-tests': the size and per-call count it prints, the time of the back-to-back loop, and
 //! algbw and busbw from that time.
 
-use crate::collective::{DType, Op, Semantics};
+use crate::collective::DType;
 use crate::model::record::PointRecord;
 
 /// What nccl-tests prints instead of a half it did not run (`writeBenchMarkLineNullBody`).
@@ -106,16 +106,11 @@ pub fn type_name(dtype: DType) -> &'static str {
     dtype.aliases().first().copied().unwrap_or(dtype.name())
 }
 
-/// The `redop` column nccl-tests prints for a point of `op` (its tests' `TimeTest` calls): the
-/// reduction where the op takes one (SendRecv too), `none` for the data-moving ops, nothing
-/// for hypercube.
+/// The `redop` column nccl-tests prints for a point ([`crate::collective::Op::nccl_test_redop`]): the reduction
+/// where the op takes one (SendRecv too), `none` for the data-moving ops, nothing for
+/// hypercube.
 pub fn redop_column(rec: &PointRecord) -> &'static str {
-    let op = rec.key.op;
-    match (op.reduces(), op.semantics()) {
-        (true, _) | (false, Semantics::SendRecv) => rec.key.redop.name(),
-        _ if op == Op::Hypercube => "",
-        _ => "none",
-    }
+    rec.key.op.nccl_test_redop().unwrap_or(rec.key.redop.name())
 }
 
 /// The lines that open a test's table: the test, its settings, the devices and the column

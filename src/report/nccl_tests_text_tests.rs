@@ -2,7 +2,7 @@
 //! (tests/data/import/nccl-tests) and C's printf rules.
 
 use super::*;
-use crate::collective::ReduceOp;
+use crate::collective::{Op, ReduceOp};
 
 #[test]
 fn float_str_falls_back_as_get_float_str_does() {
