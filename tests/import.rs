@@ -9,7 +9,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::imports::{data, import, ok, path};
+use common::imports::{data, import, ok, path, sorted_dirs};
 use common::{meta, run, summary};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -210,16 +210,6 @@ fn osu_sizes_become_nccl_tests_sizes() {
     let reduce = summary(&dirs[1]);
     assert_eq!((reduce[0].key.bytes, reduce[0].time_us_mean), (4, 3.90));
     assert_eq!(meta(&dirs[1]).backend, "mpi");
-}
-
-fn sorted_dirs(parent: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(parent)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    v.sort();
-    v
 }
 
 /// The H100 cluster's logs at 2 ranks on 2 nodes, 8 on 1 and 80 on 10, imported into `out`.

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::imports::{data, import, ok, path};
+use common::imports::{data, import, ok, path, sorted_dirs};
 use common::summary;
 
 use collbench::sweep::args::parse_sweep_line;
@@ -46,11 +46,7 @@ fn imported_80_rank_sizes_are_the_sizes_collbench_sweeps() {
     let out = tmp.path().join("h100");
     let log = data("nccl-tests/all_gather_reduce_scatter_v2.17.8_10node_80rank_h100.log");
     ok(import(&["nccl-tests", &log, "--out", path(&out)]));
-    let mut dirs: Vec<_> = std::fs::read_dir(&out)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    dirs.sort();
+    let dirs = sorted_dirs(&out);
     assert_eq!(dirs.len(), 2, "{dirs:?}");
     for dir in dirs {
         let points = summary(&dir);

@@ -9,7 +9,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::imports::{import, ok, path};
+use common::imports::{import, ok, path, sorted_dirs};
 use common::{run, summary, sweep_ok};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -44,26 +44,7 @@ fn the_nccl_tests_table_imports_back_as_the_sweeps_points() {
     let text = tmp.path().join("table.log");
     std::fs::write(&text, r.stdout.as_bytes()).unwrap();
 
-    let imported = tmp.path().join("imported");
-    ok(import(&[
-        "nccl-tests",
-        path(&text),
-        "--out",
-        path(&imported),
-    ]));
-    let mut back: BTreeMap<Key, f64> = BTreeMap::new();
-    for dir in std::fs::read_dir(&imported).unwrap() {
-        let dir = dir.unwrap().path();
-        let m = common::meta(&dir);
-        assert_eq!(
-            m.import.as_ref().unwrap().bandwidth_mismatches,
-            0,
-            "{dir:?}"
-        );
-        for p in summary(&dir) {
-            back.insert(key(&p), p.time_us_mean);
-        }
-    }
+    let back = imported_times(&text, &tmp.path().join("imported"));
     let measured = summary(&out);
     assert_eq!(back.len(), measured.len());
     for p in &measured {
@@ -78,24 +59,26 @@ fn the_nccl_tests_table_imports_back_as_the_sweeps_points() {
         );
     }
     // The -J file: the same points, with the times unrounded.
-    let from_json = tmp.path().join("from-json");
-    ok(import(&[
-        "nccl-tests",
-        path(&json),
-        "--out",
-        path(&from_json),
-    ]));
-    let mut exact: BTreeMap<Key, f64> = BTreeMap::new();
-    for dir in std::fs::read_dir(&from_json).unwrap() {
-        let dir = dir.unwrap().path();
-        assert_eq!(common::meta(&dir).import.unwrap().bandwidth_mismatches, 0);
-        exact.extend(summary(&dir).iter().map(|p| (key(p), p.time_us_mean)));
-    }
+    let exact = imported_times(&json, &tmp.path().join("from-json"));
     let want: BTreeMap<Key, f64> = measured
         .iter()
         .map(|p| (key(p), p.loop_time_us.unwrap()))
         .collect();
     assert_eq!(exact, want);
+}
+
+/// `collbench import nccl-tests FILE` into `out`: each point's imported time, by key; every
+/// folder's bandwidths consistent by the importer's own check.
+fn imported_times(file: &std::path::Path, out: &std::path::Path) -> BTreeMap<Key, f64> {
+    ok(import(&["nccl-tests", path(file), "--out", path(out)]));
+    let mut times = BTreeMap::new();
+    for dir in sorted_dirs(out) {
+        let m = common::meta(&dir);
+        let mismatches = m.import.as_ref().map(|i| i.bandwidth_mismatches);
+        assert_eq!(mismatches, Some(0), "{dir:?}");
+        times.extend(summary(&dir).iter().map(|p| (key(p), p.time_us_mean)));
+    }
+    times
 }
 
 fn key(p: &collbench::model::record::PointRecord) -> Key {

@@ -95,15 +95,9 @@ impl NcclTables {
             let key = p.key("");
             let g = group(&key);
             sizes.entry(g.clone()).or_default().push(p.requested);
-            settings.entry(g).or_insert_with(|| Settings {
-                min_bytes: p.requested,
-                max_bytes: p.requested,
-                step: Step::Factor(2),
-                warmup: p.warmup,
-                iters: p.iters,
-                agg: 1,
-                graph: false,
-            });
+            settings
+                .entry(g)
+                .or_insert_with(|| one_size(p.requested, p.warmup, p.iters));
         }
         for (g, s) in settings.iter_mut() {
             let mut v = sizes.remove(g).unwrap_or_default();
@@ -208,15 +202,8 @@ impl NcclTables {
         }
         let mut lines = self.close();
         let test = key.op.nccl_test();
-        let settings = self.settings.get(&g).cloned().unwrap_or(Settings {
-            min_bytes: key.bytes,
-            max_bytes: key.bytes,
-            step: Step::Factor(2),
-            warmup: 0,
-            iters: 0,
-            agg: 1,
-            graph: false,
-        });
+        let settings = self.settings.get(&g).cloned();
+        let settings = settings.unwrap_or_else(|| one_size(key.bytes, 0, 0));
         let devices = self.devices(key.world);
         if self.outputs.text {
             lines.extend(table_header(test, &settings, &devices));
@@ -284,6 +271,19 @@ fn rank_lines(meta: &Meta) -> Vec<(String, String)> {
             (host, name)
         })
         .collect()
+}
+
+/// The settings of a table of one size (the others fill in as the plan's sizes are read).
+fn one_size(bytes: usize, warmup: usize, iters: usize) -> Settings {
+    Settings {
+        min_bytes: bytes,
+        max_bytes: bytes,
+        step: Step::Bytes(1 << 20),
+        warmup,
+        iters,
+        agg: 1,
+        graph: false,
+    }
 }
 
 /// nccl-tests' step from the sizes asked for: their common factor, else their first

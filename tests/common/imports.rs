@@ -1,6 +1,6 @@
 //! `collbench import` as the import tests run it, on the logs of tests/data/import.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::{run, Run};
@@ -29,4 +29,15 @@ pub fn ok(r: Run) -> Run {
 /// A path as an argument.
 pub fn path(p: &Path) -> &str {
     p.to_str().unwrap()
+}
+
+/// The folders an import wrote under `parent` (one per run of its logs), sorted.
+pub fn sorted_dirs(parent: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(parent)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    v.sort();
+    v
 }
