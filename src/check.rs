@@ -1,7 +1,8 @@
 //! Correctness checking with inputs whose exact result is known, run after timing.
 //!
 //! Every rank fills its input with small non-negative integers. Integers are exact in every
-//! dtype up to a limit (bf16 256, f16 2048, f32 2^24, f64 2^53, i32 2^31 - 1), and because all
+//! dtype up to a limit (fp8 e5m2 8, e4m3 16, bf16 256, f16 2048, f32 2^24, f64 2^53, the integer
+//! types their largest value; values stay below 65536 so f64 holds every sum), and because all
 //! values are non-negative every partial sum is at most the full sum, so if the largest possible
 //! full sum is within the limit the result is exact in any reduction order, and the check can
 //! demand bit-exact equality.
@@ -18,6 +19,19 @@
 //! `0..min(L + 1, 65536)` (bf16 0..=256), and a misplaced block stays detectable at 1024 ranks
 //! and beyond, where a reduction's pattern has shrunk to 0/1 values.
 //!
+//! The other reductions take patterns of their own (`Pattern::for_call`):
+//! - **prod**: values 1 and 2, with at most `k` twos per element (`k` from
+//!   [`power_limit`]: 2^k finite and exact, e4m3 8, f16 15, i8 6), contributing ranks spaced as
+//!   above; every product is a power of two, exact in any order, and integer products wrap the
+//!   same in any order anyway.
+//! - **avg** on integers: the sum pattern; NCCL sums, then divides by `p` truncating.
+//! - **avg** on floats: NCCL multiplies each input by 1/p rounded to the type and then sums, and
+//!   the rounded products do not sum exactly in every order; so one rank contributes per
+//!   element (`stride = p`, the others give 0) and the result is that one product, rounded once
+//!   ([`avg_of_one`]), whatever the order and whether a backend multiplies before or after.
+//! - **mulsum**: nccl-tests' scalars are 1 on even ranks and 2 on odd ones ([`mulsum_scalar`]),
+//!   so the sum pattern of `2p` ranks keeps the scaled sum within the limit.
+//!
 //! Values are a hash of the rank and of the element index modulo [`PERIOD`], so every rank's
 //! block differs from every other's and a block delivered to the wrong place or an element
 //! shifted by one is caught. The period makes the expected reduction a table of `PERIOD`
@@ -27,36 +41,39 @@
 //! ranks with a small `m` saturate (bf16 with 64 ranks: almost always 4 and 0) and so detect
 //! misplacement poorly; sums carry the detection there.
 
-use half::{bf16, f16};
-
-use crate::collective::{DType, Op, ReduceOp, Semantics};
+use crate::collective::Semantics;
 use crate::model::call::Call;
 
-/// The pattern repeats every `PERIOD` elements (a prime).
-pub const PERIOD: usize = 4093;
+mod pattern;
+mod values;
+use pattern::ReducedTable;
+pub use pattern::{mulsum_scalar, Pattern, PERIOD};
+pub use values::{avg_of_one, exact_limit, power_limit, read_value, write_value};
 
-/// The largest modulus used, to keep values small enough to read in a debugger.
-const MAX_MODULUS: u64 = 1 << 16;
-
-/// The value rank `rank` puts at element `i` of its input (element index within its own input
-/// buffer) when `p` ranks take part. Always a non-negative integer.
-pub fn input_value(op: Op, dtype: DType, p: usize, rank: usize, i: usize) -> f64 {
-    Pattern::for_op(op, dtype, p).value(rank, i)
+/// The value rank `rank` puts at element `i` of its input of `call` (element index within its
+/// own input buffer) when `p` ranks take part. Always a non-negative integer.
+pub fn input_value(call: &Call, p: usize, rank: usize, i: usize) -> f64 {
+    pattern_of(call, p).value(rank, i)
 }
 
-/// Fills `buf` (this rank's input of `op`, whole elements of `dtype`) with the rank's input
-/// pattern, indexed by element position.
-pub fn fill_input(op: Op, dtype: DType, p: usize, rank: usize, buf: &mut [u8]) {
-    fill_input_from(op, dtype, p, rank, 0, buf);
+/// Fills `buf` (this rank's input of `call`, whole elements of its dtype) with the rank's
+/// input pattern, indexed by element position.
+pub fn fill_input(call: &Call, p: usize, rank: usize, buf: &mut [u8]) {
+    fill_input_from(call, p, rank, 0, buf);
 }
 
 /// As [`fill_input`] for elements `first..` of the rank's input: `buf` is one piece of an input
 /// too large to build at once, filled and copied piece by piece.
-pub fn fill_input_from(op: Op, dtype: DType, p: usize, rank: usize, first: usize, buf: &mut [u8]) {
-    let pattern = Pattern::for_op(op, dtype, p);
+pub fn fill_input_from(call: &Call, p: usize, rank: usize, first: usize, buf: &mut [u8]) {
+    let (pattern, dtype) = (pattern_of(call, p), call.dtype);
     for i in 0..buf.len() / dtype.size() {
         write_value(dtype, buf, i, pattern.value(rank, first + i));
     }
+}
+
+/// The pattern of `call`'s inputs at `p` ranks.
+fn pattern_of(call: &Call, p: usize) -> Pattern {
+    Pattern::for_call(call.op, call.dtype, call.redop, p)
 }
 
 /// One piece of a rank's output: `bytes` holds elements `first..first + bytes.len() / size`.
@@ -96,7 +113,7 @@ pub fn count_wrong_in(call: &Call, p: usize, rank: usize, piece: Piece) -> u64 {
 
 /// The exact expected output of one rank.
 struct Expected {
-    op: Op,
+    op: crate::collective::Op,
     pattern: Pattern,
     reduced: ReducedTable,
     /// Elements per rank; max(1) only guards an inconsistent shape (elements but none per rank).
@@ -108,11 +125,11 @@ struct Expected {
 
 impl Expected {
     fn new(call: &Call, p: usize, rank: usize) -> Expected {
-        let pattern = Pattern::for_op(call.op, call.dtype, p);
+        let pattern = pattern_of(call, p);
         Expected {
             op: call.op,
             pattern,
-            reduced: ReducedTable::new(pattern, call.redop, p.max(1)),
+            reduced: ReducedTable::new(pattern, (call.dtype, call.redop), p.max(1)),
             cpr: call.shape.count_per_rank.max(1),
             p: p.max(1),
             rank,
@@ -153,139 +170,6 @@ fn expected_count(call: &Call, rank: usize) -> usize {
         Semantics::ReduceScatter | Semantics::Scatter => shape.count_per_rank,
         Semantics::Reduce | Semantics::Gather if rank == call.root => shape.count,
         Semantics::Reduce | Semantics::Gather => 0,
-    }
-}
-
-/// Writes `v` as element `i` of `buf` in `dtype` (native endian; i32 saturates). An index
-/// outside `buf` writes nothing.
-pub fn write_value(dtype: DType, buf: &mut [u8], i: usize, v: f64) {
-    let Some(at) = element_range(dtype, i).and_then(|r| buf.get_mut(r)) else {
-        return;
-    };
-    match dtype {
-        DType::F32 => at.copy_from_slice(&(v as f32).to_ne_bytes()),
-        DType::F64 => at.copy_from_slice(&v.to_ne_bytes()),
-        DType::I32 => at.copy_from_slice(&(v as i32).to_ne_bytes()),
-        DType::F16 => at.copy_from_slice(&f16::from_f64(v).to_ne_bytes()),
-        DType::BF16 => at.copy_from_slice(&bf16::from_f64(v).to_ne_bytes()),
-    }
-}
-
-/// Reads element `i` of `buf` in `dtype` (native endian) as f64; NaN when `i` is outside `buf`.
-pub fn read_value(dtype: DType, buf: &[u8], i: usize) -> f64 {
-    let Some(at) = element_range(dtype, i).and_then(|r| buf.get(r)) else {
-        return f64::NAN;
-    };
-    match dtype {
-        DType::F32 => f32::from_ne_bytes(to_array(at)) as f64,
-        DType::F64 => f64::from_ne_bytes(to_array(at)),
-        DType::I32 => i32::from_ne_bytes(to_array(at)) as f64,
-        DType::F16 => f16::from_ne_bytes(to_array(at)).to_f64(),
-        DType::BF16 => bf16::from_ne_bytes(to_array(at)).to_f64(),
-    }
-}
-
-/// The byte range of element `i`, or `None` when it does not fit in `usize`.
-fn element_range(dtype: DType, i: usize) -> Option<std::ops::Range<usize>> {
-    let start = i.checked_mul(dtype.size())?;
-    Some(start..start.checked_add(dtype.size())?)
-}
-
-/// The first `N` bytes of `at` as an array (callers pass exactly `N` bytes).
-fn to_array<const N: usize>(at: &[u8]) -> [u8; N] {
-    let mut a = [0u8; N];
-    a.copy_from_slice(&at[..N]);
-    a
-}
-
-/// The largest integer below which every integer, and so every partial sum of non-negative
-/// integers not above it, is exact in `dtype`.
-pub fn exact_limit(dtype: DType) -> u64 {
-    match dtype {
-        DType::BF16 => 1 << 8,
-        DType::F16 => 1 << 11,
-        DType::F32 => 1 << 24,
-        DType::F64 => 1 << 53,
-        DType::I32 => i32::MAX as u64,
-    }
-}
-
-/// The input pattern for one dtype and world size (see the module docs for the rule).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Pattern {
-    /// Values lie in `0..modulus`.
-    pub modulus: u64,
-    /// Rank `r` contributes to element `i` only when `(r + i % PERIOD) % stride == 0`.
-    pub stride: usize,
-}
-
-impl Pattern {
-    /// The pattern for `p` ranks in `dtype` (`p = 0` is treated as 1).
-    pub fn new(dtype: DType, p: usize) -> Pattern {
-        let limit = exact_limit(dtype);
-        let p = p.max(1) as u64;
-        if p <= limit {
-            let modulus = (limit / p + 1).min(MAX_MODULUS);
-            Pattern { modulus, stride: 1 }
-        } else {
-            let stride = p.div_ceil(limit) as usize;
-            Pattern { modulus: 2, stride }
-        }
-    }
-
-    /// The pattern of `op`'s inputs: [`Pattern::new`] for `p` ranks where `op` reduces, that
-    /// of one rank where it only moves data (no two values are ever added).
-    pub fn for_op(op: Op, dtype: DType, p: usize) -> Pattern {
-        Pattern::new(dtype, if op.reduces() { p } else { 1 })
-    }
-
-    /// The value rank `rank` puts at element `i`.
-    pub fn value(&self, rank: usize, i: usize) -> f64 {
-        let t = i % PERIOD;
-        if (rank % self.stride + t % self.stride) % self.stride != 0 {
-            return 0.0;
-        }
-        (mix(rank as u64, t as u64) % self.modulus) as f64
-    }
-}
-
-/// A well-spread 64-bit hash of (rank, position): the splitmix64 finaliser of a combined key.
-fn mix(rank: u64, t: u64) -> u64 {
-    let mut z = rank.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(t);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// The reduction over all ranks of the pattern at each position, computed on first use.
-struct ReducedTable {
-    pattern: Pattern,
-    redop: ReduceOp,
-    ranks: usize,
-    table: Vec<Option<f64>>,
-}
-
-impl ReducedTable {
-    fn new(pattern: Pattern, redop: ReduceOp, ranks: usize) -> ReducedTable {
-        ReducedTable {
-            pattern,
-            redop,
-            ranks,
-            table: vec![None; PERIOD],
-        }
-    }
-
-    /// The exact reduction over ranks of element `i`.
-    fn get(&mut self, i: usize) -> f64 {
-        let (pattern, redop, ranks) = (self.pattern, self.redop, self.ranks);
-        *self.table[i % PERIOD].get_or_insert_with(|| {
-            let values = (0..ranks).map(|r| pattern.value(r, i % PERIOD));
-            match redop {
-                ReduceOp::Sum => values.sum(),
-                ReduceOp::Max => values.fold(f64::NEG_INFINITY, f64::max),
-                ReduceOp::Min => values.fold(f64::INFINITY, f64::min),
-            }
-        })
     }
 }
 

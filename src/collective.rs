@@ -99,21 +99,39 @@ named_enum!(
 named_enum!(
     /// The element type of the buffers.
     DType, "dtype", {
-        // The others are nccl-tests' names (`-d float`, its `type` column).
+        // The others are nccl-tests' names (`-d float`, its `type` column), the first of them
+        // the one it prints; fp8's names are nccl-tests' own.
         F32 => "f32" | "float" | "float32",
         F64 => "f64" | "double" | "float64",
         F16 => "f16" | "half" | "float16",
         BF16 => "bf16" | "bfloat16",
         I32 => "i32" | "int32" | "int",
+        I8 => "i8" | "int8" | "char",
+        U8 => "u8" | "uint8",
+        U32 => "u32" | "uint32",
+        I64 => "i64" | "int64",
+        U64 => "u64" | "uint64",
+        /// OCP FP8 E4M3 (NCCL's `ncclFloat8e4m3`, 2.24+).
+        F8E4M3 => "f8e4m3",
+        /// OCP FP8 E5M2 (NCCL's `ncclFloat8e5m2`, 2.24+).
+        F8E5M2 => "f8e5m2",
     }
 );
 
 named_enum!(
-    /// The reduction applied by AllReduce, ReduceScatter and Reduce.
+    /// The reduction applied by AllReduce, ReduceScatter and Reduce (nccl-tests' `-o` names and
+    /// order).
     ReduceOp, "reduction", {
         Sum => "sum",
+        Prod => "prod",
         Max => "max",
         Min => "min",
+        /// The sum divided by the ranks (NCCL's `ncclAvg`: integers sum then divide, truncating;
+        /// floats multiply each input by 1/p rounded to the type, then sum).
+        Avg => "avg",
+        /// nccl-tests' `mulsum`: NCCL's `ncclRedOpCreatePreMulSum` with rank r's scalar 1 for
+        /// even r and 2 for odd r (`ncclVerifiablePremulScalar`), then a sum.
+        MulSum => "mulsum",
     }
 );
 
@@ -121,9 +139,28 @@ impl DType {
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
-            DType::F32 | DType::I32 => 4,
-            DType::F64 => 8,
+            DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 => 1,
             DType::F16 | DType::BF16 => 2,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::F64 | DType::I64 | DType::U64 => 8,
+        }
+    }
+
+    /// Whether the type is a float (else an integer).
+    pub fn is_float(self) -> bool {
+        match self {
+            DType::F32 | DType::F64 | DType::F16 | DType::BF16 => true,
+            DType::F8E4M3 | DType::F8E5M2 => true,
+            DType::I32 | DType::I8 | DType::U8 | DType::U32 | DType::I64 | DType::U64 => false,
+        }
+    }
+
+    /// The 8-bit float format of an fp8 type.
+    pub fn fp8(self) -> Option<Fp8> {
+        match self {
+            DType::F8E4M3 => Some(Fp8::E4M3),
+            DType::F8E5M2 => Some(Fp8::E5M2),
+            _ => None,
         }
     }
 }
@@ -278,9 +315,11 @@ pub fn ceil_log2(p: usize) -> u32 {
     usize::BITS - p.max(1).saturating_sub(1).leading_zeros()
 }
 
+mod fp8;
 mod semantics;
 mod shape;
 mod table;
+pub use fp8::Fp8;
 pub use semantics::{Factor, Layout, Scratch, Semantics, Worlds};
 pub use shape::{algbw_gbps, block_count, busbw_gbps, Shape};
 pub use table::OpRow;

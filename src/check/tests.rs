@@ -1,22 +1,31 @@
 use super::*;
-use crate::collective::Shape;
+use crate::collective::{DType, Op, ReduceOp, Shape};
 
 const WORLDS: [usize; 5] = [1, 2, 3, 4, 64];
 
-fn fold(redop: ReduceOp, values: impl Iterator<Item = f64>) -> f64 {
+/// The reduction of the ranks' values in the order NCCL applies its operations: avg and
+/// mulsum multiply each input first (avg by 1/p rounded to the type, mulsum by the rank's
+/// scalar), then sum.
+fn fold(dtype: DType, redop: ReduceOp, values: impl Iterator<Item = f64>) -> f64 {
+    let values: Vec<f64> = values.collect();
+    let p = values.len();
     match redop {
-        ReduceOp::Sum => values.sum(),
-        ReduceOp::Max => values.fold(f64::NEG_INFINITY, f64::max),
-        ReduceOp::Min => values.fold(f64::INFINITY, f64::min),
+        ReduceOp::Sum => values.iter().sum(),
+        ReduceOp::Prod => values.iter().product(),
+        ReduceOp::Max => values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ReduceOp::Min => values.iter().copied().fold(f64::INFINITY, f64::min),
+        ReduceOp::Avg if dtype.is_float() => values.iter().map(|&v| avg_of_one(dtype, v, p)).sum(),
+        ReduceOp::Avg => (values.iter().sum::<f64>() / p as f64).trunc(),
+        ReduceOp::MulSum => (0..p).map(|r| values[r] * mulsum_scalar(r)).sum(),
     }
 }
 
-/// Every rank's input buffer, filled as the benchmark fills it.
-fn inputs(op: Op, dtype: DType, p: usize, shape: &Shape) -> Vec<Vec<u8>> {
+/// Every rank's input buffer of `c`, filled as the benchmark fills it.
+fn inputs(c: &Call, p: usize) -> Vec<Vec<u8>> {
     (0..p)
         .map(|r| {
-            let mut buf = vec![0u8; shape.in_bytes];
-            fill_input(op, dtype, p, r, &mut buf);
+            let mut buf = vec![0u8; c.shape.in_bytes];
+            fill_input(c, p, r, &mut buf);
             buf
         })
         .collect()
@@ -43,8 +52,11 @@ fn simulate(c: &Call, rank: usize, ins: &[Vec<u8>]) -> Vec<u8> {
     let defined = !matches!(op, Op::Reduce | Op::Gather) || rank == c.root;
     for j in (0..shape.out_bytes / dtype.size()).filter(|_| defined) {
         let v = match op {
-            Op::AllReduce | Op::Reduce => fold(redop, ins.iter().map(|b| read_value(dtype, b, j))),
+            Op::AllReduce | Op::Reduce => {
+                fold(dtype, redop, ins.iter().map(|b| read_value(dtype, b, j)))
+            }
             Op::ReduceScatter => fold(
+                dtype,
                 redop,
                 ins.iter().map(|b| read_value(dtype, b, rank * cpr + j)),
             ),
@@ -81,7 +93,7 @@ fn swapped(dtype: DType, buf: &[u8], x: usize, y: usize, len: usize) -> Vec<u8> 
 /// exactly.
 fn check_case(op: Op, dtype: DType, redop: ReduceOp, p: usize) {
     let shape = Shape::new(op, dtype, 37 * p * dtype.size(), p);
-    let ins = inputs(op, dtype, p, &shape);
+    let ins = inputs(&call(op, dtype, redop, shape, 0), p);
     let mut roots = if op.rooted() { vec![0, p - 1] } else { vec![0] };
     roots.dedup();
     for root in roots {
@@ -189,7 +201,11 @@ fn pattern_rule_hand_computed() {
     for (dtype, p, modulus, stride) in cases {
         assert_eq!(
             Pattern::new(dtype, p),
-            Pattern { modulus, stride },
+            Pattern {
+                modulus,
+                stride,
+                base: 0
+            },
             "{dtype} p={p}"
         );
     }
@@ -217,7 +233,9 @@ fn largest_possible_sum_is_exact() {
 
 #[test]
 fn pattern_depends_on_rank_and_index() {
-    let v = |r, i| input_value(Op::AllReduce, DType::F32, 4, r, i);
+    let shape = Shape::new(Op::AllReduce, DType::F32, 64, 4);
+    let c = call(Op::AllReduce, DType::F32, ReduceOp::Sum, shape, 0);
+    let v = |r, i| input_value(&c, 4, r, i);
     let block = |r| (0..8).map(|i| v(r, i)).collect::<Vec<_>>();
     assert_ne!(block(0), block(1));
     assert_ne!(block(1), block(2));
@@ -233,12 +251,11 @@ fn pattern_depends_on_rank_and_index() {
 #[test]
 fn fill_writes_input_value() {
     let mut buf = vec![0u8; 10 * 2];
-    fill_input(Op::AllGather, DType::BF16, 3, 2, &mut buf);
+    let shape = Shape::new(Op::AllGather, DType::BF16, 60, 3);
+    let c = call(Op::AllGather, DType::BF16, ReduceOp::Sum, shape, 0);
+    fill_input(&c, 3, 2, &mut buf);
     for i in 0..10 {
-        assert_eq!(
-            read_value(DType::BF16, &buf, i),
-            input_value(Op::AllGather, DType::BF16, 3, 2, i)
-        );
+        assert_eq!(read_value(DType::BF16, &buf, i), input_value(&c, 3, 2, i));
     }
 }
 
@@ -246,10 +263,12 @@ fn fill_writes_input_value() {
 fn read_write_round_trip_and_bounds() {
     for &dtype in DType::ALL {
         let mut buf = vec![0u8; 3 * dtype.size()];
-        write_value(dtype, &mut buf, 1, 37.0);
+        // 37 is exact in every type but fp8 (from 32 to 64 e4m3 steps by 4, e5m2 by 8).
+        let v = if dtype.fp8().is_some() { 6.0 } else { 37.0 };
+        write_value(dtype, &mut buf, 1, v);
         write_value(dtype, &mut buf, 3, 1.0);
         write_value(dtype, &mut buf, usize::MAX, 1.0);
-        assert_eq!(read_value(dtype, &buf, 1), 37.0, "{dtype}");
+        assert_eq!(read_value(dtype, &buf, 1), v, "{dtype}");
         assert_eq!(
             (read_value(dtype, &buf, 0), read_value(dtype, &buf, 2)),
             (0.0, 0.0)
@@ -261,6 +280,10 @@ fn read_write_round_trip_and_bounds() {
     let mut buf = [0u8; 4];
     write_value(DType::I32, &mut buf, 0, 1e12);
     assert_eq!(read_value(DType::I32, &buf, 0), i32::MAX as f64);
+    write_value(DType::U8, &mut buf, 0, -3.0);
+    assert_eq!(read_value(DType::U8, &buf, 0), 0.0);
+    write_value(DType::F8E4M3, &mut buf, 0, 1e6);
+    assert_eq!(read_value(DType::F8E4M3, &buf, 0), 448.0);
 }
 
 #[test]
@@ -276,15 +299,15 @@ fn pieces_fill_and_count_as_the_whole_buffer_does() {
     let (p, dtype, piece_len) = (3, DType::F16, 4096);
     for op in Op::ALL.iter().copied() {
         let shape = Shape::new(op, dtype, 3 * 20_000 * 2, p);
-        let ins = inputs(op, dtype, p, &shape);
+        let c = call(op, dtype, ReduceOp::Sum, shape, 0);
+        let ins = inputs(&c, p);
         let mut joined = Vec::new();
         for (k, chunk) in ins[1].chunks(piece_len * 2).enumerate() {
             let mut piece = vec![0u8; chunk.len()];
-            fill_input_from(op, dtype, p, 1, k * piece_len, &mut piece);
+            fill_input_from(&c, p, 1, k * piece_len, &mut piece);
             joined.extend_from_slice(&piece);
         }
         assert_eq!(joined, ins[1], "{op}: fill by pieces");
-        let c = call(op, dtype, ReduceOp::Sum, shape, 0);
         let mut out = simulate(&c, 0, &ins);
         // Two wrong elements in different pieces.
         write_value(dtype, &mut out, 5, 1000.0);
@@ -311,7 +334,7 @@ fn sums_stay_exact_at_1024_ranks_and_beyond_in_any_order() {
     // backwards: the result equals the exact sum the checker expects.
     use half::bf16;
     for p in [1024usize, 2048, 4096, 10_000] {
-        let pat = Pattern::for_op(Op::AllReduce, DType::BF16, p);
+        let pat = Pattern::for_call(Op::AllReduce, DType::BF16, ReduceOp::Sum, p);
         for i in [0usize, 1, 2, 3, 17, 4092] {
             let exact: f64 = (0..p).map(|r| pat.value(r, i)).sum();
             let rounded = |order: &mut dyn Iterator<Item = usize>| {
@@ -328,15 +351,21 @@ fn data_movement_keeps_a_wide_pattern_at_any_rank_count_and_finds_a_swapped_bloc
     // At 4096 ranks a reduction's bf16 pattern is 0/1 with most ranks silent; AllGather's is
     // each rank's own 0..=256, so two swapped blocks differ almost everywhere.
     let p = 4096;
-    assert_eq!(Pattern::for_op(Op::AllGather, DType::BF16, p).modulus, 257);
-    assert_eq!(Pattern::for_op(Op::AllReduce, DType::BF16, p).modulus, 2);
+    assert_eq!(
+        Pattern::for_call(Op::AllGather, DType::BF16, ReduceOp::Sum, p).modulus,
+        257
+    );
+    assert_eq!(
+        Pattern::for_call(Op::AllReduce, DType::BF16, ReduceOp::Sum, p).modulus,
+        2
+    );
     let shape = Shape::new(Op::AllGather, DType::BF16, p * 64 * 2, p);
     let c = call(Op::AllGather, DType::BF16, ReduceOp::Sum, shape, 0);
     let cpr = shape.count_per_rank;
     let mut out = vec![0u8; shape.count * 2];
     for j in 0..p {
         let mut block = vec![0u8; cpr * 2];
-        fill_input(Op::AllGather, DType::BF16, p, j, &mut block);
+        fill_input(&c, p, j, &mut block);
         out[j * cpr * 2..(j + 1) * cpr * 2].copy_from_slice(&block);
     }
     assert_eq!(count_wrong(&c, p, 7, &out), 0);

@@ -198,7 +198,7 @@ fn import_info(tool: Tool, run: &LogRun, source: &str, op: Op, algo_from: String
 
 /// The points of one row (out-of-place, then in-place), or a note saying why it was skipped.
 fn add_row(row: &Row, keys: &RunKeys, out: &mut Converted, info: &mut ImportInfo) {
-    let typed = dtype_of(keys, &row.type_name, info)
+    let typed = dtype_of(&row.type_name)
         .and_then(|d| Ok((d, super::names::nccl_redop(&row.redop_name, keys.op)?)));
     let (dtype, redop) = match typed {
         Ok(t) => t,
@@ -219,18 +219,8 @@ fn add_row(row: &Row, keys: &RunKeys, out: &mut Converted, info: &mut ImportInfo
     }
 }
 
-/// The dtype of a row. OSU moves MPI_CHAR by default and collbench has no 1-byte type: such
-/// points are recorded as f32 over the same bytes (moving data takes the same time whatever the
-/// element type), said once in meta.json's notes.
-fn dtype_of(keys: &RunKeys, name: &str, info: &mut ImportInfo) -> Result<DType, String> {
-    if keys.tool == Tool::Osu && name == "char" {
-        const NOTE: &str = "OSU measured MPI_CHAR elements; collbench has no 1-byte type, so \
-                            the points are recorded as f32 over the same bytes (count = bytes/4)";
-        if !info.notes.iter().any(|n| n == NOTE) {
-            info.notes.push(NOTE.into());
-        }
-        return Ok(DType::F32);
-    }
+/// The dtype of a row (OSU's MPI_CHAR, its default, is `char`: nccl-tests' old name of int8).
+fn dtype_of(name: &str) -> Result<DType, String> {
     super::names::nccl_dtype(name)
 }
 
@@ -355,10 +345,11 @@ fn point(
 /// wrong, recorded as 1.
 fn wrong_by_error(error: Option<f64>, dtype: DType) -> u64 {
     let tolerance = match dtype {
-        DType::F16 | DType::BF16 => 1e-2,
+        // Those releases predate fp8; it is given half precision's tolerance.
+        DType::F16 | DType::BF16 | DType::F8E4M3 | DType::F8E5M2 => 1e-2,
         DType::F32 => 1e-5,
         DType::F64 => 1e-12,
-        DType::I32 => 0.0,
+        DType::I32 | DType::I8 | DType::U8 | DType::U32 | DType::I64 | DType::U64 => 0.0,
     };
     u64::from(error.is_some_and(|e| e > tolerance))
 }

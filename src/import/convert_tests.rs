@@ -202,9 +202,9 @@ const CONVERSIONS: &[Conversion] = &[
     },
     // 21 sizes, 1 B to 1 MiB, less two of 1 and 2 B: not whole f32 elements.
     Conversion {
-        input: Input::Osu(OSU_AR_CHAR, 2, 2), op: Op::AllReduce, records: 19, warnings: 2,
-        dtype: DType::F32,
-        first: (4, 1, false, 58.54), last: (1048576, 262144, false, 662.73),
+        input: Input::Osu(OSU_AR_CHAR, 2, 2), op: Op::AllReduce, records: 21, warnings: 0,
+        dtype: DType::I8,
+        first: (1, 1, false, 28.46), last: (1048576, 1048576, false, 662.73),
         factor: 1.0, test: "Allreduce", lines: [2, 25],
         checked: false, max_error: None, mismatches: 0,
     },
@@ -218,16 +218,16 @@ const CONVERSIONS: &[Conversion] = &[
     // 1 B from each of 64 ranks is 64 B in all: 16 f32, so no row is skipped.
     Conversion {
         input: Input::Osu(OSU_AG, 64, 2), op: Op::AllGather, records: 21, warnings: 0,
-        dtype: DType::F32,
-        first: (64, 16, false, 18.19), last: (67108864, 16777216, false, 196016.56),
+        dtype: DType::I8,
+        first: (64, 64, false, 18.19), last: (67108864, 67108864, false, 196016.56),
         factor: 63.0 / 64.0, test: "Allgather", lines: [2, 24],
         checked: false, max_error: None, mismatches: 0,
     },
     // The average, not the min or max rank's.
     Conversion {
-        input: Input::Osu(OSU_REDUCE_FULL, 192, 2), op: Op::Reduce, records: 9, warnings: 2,
-        dtype: DType::F32,
-        first: (4, 1, false, 52.65), last: (1024, 256, false, 55.48),
+        input: Input::Osu(OSU_REDUCE_FULL, 192, 2), op: Op::Reduce, records: 11, warnings: 0,
+        dtype: DType::I8,
+        first: (1, 1, false, 53.34), last: (1024, 1024, false, 55.48),
         factor: 1.0, test: "Reduce", lines: [3, 16],
         checked: false, max_error: None, mismatches: 0,
     },

@@ -62,9 +62,12 @@ pub fn nccl_test_in_name(name: &str) -> Option<&'static str> {
 }
 
 /// nccl-tests' type names (`test_typenames` in nccl-tests src/common.cu).
-/// The names are the dtype's aliases ([`DType::aliases`], defined once in `collective.rs`).
+/// The names are the dtype's aliases ([`DType::aliases`], defined once in `collective.rs`), or
+/// its own name where it has none (fp8: nccl-tests' names are collbench's).
 pub fn nccl_dtype(name: &str) -> Result<DType, String> {
-    let found = DType::ALL.iter().find(|d| d.aliases().contains(&name));
+    let named =
+        |d: &&DType| d.aliases().contains(&name) || (d.aliases().is_empty() && d.name() == name);
+    let found = DType::ALL.iter().find(named);
     found.copied().ok_or_else(|| {
         format!(
             "element type '{name}' has no collbench dtype ({})",
@@ -79,14 +82,14 @@ pub fn nccl_redop(name: &str, op: Op) -> Result<ReduceOp, String> {
     if !op.reduces() {
         return Ok(ReduceOp::Sum);
     }
-    match name {
-        "sum" => Ok(ReduceOp::Sum),
-        "max" => Ok(ReduceOp::Max),
-        "min" => Ok(ReduceOp::Min),
-        other => Err(format!(
-            "reduction '{other}' has no collbench redop (sum, max, min)"
-        )),
-    }
+    // nccl-tests' names (`test_opnames`) are collbench's own.
+    let found = ReduceOp::ALL.iter().find(|r| r.name() == name);
+    found.copied().ok_or_else(|| {
+        format!(
+            "reduction '{name}' has no collbench redop ({})",
+            crate::named::names::<ReduceOp>().join(", ")
+        )
+    })
 }
 
 /// `NCCL_ALGO` as NCCL reports it: one algorithm, or `auto` for a list or an exclusion.
@@ -178,9 +181,17 @@ mod tests {
     #[test]
     fn types_reductions_and_forced_choices() {
         assert_eq!(nccl_dtype("bfloat16"), Ok(DType::BF16));
-        assert!(nccl_dtype("int8").unwrap_err().contains("int8"));
+        assert_eq!(nccl_dtype("int8"), Ok(DType::I8));
+        assert_eq!(nccl_dtype("uint64"), Ok(DType::U64));
+        assert_eq!(nccl_dtype("f8e5m2"), Ok(DType::F8E5M2));
+        assert!(nccl_dtype("e2m1").unwrap_err().contains("e2m1"));
         assert_eq!(nccl_redop("none", Op::AllGather), Ok(ReduceOp::Sum));
-        assert!(nccl_redop("prod", Op::AllReduce).is_err());
+        for &r in ReduceOp::ALL {
+            assert_eq!(nccl_redop(r.name(), Op::AllReduce), Ok(r));
+        }
+        assert!(nccl_redop("xor", Op::AllReduce)
+            .unwrap_err()
+            .contains("'xor'"));
         assert_eq!(nccl_algo("Ring"), Algo::Ring);
         assert_eq!(nccl_algo("Ring,Tree"), Algo::Auto);
         assert_eq!(nccl_proto("LL128"), Proto::Ll128);

@@ -52,6 +52,17 @@ impl BackendKind {
         }
     }
 
+    /// The reductions the backend runs: MPI has no average or scaled sum (`MPI_Op`), the host
+    /// no scaled sum (nccl-tests' mulsum is an NCCL op).
+    pub fn redops(self) -> &'static [ReduceOp] {
+        use ReduceOp::{Avg, Max, Min, MulSum, Prod, Sum};
+        match self {
+            BackendKind::Nccl => &[Sum, Prod, Max, Min, Avg, MulSum],
+            BackendKind::Host => &[Sum, Prod, Max, Min, Avg],
+            BackendKind::Mpi => &[Sum, Prod, Max, Min],
+        }
+    }
+
     /// Why the backend does not measure `op` in place, or `None` where it does (NCCL's
     /// point-to-point ops, [`Op::nccl_no_in_place`]).
     pub fn no_in_place(self, op: Op) -> Option<&'static str> {

@@ -16,7 +16,8 @@ pub struct SweepOptions {
     pub ops: Vec<Op>,
     pub algos: Vec<Algo>,
     pub dtypes: Vec<DType>,
-    pub redop: ReduceOp,
+    /// The reductions of the ops that reduce; the others are measured once, recorded as sum.
+    pub redops: Vec<ReduceOp>,
     /// Rank processes launched.
     pub ranks: usize,
     /// Sub-group sizes measured in this launch (each <= ranks).

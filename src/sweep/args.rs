@@ -61,13 +61,16 @@ pub struct SweepArgs {
     #[arg(short = 'R', long, visible_alias = "local_register", value_parser = list_of::<Register>())]
     pub register: Option<String>,
     /// Element types, comma separated, or all; nccl-tests' names (float, half, bfloat16, double,
-    /// int32) are read too.
+    /// int8, uint8, int32, uint32, int64, uint64) are read too; fp8 (f8e4m3, f8e5m2) runs on
+    /// NCCL 2.24.3+ and on the host and MPI backends through f32.
     #[arg(short = 'd', long, visible_alias = "datatype", default_value = "f32", value_parser = list_of::<DType>())]
     pub dtype: String,
-    /// Reduction for the ops that reduce (allreduce, reducescatter, reduce); nccl-tests -o
-    /// (its long --op is collbench's --redop: collbench's --op names the collective).
-    #[arg(short = 'o', long, default_value = "sum", value_parser = one_of::<ReduceOp>())]
-    pub redop: ReduceOp,
+    /// Reductions for the ops that reduce (allreduce, reducescatter, reduce), comma separated,
+    /// or all (every one the backend runs: MPI has no avg or mulsum, the host no mulsum);
+    /// nccl-tests -o (its long --op is collbench's --redop: collbench's --op names the
+    /// collective).
+    #[arg(short = 'o', long, default_value = "sum", value_parser = list_of::<ReduceOp>())]
+    pub redop: String,
     /// Backend: host is built in (shared memory or TCP between rank processes); the others need
     /// a build with their cargo feature (`collbench backends` says which this binary has).
     #[arg(long, default_value_t = BackendKind::Host, value_parser = one_of::<BackendKind>())]
@@ -290,7 +293,7 @@ impl SweepArgs {
             ops,
             algos,
             dtypes: parse_names::<DType>(&self.dtype)?,
-            redop: self.redop,
+            redops: backend_redops(backend, &self.redop)?,
             ranks,
             world_sizes,
             sizes,
@@ -370,7 +373,7 @@ mod backend;
 
 #[path = "args_algos.rs"]
 mod algos;
-use algos::{algo_help, check_combinations, host_default_algos};
+use algos::{algo_help, backend_redops, check_combinations, host_default_algos};
 
 #[cfg(test)]
 #[path = "args_tests.rs"]

@@ -2,6 +2,8 @@
 //! algorithms, and the refusal of a pair no op runs.
 
 use super::{Algo, BackendKind, Error, Op, Result};
+use crate::collective::ReduceOp;
+use crate::named::parse_names;
 
 /// `--algo`'s long help, from the per-op tables: what each backend offers for each op.
 pub(super) fn algo_help() -> String {
@@ -58,4 +60,25 @@ pub(super) fn check_combinations(
         algo_text.trim(),
         runs.join("; ")
     )))
+}
+
+/// The reductions of `--redop` (`all`: every one `backend` runs), refusing one it lacks.
+pub(super) fn backend_redops(backend: BackendKind, text: &str) -> Result<Vec<ReduceOp>> {
+    let offered = backend.redops();
+    if text.trim().eq_ignore_ascii_case("all") {
+        return Ok(offered.to_vec());
+    }
+    let redops = parse_names::<ReduceOp>(text)?;
+    match redops.iter().find(|r| !offered.contains(r)) {
+        Some(r) => Err(Error::usage(format!(
+            "--redop {r}: the {backend} backend has no such reduction; it runs {} \
+             (mulsum runs on nccl; avg on host and nccl)",
+            offered
+                .iter()
+                .map(|r| r.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+        None => Ok(redops),
+    }
 }

@@ -256,7 +256,10 @@ fn nccl_tests_flags_carry_their_meanings() {
     let o = &r.opts;
     assert_eq!((o.iters, o.warmup, o.ranks), (Some(50), Some(5), 4));
     assert_eq!(o.dtypes, [DType::F16, DType::F32]);
-    assert_eq!((o.redop, o.root), (ReduceOp::Max, Roots::All));
+    assert_eq!(
+        (o.redops.clone(), o.root),
+        (vec![ReduceOp::Max], Roots::All)
+    );
     assert_eq!(r.timeout, Duration::from_secs(30));
     // -i without -f: nccl-tests' linear steps.
     assert_eq!(o.sizes, [8, 16, 24, 32, 40]);

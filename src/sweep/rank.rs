@@ -252,7 +252,7 @@ fn call<T: Transport>(t: &mut T, g: &Group, p: &Point, bufs: &mut RankBuffers) -
 fn fill(p: &Point, g: &Group, bufs: &mut RankBuffers) {
     let c = &p.call;
     let target = bufs.io.input_region(c.op, &c.shape, p.in_place, g.me);
-    fill_input(c.op, c.dtype, g.size(), g.me, target);
+    fill_input(c, g.size(), g.me, target);
 }
 
 /// Counts wrong elements where the call left its output.

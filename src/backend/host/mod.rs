@@ -16,7 +16,7 @@ pub mod wait;
 use algo::{Buffers, Elements, Group};
 use transport::Transport;
 
-use crate::collective::{Algo, Op};
+use crate::collective::{Algo, Op, ReduceOp, Semantics};
 use crate::error::{Error, Result};
 use crate::model::call::Call;
 
@@ -33,7 +33,33 @@ pub fn run<T: Transport>(
         dtype: call.dtype,
         redop: call.redop,
     };
-    dispatch(t, g, call, bufs, scratch, e)
+    let mut bufs = bufs;
+    dispatch(t, g, call, bufs.reborrow(), scratch, e)?;
+    if call.redop == ReduceOp::Avg {
+        if let Some(result) = reduced_result(call, g, bufs) {
+            reduce::finish_avg(call.dtype, g.size(), result);
+        }
+    }
+    Ok(())
+}
+
+/// Where this rank holds the complete reduction of a call that reduces: all of the output
+/// (AllReduce; Reduce at the root), or its own block (ReduceScatter: the output, or in place
+/// its block of the one buffer); `None` where it holds none.
+fn reduced_result<'a>(call: &Call, g: &Group, bufs: Buffers<'a>) -> Option<&'a mut [u8]> {
+    let block = call.shape.count_per_rank * call.dtype.size();
+    let whole = call.shape.count * call.dtype.size();
+    let (output, in_place) = match bufs {
+        Buffers::OutOfPlace { output, .. } => (output, false),
+        Buffers::InPlace(buf) => (buf, true),
+    };
+    match call.op.semantics() {
+        Semantics::AllReduce => output.get_mut(..whole),
+        Semantics::Reduce if g.me == call.root => output.get_mut(..whole),
+        Semantics::ReduceScatter if in_place => output.get_mut(g.me * block..(g.me + 1) * block),
+        Semantics::ReduceScatter => output.get_mut(..block),
+        _ => None,
+    }
 }
 
 /// How a Gather or Scatter call runs: its root, block and schedule.

@@ -10,14 +10,20 @@
 //! transport may hand out any offset) are staged through aligned blocks on the stack: slower,
 //! but correct and panic-free.
 //!
-//! Semantics: i32 sums wrap (two's complement, like NCCL); float max/min follow `f32::max` /
-//! `f32::min` (a NaN operand yields the other operand).
+//! fp8 (E4M3, E5M2) goes through f32 the same way, rounded back through f16 as NCCL's kernels
+//! do (`__nv_fp8_e4m3(__hadd(__half(x), __half(y)))` in NCCL src/device/reduce_kernel.h),
+//! saturating to the largest finite value.
+//!
+//! Semantics: integer sums and products wrap (two's complement, like NCCL); float max/min follow
+//! `f32::max` / `f32::min` (a NaN operand yields the other operand). `avg` combines as a sum
+//! and is finished by [`finish_avg`] once the sum is complete; `mulsum` is NCCL's only and is
+//! refused before a host call is made (combined here as a sum).
 
-use bytemuck::Pod;
+use bytemuck::{Pod, Zeroable};
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 
-use crate::collective::{DType, ReduceOp};
+use crate::collective::{DType, Fp8, ReduceOp};
 
 /// Elements per staging block: small enough to stay in L1 with three blocks, large enough to
 /// amortise the per-block calls.
@@ -32,8 +38,15 @@ pub fn reduce_into(dtype: DType, op: ReduceOp, dst: &mut [u8], src: &[u8]) {
         DType::F32 => elem_into::<f32>(op, dst, src),
         DType::F64 => elem_into::<f64>(op, dst, src),
         DType::I32 => elem_into::<i32>(op, dst, src),
+        DType::I8 => elem_into::<i8>(op, dst, src),
+        DType::U8 => elem_into::<u8>(op, dst, src),
+        DType::U32 => elem_into::<u32>(op, dst, src),
+        DType::I64 => elem_into::<i64>(op, dst, src),
+        DType::U64 => elem_into::<u64>(op, dst, src),
         DType::F16 => half_into::<f16>(op, dst, src),
         DType::BF16 => half_into::<bf16>(op, dst, src),
+        DType::F8E4M3 => half_into::<E4M3>(op, dst, src),
+        DType::F8E5M2 => half_into::<E5M2>(op, dst, src),
     }
 }
 
@@ -46,14 +59,70 @@ pub fn reduce3(dtype: DType, op: ReduceOp, dst: &mut [u8], a: &[u8], b: &[u8]) {
         DType::F32 => elem3::<f32>(op, dst, a, b),
         DType::F64 => elem3::<f64>(op, dst, a, b),
         DType::I32 => elem3::<i32>(op, dst, a, b),
+        DType::I8 => elem3::<i8>(op, dst, a, b),
+        DType::U8 => elem3::<u8>(op, dst, a, b),
+        DType::U32 => elem3::<u32>(op, dst, a, b),
+        DType::I64 => elem3::<i64>(op, dst, a, b),
+        DType::U64 => elem3::<u64>(op, dst, a, b),
         DType::F16 => half3::<f16>(op, dst, a, b),
         DType::BF16 => half3::<bf16>(op, dst, a, b),
+        DType::F8E4M3 => half3::<E4M3>(op, dst, a, b),
+        DType::F8E5M2 => half3::<E5M2>(op, dst, a, b),
+    }
+}
+
+/// Finishes an `avg` whose sum over `p` ranks `buf` holds, as NCCL computes `ncclAvg`
+/// (`hostToDevRedOp` in NCCL src/enqueue.cc): integers divide by `p`, truncating towards zero;
+/// floats multiply by 1/p rounded to the type (through f32 for the 16- and 8-bit types, as
+/// NCCL converts it), the product rounded once (fp8 through f16, as its kernels multiply).
+/// NCCL multiplies each input before the sum, the host the sum after it: the same value
+/// wherever one rank's input is non-zero, as in the check's pattern for float `avg`.
+pub fn finish_avg(dtype: DType, p: usize, buf: &mut [u8]) {
+    let n = p.max(1);
+    let c = 1.0 / n as f64;
+    let half_c = |to: fn(f32) -> f32| to(c as f32);
+    match dtype {
+        DType::I8 => map_elems(buf, |x: i8| (i64::from(x) / n as i64) as i8),
+        DType::U8 => map_elems(buf, |x: u8| (x as usize / n) as u8),
+        DType::I32 => map_elems(buf, |x: i32| (i64::from(x) / n as i64) as i32),
+        DType::U32 => map_elems(buf, |x: u32| (x as u64 / n as u64) as u32),
+        DType::I64 => map_elems(buf, |x: i64| (i128::from(x) / n as i128) as i64),
+        DType::U64 => map_elems(buf, |x: u64| x / n as u64),
+        DType::F64 => map_elems(buf, |x: f64| x * c),
+        DType::F32 => map_elems(buf, |x: f32| x * c as f32),
+        DType::F16 => {
+            let c = half_c(|x| f16::from_f32(x).to_f32());
+            map_elems(buf, |x: f16| f16::from_f32(x.to_f32() * c));
+        }
+        DType::BF16 => {
+            let c = half_c(|x| bf16::from_f32(x).to_f32());
+            map_elems(buf, |x: bf16| bf16::from_f32(x.to_f32() * c));
+        }
+        DType::F8E4M3 => finish_fp8_avg(Fp8::E4M3, c, buf),
+        DType::F8E5M2 => finish_fp8_avg(Fp8::E5M2, c, buf),
+    }
+}
+
+fn finish_fp8_avg(f: Fp8, c: f64, buf: &mut [u8]) {
+    let c = f.decode(f.encode(f64::from(c as f32)));
+    for b in buf.iter_mut() {
+        let product = f16::from_f64(f.decode(*b) * c).to_f64();
+        *b = f.encode(product);
+    }
+}
+
+/// `x = f(x)` over the whole elements of `buf`, which may sit at any alignment.
+fn map_elems<T: Pod>(buf: &mut [u8], f: impl Fn(T) -> T) {
+    for chunk in buf.chunks_exact_mut(size_of::<T>()) {
+        let x: T = bytemuck::pod_read_unaligned(chunk);
+        chunk.copy_from_slice(bytemuck::bytes_of(&f(x)));
     }
 }
 
 /// An element type the kernels combine natively.
 trait Elem: Pod {
     fn sum(a: Self, b: Self) -> Self;
+    fn prod(a: Self, b: Self) -> Self;
     fn max(a: Self, b: Self) -> Self;
     fn min(a: Self, b: Self) -> Self;
 }
@@ -64,6 +133,10 @@ macro_rules! float_elem {
             #[inline(always)]
             fn sum(a: Self, b: Self) -> Self {
                 a + b
+            }
+            #[inline(always)]
+            fn prod(a: Self, b: Self) -> Self {
+                a * b
             }
             #[inline(always)]
             fn max(a: Self, b: Self) -> Self {
@@ -79,22 +152,31 @@ macro_rules! float_elem {
 float_elem!(f32);
 float_elem!(f64);
 
-impl Elem for i32 {
-    #[inline(always)]
-    fn sum(a: Self, b: Self) -> Self {
-        a.wrapping_add(b)
-    }
-    #[inline(always)]
-    fn max(a: Self, b: Self) -> Self {
-        Ord::max(a, b)
-    }
-    #[inline(always)]
-    fn min(a: Self, b: Self) -> Self {
-        Ord::min(a, b)
-    }
+macro_rules! int_elem {
+    ($($t:ty),+) => {$(
+        impl Elem for $t {
+            #[inline(always)]
+            fn sum(a: Self, b: Self) -> Self {
+                a.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn prod(a: Self, b: Self) -> Self {
+                a.wrapping_mul(b)
+            }
+            #[inline(always)]
+            fn max(a: Self, b: Self) -> Self {
+                Ord::max(a, b)
+            }
+            #[inline(always)]
+            fn min(a: Self, b: Self) -> Self {
+                Ord::min(a, b)
+            }
+        }
+    )+};
 }
+int_elem!(i8, u8, i32, u32, i64, u64);
 
-/// A half-precision type combined through f32.
+/// A half-precision or 8-bit float type combined through f32.
 trait Half: Pod {
     /// `dst[i] = src[i]` as f32 (equal lengths).
     fn widen(src: &[Self], dst: &mut [f32]);
@@ -141,13 +223,46 @@ fn f32_to_bf16_bits(x: f32) -> u16 {
     (if x.is_nan() { quiet_nan } else { rounded }) as u16
 }
 
+macro_rules! fp8_elem {
+    ($t:ident, $f:expr) => {
+        /// One byte of the fp8 format (see [`Fp8`]).
+        #[derive(Clone, Copy)]
+        #[repr(transparent)]
+        struct $t(u8);
+        // SAFETY: a transparent wrapper of u8: every bit pattern is valid, no padding.
+        unsafe impl Zeroable for $t {}
+        unsafe impl Pod for $t {}
+        impl Half for $t {
+            #[inline(always)]
+            fn widen(src: &[Self], dst: &mut [f32]) {
+                for (d, s) in dst.iter_mut().zip(src) {
+                    *d = $f.decode(s.0) as f32;
+                }
+            }
+            #[inline(always)]
+            fn narrow(src: &[f32], dst: &mut [Self]) {
+                for (d, &s) in dst.iter_mut().zip(src) {
+                    *d = $t($f.encode(f16::from_f32(s).to_f64()));
+                }
+            }
+        }
+    };
+}
+fp8_elem!(E4M3, Fp8::E4M3);
+fp8_elem!(E5M2, Fp8::E5M2);
+
 /// The element function of `op`. Returned as a fn item per arm so each caller is
 /// monomorphised with the operation inlined into its loop.
 macro_rules! with_op {
     ($op:expr, $t:ty, |$f:ident| $body:expr) => {
         match $op {
-            ReduceOp::Sum => {
+            // avg sums, then is finished; mulsum never reaches the host (see the module docs).
+            ReduceOp::Sum | ReduceOp::Avg | ReduceOp::MulSum => {
                 let $f = <$t as Elem>::sum;
+                $body
+            }
+            ReduceOp::Prod => {
+                let $f = <$t as Elem>::prod;
                 $body
             }
             ReduceOp::Max => {

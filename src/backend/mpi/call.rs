@@ -17,7 +17,7 @@ use mpi::traits::*;
 use super::raw::Handles;
 use crate::backend::buffers::CallBuffers;
 use crate::check::{count_wrong, fill_input};
-use crate::collective::{Op, Semantics};
+use crate::collective::{Op, ReduceOp, Semantics};
 use crate::error::{Error, Result};
 use crate::model::plan::Point;
 
@@ -37,7 +37,7 @@ impl MpiBuffers {
         let c = &p.call;
         self.views(p).1.fill(0);
         let target = self.0.input_region(c.op, &c.shape, p.in_place, rank);
-        fill_input(c.op, c.dtype, size, rank, target);
+        fill_input(c, size, rank, target);
     }
 
     /// Counts the wrong elements where the call left this rank's output
@@ -78,7 +78,11 @@ impl MpiBuffers {
             op: c.op,
             count,
             datatype: h.datatype(c.dtype),
-            reduction: h.reduction(c.dtype, c.redop),
+            // Ops that do not reduce carry a sum they never apply.
+            reduction: h.reduction(
+                c.dtype,
+                c.op.reduces().then_some(c.redop).unwrap_or(ReduceOp::Sum),
+            )?,
             comm: comm.as_raw(),
             root,
             is_root: comm.rank() == root,

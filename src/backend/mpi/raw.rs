@@ -1,5 +1,5 @@
 //! The MPI handles a call needs beyond rsmpi's safe API: the library's `MPI_IN_PLACE` marker,
-//! and the datatype and reduction of each element type, f16 and bf16 included.
+//! and the datatype and reduction of each element type, f16, bf16 and fp8 included.
 
 use std::os::raw::{c_int, c_void};
 
@@ -51,7 +51,7 @@ pub struct Handles {
     pub in_place: Option<InPlace>,
     /// The library's version string, for messages.
     pub version: String,
-    half_ops: HalfOps,
+    narrow_ops: NarrowOps,
 }
 
 impl Handles {
@@ -59,7 +59,7 @@ impl Handles {
         Handles {
             in_place: InPlace::of_library(version),
             version: version.to_string(),
-            half_ops: HalfOps::create(),
+            narrow_ops: NarrowOps::create(),
         }
     }
 
@@ -70,106 +70,111 @@ impl Handles {
             .ok_or_else(|| InPlace::unknown(&self.version))
     }
 
-    /// The MPI datatype of `dtype`: f16 and bf16 travel as 2-byte integers, which only the
-    /// user operations of [`HalfOps`] ever combine.
+    /// The MPI datatype of `dtype`: the 16- and 8-bit floats travel as unsigned integers of
+    /// their size, which only the user operations of [`NarrowOps`] ever combine.
     pub(super) fn datatype(&self, dtype: DType) -> ffi::MPI_Datatype {
         match dtype {
             DType::F32 => f32::equivalent_datatype().as_raw(),
             DType::F64 => f64::equivalent_datatype().as_raw(),
             DType::I32 => i32::equivalent_datatype().as_raw(),
-            // SAFETY: reading a constant of rsmpi's C shim, set before any Rust code runs.
-            DType::F16 | DType::BF16 => unsafe { ffi::RSMPI_UINT16_T },
+            DType::I8 => i8::equivalent_datatype().as_raw(),
+            DType::U8 | DType::F8E4M3 | DType::F8E5M2 => u8::equivalent_datatype().as_raw(),
+            DType::U32 => u32::equivalent_datatype().as_raw(),
+            DType::I64 => i64::equivalent_datatype().as_raw(),
+            DType::U64 => u64::equivalent_datatype().as_raw(),
+            DType::F16 | DType::BF16 => u16::equivalent_datatype().as_raw(),
         }
     }
 
-    /// The MPI reduction `redop` on elements of `dtype`.
-    pub(super) fn reduction(&self, dtype: DType, redop: ReduceOp) -> ffi::MPI_Op {
-        if matches!(dtype, DType::F16 | DType::BF16) {
-            return self.half_ops.get(dtype, redop);
+    /// The MPI reduction `redop` on elements of `dtype`; avg and mulsum, which MPI lacks, are
+    /// refused.
+    pub(super) fn reduction(&self, dtype: DType, redop: ReduceOp) -> Result<ffi::MPI_Op> {
+        let Some(k) = MPI_REDOPS.iter().position(|&r| r == redop) else {
+            return Err(Error::usage(format!(
+                "--redop {redop}: MPI has no such reduction; use --backend host or nccl"
+            )));
+        };
+        if let Some(d) = NARROW.iter().position(|&n| n == dtype) {
+            return Ok(self.narrow_ops.0[d][k].as_raw());
         }
         // SAFETY: reading constants of rsmpi's C shim, set before any Rust code runs.
-        unsafe {
-            match redop {
-                ReduceOp::Sum => ffi::RSMPI_SUM,
-                ReduceOp::Max => ffi::RSMPI_MAX,
-                ReduceOp::Min => ffi::RSMPI_MIN,
-            }
-        }
+        Ok(unsafe {
+            [
+                ffi::RSMPI_SUM,
+                ffi::RSMPI_PROD,
+                ffi::RSMPI_MAX,
+                ffi::RSMPI_MIN,
+            ][k]
+        })
     }
 }
 
-/// The reductions on f16 and bf16, which MPI does not have: user operations that combine as the
-/// host backend's kernels do (widen to f32, combine, round to nearest even), so both backends
-/// compute the same values. All are commutative.
-struct HalfOps(Vec<(DType, ReduceOp, UnsafeUserOperation)>);
+/// The reductions MPI has, in the order of the user functions below.
+const MPI_REDOPS: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min];
 
-impl HalfOps {
-    /// One operation per 16-bit float type and reduction (`MPI_Op_create`; freed on drop).
-    fn create() -> HalfOps {
-        let mut ops = Vec::new();
-        for dtype in [DType::F16, DType::BF16] {
-            for &redop in ReduceOp::ALL {
-                // SAFETY: the function reads and writes `len` elements of 2 bytes at the two
-                // addresses MPI passes, which is what MPI guarantees are there for the
-                // `MPI_UINT16_T` buffers these operations are used with.
-                let op = unsafe { UnsafeUserOperation::commutative(half_function(dtype, redop)) };
-                ops.push((dtype, redop, op));
-            }
-        }
-        HalfOps(ops)
-    }
+/// The float types MPI lacks, in the order of the user functions below.
+const NARROW: [DType; 4] = [DType::F16, DType::BF16, DType::F8E4M3, DType::F8E5M2];
 
-    fn get(&self, dtype: DType, redop: ReduceOp) -> ffi::MPI_Op {
-        let found = self.0.iter().find(|(d, r, _)| *d == dtype && *r == redop);
-        // Every (16-bit type, reduction) pair is created above.
-        found.map_or_else(
-            || unreachable!("no {dtype} {redop} operation"),
-            |o| o.2.as_raw(),
-        )
+/// The reductions on f16, bf16 and fp8, which MPI does not have: user operations that combine
+/// as the host backend's kernels do (widen to f32, combine, round to nearest even), so both
+/// backends compute the same values. All are commutative.
+struct NarrowOps(Vec<Vec<UnsafeUserOperation>>);
+
+impl NarrowOps {
+    /// One operation per narrow float type and MPI reduction (`MPI_Op_create`; freed on drop).
+    fn create() -> NarrowOps {
+        let ops = FUNCTIONS
+            .iter()
+            .map(|row| {
+                row.iter()
+                    // SAFETY: the function reads and writes `len` elements of its type's size
+                    // at the two addresses MPI passes, which is what MPI guarantees are there
+                    // for the unsigned-integer buffers these operations are used with.
+                    .map(|&f| unsafe { UnsafeUserOperation::commutative(f) })
+                    .collect()
+            })
+            .collect();
+        NarrowOps(ops)
     }
 }
 
 type UserFunction =
     unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut ffi::MPI_Datatype);
 
-/// The user function of `redop` on `dtype` (f16 or bf16).
-fn half_function(dtype: DType, redop: ReduceOp) -> UserFunction {
-    const SUM: u8 = 0;
-    const MAX: u8 = 1;
-    const MIN: u8 = 2;
-    let bf16 = dtype == DType::BF16;
-    match (bf16, redop) {
-        (false, ReduceOp::Sum) => combine_half::<false, SUM>,
-        (false, ReduceOp::Max) => combine_half::<false, MAX>,
-        (false, ReduceOp::Min) => combine_half::<false, MIN>,
-        (true, ReduceOp::Sum) => combine_half::<true, SUM>,
-        (true, ReduceOp::Max) => combine_half::<true, MAX>,
-        (true, ReduceOp::Min) => combine_half::<true, MIN>,
-    }
+/// The user functions of every (narrow type, reduction), indexed as [`NARROW`] and
+/// [`MPI_REDOPS`].
+macro_rules! row {
+    ($d:literal) => {
+        [
+            combine_narrow::<$d, 0>,
+            combine_narrow::<$d, 1>,
+            combine_narrow::<$d, 2>,
+            combine_narrow::<$d, 3>,
+        ]
+    };
 }
+const FUNCTIONS: [[UserFunction; 4]; 4] = [row!(0), row!(1), row!(2), row!(3)];
 
-/// `inoutvec[i] = invec[i] (op) inoutvec[i]` over `*len` elements of bf16 (`BF16`) or f16,
-/// `OP` indexing [`ReduceOp::ALL`] order (sum, max, min): the signature of an MPI user
-/// function.
+/// `inoutvec[i] = invec[i] (op) inoutvec[i]` over `*len` elements of `NARROW[D]`, the
+/// reduction `MPI_REDOPS[OP]`: the signature of an MPI user function.
 ///
 /// # Safety
-/// `invec` and `inoutvec` must hold `*len` 2-byte elements and not overlap.
-unsafe extern "C" fn combine_half<const BF16: bool, const OP: u8>(
+/// `invec` and `inoutvec` must hold `*len` elements of the type and not overlap.
+unsafe extern "C" fn combine_narrow<const D: usize, const OP: usize>(
     invec: *mut c_void,
     inoutvec: *mut c_void,
     len: *mut c_int,
     _datatype: *mut ffi::MPI_Datatype,
 ) {
-    let bytes = usize::try_from(*len).unwrap_or(0) * 2;
+    let dtype = NARROW[D];
+    let bytes = usize::try_from(*len).unwrap_or(0) * dtype.size();
     if bytes == 0 {
         return;
     }
     let src = std::slice::from_raw_parts(invec.cast::<u8>(), bytes);
     let dst = std::slice::from_raw_parts_mut(inoutvec.cast::<u8>(), bytes);
-    let dtype = if BF16 { DType::BF16 } else { DType::F16 };
-    let redop = ReduceOp::ALL[usize::from(OP)];
     // Commutative: `dst (op) src` is `src (op) dst`.
-    reduce_into(dtype, redop, dst, src);
+    reduce_into(dtype, MPI_REDOPS[OP], dst, src);
 }
 
 #[cfg(test)]
@@ -193,17 +198,19 @@ mod tests {
     /// exact only with round-to-nearest-even through f32 (bf16: 256 + 1 is a tie, kept at 256;
     /// 258 + 1 rounds up to 260).
     #[test]
-    fn half_functions_combine_like_the_host_kernels() {
+    fn narrow_functions_combine_like_the_host_kernels() {
         use half::{bf16, f16};
         let run = |dtype, redop, a: &[f64], b: &[f64]| -> Vec<f64> {
             let mut x: Vec<u8> = vec![0; a.len() * 2];
             let mut y: Vec<u8> = vec![0; b.len() * 2];
+            let d = NARROW.iter().position(|&n| n == dtype).unwrap();
+            let k = MPI_REDOPS.iter().position(|&r| r == redop).unwrap();
             for (i, (&u, &v)) in a.iter().zip(b).enumerate() {
                 crate::check::write_value(dtype, &mut x, i, u);
                 crate::check::write_value(dtype, &mut y, i, v);
             }
             let mut len = a.len() as c_int;
-            let f = half_function(dtype, redop);
+            let f = FUNCTIONS[d][k];
             let (xp, yp) = (x.as_mut_ptr().cast(), y.as_mut_ptr().cast());
             // SAFETY: both buffers hold `len` 2-byte elements.
             unsafe { f(xp, yp, &mut len, std::ptr::null_mut()) };
@@ -225,6 +232,24 @@ mod tests {
         );
         assert_eq!(run(h, ReduceOp::Max, &[-1.0], &[-2.0]), [-1.0]);
         assert_eq!(run(h, ReduceOp::Min, &[-1.0], &[-2.0]), [-2.0]);
+        assert_eq!(
+            run(h, ReduceOp::Prod, &[3.0, 0.5], &[5.0, 0.25]),
+            [15.0, 0.125]
+        );
+        // e4m3 steps by 2 from 16 to 32: 9 + 8 = 17 is a tie kept at 16; e5m2 6 × 6 = 36 is
+        // rounded to 32 (steps of 8 from 32).
+        let e4 = DType::F8E4M3;
+        assert_eq!(
+            run(e4, ReduceOp::Sum, &[9.0, 1.0], &[8.0, 2.0]),
+            [16.0, 3.0]
+        );
+        assert_eq!(run(e4, ReduceOp::Max, &[9.0], &[-8.0]), [9.0]);
+        let e5 = DType::F8E5M2;
+        assert_eq!(
+            run(e5, ReduceOp::Prod, &[6.0, 2.0], &[6.0, 3.0]),
+            [32.0, 6.0]
+        );
+        assert_eq!(run(e5, ReduceOp::Min, &[6.0], &[-0.5]), [-0.5]);
         assert_eq!(f16::from_f64(2049.0).to_f64(), 2048.0);
         assert_eq!(bf16::from_f64(257.0).to_f64(), 256.0);
     }

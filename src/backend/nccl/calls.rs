@@ -33,11 +33,15 @@ impl Nccl {
     ) -> Result<(), NcclError> {
         let send = e.send as usize as *const c_void;
         let recv = e.recv as usize as *mut c_void;
-        let (dt, op, c) = (map::dtype(e.dtype), map::redop(e.redop), comm.as_ptr());
+        let (dt, c) = (map::dtype(e.dtype), comm.as_ptr());
+        let op = e.made_redop.or_else(|| map::redop(e.redop));
+        let op = op.ok_or_else(|| {
+            NcclError::Argument(format!("--redop {} has no op made for the call", e.redop))
+        });
         let (name, raw) = match e.op.semantics() {
             Semantics::AllReduce => (
                 "ncclAllReduce",
-                (self.all_reduce)(send, recv, e.count, dt, op, c, stream),
+                (self.all_reduce)(send, recv, e.count, dt, op?, c, stream),
             ),
             Semantics::AllGather => (
                 "ncclAllGather",
@@ -45,7 +49,7 @@ impl Nccl {
             ),
             Semantics::ReduceScatter => (
                 "ncclReduceScatter",
-                (self.reduce_scatter)(send, recv, e.count, dt, op, c, stream),
+                (self.reduce_scatter)(send, recv, e.count, dt, op?, c, stream),
             ),
             Semantics::Broadcast => (
                 "ncclBroadcast",
@@ -53,7 +57,7 @@ impl Nccl {
             ),
             Semantics::Reduce => (
                 "ncclReduce",
-                (self.reduce)(send, recv, e.count, dt, op, e.root, c, stream),
+                (self.reduce)(send, recv, e.count, dt, op?, e.root, c, stream),
             ),
             Semantics::AllToAll | Semantics::Gather | Semantics::Scatter if self.native(e.op) => {
                 return self.enqueue_native(send, recv, e, c, stream)

@@ -10,6 +10,9 @@ pub struct Enqueue {
     pub op: Op,
     pub dtype: DType,
     pub redop: ReduceOp,
+    /// The op made for this point where `redop` has no built-in one (mulsum's
+    /// [`ScaledSum`](super::premul::ScaledSum)), passed in its place.
+    pub made_redop: Option<super::sys::ncclRedOp_t>,
     /// Device address of the send buffer (`CUdeviceptr`).
     pub send: u64,
     /// Device address of the receive buffer; equal to `send` (or offset into it) in place.

@@ -64,6 +64,11 @@ pub const OPTIONAL: &[Feature] = &[
         symbol: "ncclRecv",
         since: "2.7",
     },
+    // --redop mulsum (nccl-tests' scaled sum)
+    Feature {
+        symbol: "ncclRedOpCreatePreMulSum",
+        since: "2.11",
+    },
     // the detail of a failed call in its error
     Feature {
         symbol: "ncclGetLastError",

@@ -121,6 +121,9 @@ pub struct Nccl {
     pub window_deregister: Option<sys::ncclCommWindowDeregister_t>,
     pub gather: Option<sys::ncclGather_t>,
     pub scatter: Option<sys::ncclScatter_t>,
+    /// NCCL 2.11+: the scaled sums of `--redop mulsum`.
+    pub red_op_create_pre_mul_sum: Option<sys::ncclRedOpCreatePreMulSum_t>,
+    pub red_op_destroy: Option<sys::ncclRedOpDestroy_t>,
     /// The optional entry points of [`features::OPTIONAL`] this library exports.
     pub present: Vec<&'static str>,
     /// Never unloaded: NCCL keeps threads and CUDA state that outlive its communicators, and
@@ -191,6 +194,8 @@ impl Nccl {
             window_deregister: get(s("ncclCommWindowDeregister")).ok(),
             gather: get(s("ncclGather")).ok(),
             scatter: get(s("ncclScatter")).ok(),
+            red_op_create_pre_mul_sum: get(s("ncclRedOpCreatePreMulSum")).ok(),
+            red_op_destroy: get(s("ncclRedOpDestroy")).ok(),
             path: path.clone(),
             _lib: std::mem::ManuallyDrop::new(lib),
         }))

@@ -24,6 +24,8 @@ use super::memory::DeviceMemory;
 use super::placement::{
     count_wrong_pieces, fill_pieces, placement, Buf, PieceCopy, Placement, Region,
 };
+use super::premul::ScaledSum;
+use crate::collective::ReduceOp;
 use crate::error::{Error, Result};
 use crate::model::plan::Point;
 
@@ -121,7 +123,11 @@ pub fn measure(
     barrier: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Measured> {
     let (pl, stall) = (placement(p, m.me), timing.stall);
-    let call = enqueue_of(bufs, (p, m), &pl);
+    let scaled = scaled_sum(m, p)?;
+    let call = Enqueue {
+        made_redop: scaled.as_ref().map(ScaledSum::op),
+        ..enqueue_of(bufs, (p, m), &pl)
+    };
     let described = super::profiler::seen();
     let estimate_us = estimate(gpu, m, &call)?;
     fill(gpu, bufs, p, m, &pl, false)?;
@@ -246,12 +252,25 @@ fn fill(
     fill_pieces(&mut device, &p.call, (m.size, m.me), pl.fill)
 }
 
+/// The op of a mulsum point on this rank (kept until the point ends), `None` for the others.
+fn scaled_sum<'a>(m: &'a Member, p: &Point) -> Result<Option<ScaledSum<'a>>> {
+    let c = &p.call;
+    if c.redop != ReduceOp::MulSum || !c.op.reduces() {
+        return Ok(None);
+    }
+    let raw = m.comm.live().map_err(|e| Error::Rank(e.to_string()))?;
+    ScaledSum::create(m.comm.nccl(), raw, c.dtype, m.me)
+        .map(Some)
+        .map_err(|e| Error::Rank(e.to_string()))
+}
+
 fn enqueue_of(bufs: &DeviceBuffers, (p, m): (&Point, &Member), pl: &Placement) -> Enqueue {
     let c = &p.call;
     Enqueue {
         op: c.op,
         dtype: c.dtype,
         redop: c.redop,
+        made_redop: None,
         send: bufs.address(pl.send),
         recv: bufs.address(pl.recv),
         count: c.shape.call_count(c.op),

@@ -48,6 +48,7 @@ pub mod memory;
 pub mod p2p;
 pub mod placement;
 pub mod point_telemetry;
+pub mod premul;
 pub mod probe;
 pub mod profiler;
 pub mod search;

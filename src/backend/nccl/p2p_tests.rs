@@ -56,6 +56,7 @@ fn enqueue(p: &Point, rank: usize) -> Enqueue {
         op: c.op,
         dtype: c.dtype,
         redop: c.redop,
+        made_redop: None,
         send: address(pl.send),
         recv: address(pl.recv),
         count: c.shape.call_count(c.op),
@@ -261,7 +262,7 @@ fn run_on_host(p: &Point, lists: &[Vec<Transfer>]) -> Vec<u64> {
         let pl = placement(p, rank);
         let mut buf = vec![0u8; c.shape.in_bytes];
         assert_eq!((pl.fill.buf, pl.fill.offset), (Buf::Input, 0));
-        fill_input_from(c.op, c.dtype, n, rank, 0, &mut buf[..pl.fill.len]);
+        fill_input_from(c, n, rank, 0, &mut buf[..pl.fill.len]);
         input.push(buf);
         output.push(vec![0xffu8; pl.output_len]);
     }

@@ -118,7 +118,7 @@ pub fn fill_pieces(
 ) -> Result<()> {
     for (first, piece) in pieces(fill, call.dtype.size()) {
         let mut host = vec![0u8; piece.len];
-        fill_input_from(call.op, call.dtype, size, me, first, &mut host);
+        fill_input_from(call, size, me, first, &mut host);
         mem.copy_in(piece, &host)?;
     }
     Ok(())

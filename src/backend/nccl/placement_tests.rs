@@ -74,7 +74,7 @@ fn a_multi_piece_point_is_filled_and_checked_piece_by_piece_as_a_whole() {
             let pl = placement(&p, me);
             fill_pieces(mem, c, (world, me), pl.fill).unwrap();
             let mut whole = vec![0u8; pl.fill.len];
-            fill_input(c.op, c.dtype, world, me, &mut whole);
+            fill_input(c, world, me, &mut whole);
             assert_eq!(
                 mem.buf(pl.fill),
                 &whole[..],

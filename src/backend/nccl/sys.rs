@@ -37,17 +37,40 @@ pub struct ncclUniqueId {
 
 /// `ncclDataType_t`.
 pub type ncclDataType_t = c_int;
+pub const NCCL_INT8: ncclDataType_t = 0;
+pub const NCCL_UINT8: ncclDataType_t = 1;
 pub const NCCL_INT32: ncclDataType_t = 2;
+pub const NCCL_UINT32: ncclDataType_t = 3;
+pub const NCCL_INT64: ncclDataType_t = 4;
+pub const NCCL_UINT64: ncclDataType_t = 5;
 pub const NCCL_FLOAT16: ncclDataType_t = 6;
 pub const NCCL_FLOAT32: ncclDataType_t = 7;
 pub const NCCL_FLOAT64: ncclDataType_t = 8;
 pub const NCCL_BFLOAT16: ncclDataType_t = 9;
+pub const NCCL_FLOAT8E4M3: ncclDataType_t = 10;
+pub const NCCL_FLOAT8E5M2: ncclDataType_t = 11;
 
 /// `ncclRedOp_t`.
 pub type ncclRedOp_t = c_int;
 pub const NCCL_SUM: ncclRedOp_t = 0;
+pub const NCCL_PROD: ncclRedOp_t = 1;
 pub const NCCL_MAX: ncclRedOp_t = 2;
 pub const NCCL_MIN: ncclRedOp_t = 3;
+pub const NCCL_AVG: ncclRedOp_t = 4;
+
+/// `ncclScalarResidence_t`: where `ncclRedOpCreatePreMulSum` reads its scalar.
+pub type ncclScalarResidence_t = c_int;
+pub const NCCL_SCALAR_HOST_IMMEDIATE: ncclScalarResidence_t = 1;
+
+pub type ncclRedOpCreatePreMulSum_t = unsafe extern "C" fn(
+    op: *mut ncclRedOp_t,
+    scalar: *mut c_void,
+    datatype: ncclDataType_t,
+    residence: ncclScalarResidence_t,
+    comm: ncclComm_t,
+) -> ncclResult_t;
+pub type ncclRedOpDestroy_t =
+    unsafe extern "C" fn(op: ncclRedOp_t, comm: ncclComm_t) -> ncclResult_t;
 
 pub type ncclGetVersion_t = unsafe extern "C" fn(version: *mut c_int) -> ncclResult_t;
 pub type ncclGetUniqueId_t = unsafe extern "C" fn(id: *mut ncclUniqueId) -> ncclResult_t;

@@ -9,7 +9,7 @@ fn opts(algos: &[Algo], world_sizes: &[usize]) -> SweepOptions {
         ops: vec![Op::AllReduce, Op::Broadcast],
         algos: algos.to_vec(),
         dtypes: vec![DType::F32],
-        redop: ReduceOp::Sum,
+        redops: vec![ReduceOp::Sum],
         ranks: 8,
         world_sizes: world_sizes.to_vec(),
         sizes: vec![1024, 2048],

@@ -322,13 +322,13 @@ fn world_flag_must_agree_with_the_rank_list() {
 fn unknown_element_type_is_skipped_by_name() {
     let text = AR_218
         .text
-        .replace("     float     sum", "      int8     sum");
+        .replace("     float     sum", "      e2m1     sum");
     let run = nccl_run(&text, 0);
     let c = nccl(&run, Op::AllReduce, &Overrides::default()).unwrap();
     assert!(c.records.is_empty());
     assert_eq!(c.warnings.len(), 8);
     assert!(
-        c.warnings[0].starts_with("line 20: skipped: element type 'int8'"),
+        c.warnings[0].starts_with("line 20: skipped: element type 'e2m1'"),
         "{}",
         c.warnings[0]
     );

@@ -1,17 +1,11 @@
-//! OSU files as points: sizes per rank, `MPI_CHAR` data read as f32, `-f` rows' iterations.
+//! OSU files as points: sizes per rank, `MPI_CHAR` data read as int8, `-f` rows' iterations.
 
 use super::*;
 
 #[test]
-fn osu_char_data_as_f32_with_a_note_and_small_rows_skipped() {
+fn osu_char_data_as_int8_every_row_kept() {
     let c = osu_convert(&osu_run(OSU_AR_CHAR.text), Op::AllReduce, 2, 2);
-    assert_eq!(
-        c.warnings,
-        vec![
-            "line 5: skipped: 1 B is not a whole number of f32 elements",
-            "line 6: skipped: 2 B is not a whole number of f32 elements",
-        ]
-    );
+    assert_eq!(c.warnings, Vec::<String>::new());
     let first = &c.records[0];
     assert_eq!(
         first.key,
@@ -19,11 +13,11 @@ fn osu_char_data_as_f32_with_a_note_and_small_rows_skipped() {
             backend: "mpi".into(),
             op: Op::AllReduce,
             algo: Algo::Auto,
-            dtype: DType::F32,
+            dtype: DType::I8,
             redop: ReduceOp::Sum,
             world: 2,
             nodes: 2,
-            bytes: 4,
+            bytes: 1,
             count: 1,
             in_place: false,
             proto: None,
@@ -37,26 +31,12 @@ fn osu_char_data_as_f32_with_a_note_and_small_rows_skipped() {
     let i = import(&c);
     assert_eq!(i.tool, "osu");
     assert_eq!(i.tool_version.as_deref(), Some("7.4"));
-    let char_notes: Vec<&String> = i.notes.iter().filter(|n| n.contains("MPI_CHAR")).collect();
-    assert_eq!(char_notes.len(), 1, "{:?}", i.notes);
-    assert!(char_notes[0].contains("f32"), "{}", char_notes[0]);
-    assert_eq!(i.notes.len(), 3, "{:?}", i.notes);
+    assert_eq!(i.notes, Vec::<String>::new());
     assert_eq!(c.meta.backend, "mpi");
     assert_eq!(c.meta.hosts, vec!["unknown".to_string()]);
     assert_eq!(c.meta.rank_nodes, vec![0, 0]);
     assert_eq!(c.meta.host.hostname, "unknown");
     assert!(c.meta.gpus.is_empty());
-}
-
-#[test]
-fn osu_char_note_reads_as_one_sentence() {
-    let c = osu_convert(&osu_run(OSU_AR_CHAR.text), Op::AllReduce, 2, 2);
-    let note = import(&c)
-        .notes
-        .iter()
-        .find(|n| n.contains("MPI_CHAR"))
-        .unwrap();
-    assert!(!note.contains("  "), "{note:?}");
 }
 
 #[test]

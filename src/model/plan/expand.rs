@@ -1,7 +1,7 @@
 //! The options checked and expanded into points: every group, op, algorithm, dtype and placement,
 //! then the sizes of one curve, with a note for each size skipped or rounded.
 
-use crate::collective::{Algo, DType, Op, Shape};
+use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
 use crate::error::{Error, Result};
 use crate::model::call::{BackendKind, Call};
 use crate::model::topology::WorldShape;
@@ -31,6 +31,11 @@ impl SweepOptions {
         }
         crate::model::limits::check_counts(self.iters, self.warmup)?;
         self.validate_root()?;
+        if let Some(r) = self.redops.iter().find(|r| !backend.redops().contains(r)) {
+            return Err(Error::usage(format!(
+                "--redop {r}: the {backend} backend has no such reduction"
+            )));
+        }
         let any = self
             .ops
             .iter()
@@ -94,7 +99,7 @@ impl SweepOptions {
     }
 
     /// Expands the options into points, in the order they are measured: world, op, algo, dtype,
-    /// placement, then size (so one curve is measured in one go).
+    /// reduction, placement, then size (so one curve is measured in one go).
     pub fn plan(&self) -> Plan {
         self.plan_for(BackendKind::Host)
     }
@@ -119,7 +124,7 @@ impl SweepOptions {
                     .iter()
                     .filter(|a| self.measures(backend, op, **a))
                 {
-                    for &dtype in &self.dtypes {
+                    for (dtype, redop) in self.elements_of(op) {
                         for &in_place in &self.in_place {
                             if in_place && backend.no_in_place(op).is_some() {
                                 continue;
@@ -129,6 +134,7 @@ impl SweepOptions {
                                     op,
                                     algo,
                                     dtype,
+                                    redop,
                                     in_place,
                                     root,
                                 };
@@ -168,6 +174,20 @@ impl SweepOptions {
         }
     }
 
+    /// The (dtype, reduction) pairs `op` is measured with: every reduction where it reduces,
+    /// sum alone (never applied) where it does not.
+    fn elements_of(&self, op: Op) -> Vec<(DType, ReduceOp)> {
+        let redops = match op.reduces() {
+            true => &self.redops[..],
+            false => &[ReduceOp::Sum][..],
+        };
+        let pairs = self
+            .dtypes
+            .iter()
+            .flat_map(|&d| redops.iter().map(move |&r| (d, r)));
+        pairs.collect()
+    }
+
     /// The roots a curve of `op` is measured with in a group of `world` ranks (0 alone for
     /// the ops without a root).
     fn roots_of(&self, op: Op, world: usize) -> Vec<usize> {
@@ -187,6 +207,7 @@ impl SweepOptions {
             op,
             algo,
             dtype,
+            redop,
             in_place,
             root,
         } = curve;
@@ -225,7 +246,7 @@ impl SweepOptions {
                 op,
                 algo,
                 dtype,
-                redop: self.redop,
+                redop,
                 shape,
                 root,
             };
@@ -249,6 +270,7 @@ struct Curve {
     op: Op,
     algo: Algo,
     dtype: DType,
+    redop: ReduceOp,
     in_place: bool,
     root: usize,
 }

@@ -11,7 +11,7 @@ fn opts() -> SweepOptions {
         ops: vec![Op::AllReduce, Op::AllGather],
         algos: vec![Algo::Ring, Algo::Tree],
         dtypes: vec![DType::F32],
-        redop: ReduceOp::Sum,
+        redops: vec![ReduceOp::Sum],
         ranks: 4,
         world_sizes: vec![2, 3],
         sizes: vec![4, 8, 16],

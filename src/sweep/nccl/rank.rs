@@ -103,13 +103,20 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     writer.lead.close(result).map(Some)
 }
 
-/// Refuses, before anything is measured, a plan with a dtype or an op the loaded library cannot
-/// run (bf16 needs NCCL 2.10.3; AllToAll and SendRecv need `ncclSend`/`ncclRecv`, NCCL 2.7+);
+/// Refuses, before anything is measured, a plan with a dtype, reduction or op the loaded
+/// library cannot run (bf16 and avg need NCCL 2.10.3, fp8 2.24.3, mulsum
+/// `ncclRedOpCreatePreMulSum`; AllToAll and SendRecv need `ncclSend`/`ncclRecv`, NCCL 2.7+);
 /// the error names the version.
 fn check_library(nccl: &Nccl, stages: &[Stage]) -> Result<()> {
+    use crate::backend::nccl::map::{check_dtype, check_redop};
     let version = nccl.version().map_err(|e| Error::Rank(e.to_string()))?;
+    let pre_mul_sum = nccl.red_op_create_pre_mul_sum.is_some();
     for p in stages.iter().flat_map(stage_points) {
-        crate::backend::nccl::map::check_dtype(p.call.dtype, version).map_err(Error::Usage)?;
+        let c = &p.call;
+        check_dtype(c.dtype, version).map_err(Error::Usage)?;
+        if c.op.reduces() {
+            check_redop(c.redop, version, pre_mul_sum).map_err(Error::Usage)?;
+        }
     }
     match stages
         .iter()

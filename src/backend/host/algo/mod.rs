@@ -98,6 +98,17 @@ pub enum Buffers<'a> {
 }
 
 impl<'a> Buffers<'a> {
+    /// The same buffers, borrowed for a shorter while (a call, with the result read after).
+    pub fn reborrow(&mut self) -> Buffers<'_> {
+        match self {
+            Buffers::OutOfPlace { input, output } => Buffers::OutOfPlace {
+                input,
+                output: &mut **output,
+            },
+            Buffers::InPlace(buf) => Buffers::InPlace(&mut **buf),
+        }
+    }
+
     /// Separate input and output; in place, the input is first copied to `scratch`, for the
     /// algorithms that overwrite bytes of the one buffer before sending them (AllToAll,
     /// SendRecv). `scratch` keeps its allocation between calls.

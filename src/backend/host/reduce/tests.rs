@@ -4,6 +4,9 @@ use crate::collective::{Op, Shape};
 
 const OPS: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
 
+/// The reductions the kernels combine with (avg sums and is finished after; mulsum is NCCL's).
+const KERNEL_OPS: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min];
+
 fn bytes<T: Pod>(v: &[T]) -> Vec<u8> {
     bytemuck::cast_slice(v).to_vec()
 }
@@ -133,18 +136,31 @@ fn float_max_min_ignore_nan_like_f32_max() {
     }
 }
 
-/// Element-by-element reference through f64 (f32 for the half types), rounded per element.
+/// Element-by-element reference through f64 (f32 for the half types, then f16 for fp8),
+/// rounded per element; integers wrap.
 fn reference(dtype: DType, op: ReduceOp, x: f64, y: f64) -> f64 {
     let f = |a: f64, b: f64| match op {
-        ReduceOp::Sum => a + b,
+        ReduceOp::Prod => a * b,
         ReduceOp::Max => a.max(b),
         ReduceOp::Min => a.min(b),
+        ReduceOp::Sum | ReduceOp::Avg | ReduceOp::MulSum => a + b,
     };
+    let v = f(x, y);
     match dtype {
-        DType::F16 => f16::from_f32(f(x, y) as f32).to_f64(),
-        DType::BF16 => bf16::from_f32(f(x, y) as f32).to_f64(),
-        DType::F32 => f(x, y) as f32 as f64,
-        _ => f(x, y),
+        DType::F16 => f16::from_f32(v as f32).to_f64(),
+        DType::BF16 => bf16::from_f32(v as f32).to_f64(),
+        DType::F32 => v as f32 as f64,
+        DType::F8E4M3 | DType::F8E5M2 => {
+            let f8 = dtype.fp8().unwrap();
+            f8.decode(f8.encode(f16::from_f32(v as f32).to_f64()))
+        }
+        DType::F64 => v,
+        DType::I8 => v as i128 as i8 as f64,
+        DType::U8 => v as i128 as u8 as f64,
+        DType::I32 => v as i128 as i32 as f64,
+        DType::U32 => v as i128 as u32 as f64,
+        DType::I64 => v as i128 as i64 as f64,
+        DType::U64 => v as i128 as u64 as f64,
     }
 }
 
@@ -159,7 +175,7 @@ fn long_buffers_match_reference_every_dtype_and_op() {
             put(dtype, &mut a, i, value(i, 1));
             put(dtype, &mut b, i, value(i, 2));
         }
-        for op in OPS {
+        for op in KERNEL_OPS {
             let mut want = vec![0u8; a.len()];
             for i in 0..n {
                 put(
@@ -219,7 +235,7 @@ fn sum_in_dtype_is_exact(dtype: DType, p: usize) {
     let ins: Vec<Vec<u8>> = (0..p)
         .map(|r| {
             let mut buf = vec![0u8; shape.in_bytes];
-            fill_input(Op::AllReduce, dtype, p, r, &mut buf);
+            fill_input(&sum_call(dtype, shape), p, r, &mut buf);
             buf
         })
         .collect();
@@ -255,6 +271,67 @@ fn bf16_and_f16_sums_stay_exact_in_any_order() {
     sum_in_dtype_is_exact(DType::BF16, 300);
     sum_in_dtype_is_exact(DType::F16, 64);
     sum_in_dtype_is_exact(DType::F16, 3);
+    sum_in_dtype_is_exact(DType::F8E4M3, 3);
+    sum_in_dtype_is_exact(DType::F8E5M2, 8);
+    sum_in_dtype_is_exact(DType::F8E4M3, 40);
+    sum_in_dtype_is_exact(DType::I8, 200);
+}
+
+/// The host's avg (a sum, then [`finish_avg`]) leaves what the check expects of NCCL's (each
+/// input multiplied by 1/p, then summed) where one rank gave `x`: every dtype, worlds that
+/// are and are not powers of two, values across each type's exact range.
+#[test]
+fn finished_avg_is_nccls_avg_of_one_input() {
+    for &dtype in DType::ALL {
+        for p in [1, 2, 3, 5, 7, 8, 24, 100, 1000] {
+            let limit = crate::check::exact_limit(dtype).min(65535);
+            for x in [0, 1, 2, 3, 5, 7, limit / 3, limit / 2 + 1, limit] {
+                let mut buf = vec![0u8; dtype.size()];
+                put(dtype, &mut buf, 0, x as f64);
+                finish_avg(dtype, p, &mut buf);
+                let want = crate::check::avg_of_one(dtype, x as f64, p);
+                assert_eq!(get(dtype, &buf, 0), want, "{dtype} p={p} x={x}");
+            }
+        }
+    }
+    // Hand-computed: 7/3 truncates to 2; f32 7 × fl(1/3) rounds to 2.3333333; i8 -7/2 is -3.
+    let mut b = 7i32.to_ne_bytes();
+    finish_avg(DType::I32, 3, &mut b);
+    assert_eq!(i32::from_ne_bytes(b), 2);
+    let mut b = 7f32.to_ne_bytes();
+    finish_avg(DType::F32, 3, &mut b);
+    assert_eq!(f32::from_ne_bytes(b), 7.0f32 * (1.0f32 / 3.0));
+    let mut b = (-7i8).to_ne_bytes();
+    finish_avg(DType::I8, 2, &mut b);
+    assert_eq!(i8::from_ne_bytes(b), -3);
+}
+
+/// Products of the check's prod pattern in the dtype itself, in two orders: exact each time.
+#[test]
+fn products_stay_exact_in_any_order() {
+    for &dtype in DType::ALL {
+        for p in [2, 7, 40, 300] {
+            let shape = Shape::new(Op::AllReduce, dtype, 64 * dtype.size(), p);
+            let call = crate::model::call::Call {
+                redop: ReduceOp::Prod,
+                ..sum_call(dtype, shape)
+            };
+            let ins: Vec<Vec<u8>> = (0..p)
+                .map(|r| {
+                    let mut buf = vec![0u8; shape.in_bytes];
+                    fill_input(&call, p, r, &mut buf);
+                    buf
+                })
+                .collect();
+            for order in [(0..p).collect::<Vec<_>>(), (0..p).rev().collect()] {
+                let mut acc = ins[order[0]].clone();
+                for &r in &order[1..] {
+                    reduce_into(dtype, ReduceOp::Prod, &mut acc, &ins[r]);
+                }
+                assert_eq!(count_wrong(&call, p, 0, &acc), 0, "{dtype} p={p}");
+            }
+        }
+    }
 }
 
 /// A summing AllReduce of `shape`, as the exact check takes it.

@@ -63,7 +63,7 @@ fn run_checked(
     scratch: &mut Vec<u8>,
 ) -> Result<u64> {
     let g = Group::first(n, t.rank()).unwrap();
-    let (op, dtype, sh) = (call.op, call.dtype, &call.shape);
+    let (op, sh) = (call.op, &call.shape);
     let own = |b: usize| g.me * b..(g.me + 1) * b;
     if in_place {
         let mut buf = vec![0u8; sh.in_bytes.max(sh.out_bytes)];
@@ -71,7 +71,7 @@ fn run_checked(
             Layout::Collect => &mut buf[own(sh.in_bytes)],
             Layout::Whole | Layout::Distribute | Layout::Exchange => &mut buf[..],
         };
-        fill_input(op, dtype, n, g.me, target);
+        fill_input(call, n, g.me, target);
         run(t, &g, call, Buffers::InPlace(&mut buf), scratch)?;
         let out = match op.layout() {
             Layout::Distribute => &buf[own(sh.out_bytes)],
@@ -81,7 +81,7 @@ fn run_checked(
     } else {
         let mut input = vec![0u8; sh.in_bytes];
         let mut output = vec![0u8; sh.out_bytes];
-        fill_input(op, dtype, n, g.me, &mut input);
+        fill_input(call, n, g.me, &mut input);
         let bufs = Buffers::OutOfPlace {
             input: &input,
             output: &mut output,
