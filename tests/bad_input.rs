@@ -81,7 +81,14 @@ fn names_that_do_not_exist() {
     refused(&["--op", "allreduce,bogus"], &["'bogus'"]);
     refused(&["--algo", "ringg"], &["algo 'ringg'", "ring"]);
     refused(&["--dtype", "f8"], &["dtype 'f8'", "bf16"]);
-    refused(&["--redop", "prod"], &["'prod'", "sum"]);
+    refused(
+        &["--redop", "xor"],
+        &["'xor'", "sum, prod, max, min, avg, mulsum"],
+    );
+    refused(
+        &["--redop", "mulsum"],
+        &["the host backend has no such reduction", "avg"],
+    );
     refused(&["--op", "gather", "--root", "first"], &["'first'", "all"]);
     refused(
         &[

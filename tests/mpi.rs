@@ -112,6 +112,43 @@ fn max_and_min_are_exact_at_two_and_four_ranks() {
     }
 }
 
+/// The 1- and 8-byte integer types (MPI's own) and fp8 (user operations on the host's
+/// kernels), with prod and max, at 3 ranks: every point exact, every pair measured.
+#[test]
+fn new_types_with_prod_and_max_are_exact_at_three_ranks() {
+    if !common::mpirun::have_mpirun() {
+        return;
+    }
+    let _serial = common::serial();
+    let (_tmp, out) = tempdir();
+    let dtypes = "i8,u8,u32,i64,u64,f8e4m3,f8e5m2";
+    #[rustfmt::skip]
+    let args = [
+        "--op", "allreduce,reducescatter,reduce,allgather", "--dtype", dtypes,
+        "--redop", "prod,max", "--in-place", "both", "-b", "8", "-e", "64K", "-f", "16",
+        "--iters", "3", "--warmup", "1",
+    ];
+    let r = mpirun(3, &out, &args);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let rows = common::summary(&out);
+    let bad: Vec<_> = rows
+        .iter()
+        .filter(|p| p.wrong != 0)
+        .map(|p| &p.key)
+        .collect();
+    assert!(bad.is_empty(), "wrong: {bad:?}");
+    let reduced: std::collections::BTreeSet<(String, String)> = rows
+        .iter()
+        .filter(|p| p.key.op.reduces())
+        .map(|p| (p.key.dtype.name().into(), p.key.redop.name().into()))
+        .collect();
+    let want: std::collections::BTreeSet<(String, String)> = dtypes
+        .split(',')
+        .flat_map(|d| ["prod", "max"].map(|r| (d.to_string(), r.to_string())))
+        .collect();
+    assert_eq!(reduced, want);
+}
+
 /// `collbench sweep args...` run directly, with no launcher in its environment.
 fn direct(args: &[&str], env: Option<(&str, &str)>) -> Run {
     let (_tmp, out) = tempdir();
@@ -149,6 +186,14 @@ fn unsupported_requests_are_refused_before_mpi_starts() {
     assert_refused(
         &direct(&["--algo", "auto,ring"], env),
         &["auto,ring", "one mpirun"],
+    );
+    assert_refused(
+        &direct(&["--redop", "sum,avg"], env),
+        &[
+            "--redop avg",
+            "mpi backend has no such reduction",
+            "sum, prod, max, min",
+        ],
     );
     let rs_ring = ["--op", "reducescatter", "--algo", "ring"];
     assert_refused(

@@ -32,6 +32,10 @@ pub(super) fn sweep_dir(args: &[&str], dir: &Path) {
     sweep_ok(args, dir, GPU_LIMIT);
 }
 
+/// The dtypes of [`gpu_every_op_and_dtype_in_and_out_of_place_is_exact`]; the others run in
+/// [`gpu_every_reduction_is_exact_in_every_type`].
+const GPU_DTYPES: &str = "f32,f16,bf16,f64,i32";
+
 #[test]
 #[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
 fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
@@ -46,7 +50,7 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
         "--op",
         "allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv,gather,scatter",
         "--dtype",
-        "f32,f16,bf16,f64,i32",
+        GPU_DTYPES,
         "--in-place",
         "both",
         "-b",
@@ -103,8 +107,9 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
         busy_s < wall_s,
         "timed calls add up to {busy_s} s in a {wall_s} s run"
     );
+    let dtypes: Vec<DType> = GPU_DTYPES.split(',').map(|d| d.parse().unwrap()).collect();
     for op in Op::ALL {
-        for d in DType::ALL {
+        for d in &dtypes {
             for in_place in [false, true] {
                 let has = |r: &&collbench::model::record::PointRecord| {
                     r.key.op == *op && r.key.dtype == *d && r.key.in_place == in_place
@@ -345,4 +350,45 @@ fn gpu_rooted_ops_are_exact_from_every_root() {
         }
     }
     assert!(rows.iter().all(|r| r.wrong == 0), "a wrong point");
+}
+
+/// Every reduction NCCL runs (`--redop all`: sum, prod, max, min, avg, and mulsum through
+/// `ncclRedOpCreatePreMulSum`) over the reducing ops in every type the library has (fp8 from
+/// NCCL 2.24.3, whose fp8 kernels need compute capability 9.0: the H100 and H200 of the GPU
+/// check have it): every point exact, every (dtype, reduction) pair measured.
+#[test]
+#[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
+fn gpu_every_reduction_is_exact_in_every_type() {
+    let Some(_gpus) = gpus_or_skip() else {
+        return;
+    };
+    let nccl = collbench::backend::nccl::loader::Nccl::load().expect("libnccl");
+    let version = nccl.version().expect("its version");
+    let runs = |d: &DType| collbench::backend::nccl::map::check_dtype(*d, version).is_ok();
+    let dtypes: Vec<DType> = DType::ALL.iter().copied().filter(runs).collect();
+    let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let list = names.join(",");
+    #[rustfmt::skip]
+    let args = [
+        "--backend", "nccl", "--op", "allreduce,reducescatter,reduce", "--dtype", &list,
+        "--redop", "all", "--in-place", "both", "-b", "64", "-e", "1M", "-f", "16",
+        "--iters", "3", "--warmup", "1",
+    ];
+    sweep_dir(&args, &dir);
+    let rows = summary(&dir);
+    let bad: Vec<_> = rows
+        .iter()
+        .filter(|r| r.wrong != 0)
+        .map(|r| &r.key)
+        .collect();
+    assert!(bad.is_empty(), "wrong results: {bad:?}");
+    let measured: std::collections::BTreeSet<_> =
+        rows.iter().map(|r| (r.key.dtype, r.key.redop)).collect();
+    for d in &dtypes {
+        for r in collbench::collective::ReduceOp::ALL {
+            assert!(measured.contains(&(*d, *r)), "{d} {r} not measured");
+        }
+    }
 }

@@ -81,7 +81,11 @@ impl MpiBuffers {
             // Ops that do not reduce carry a sum they never apply.
             reduction: h.reduction(
                 c.dtype,
-                c.op.reduces().then_some(c.redop).unwrap_or(ReduceOp::Sum),
+                if c.op.reduces() {
+                    c.redop
+                } else {
+                    ReduceOp::Sum
+                },
             )?,
             comm: comm.as_raw(),
             root,

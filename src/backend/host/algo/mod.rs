@@ -101,11 +101,8 @@ impl<'a> Buffers<'a> {
     /// The same buffers, borrowed for a shorter while (a call, with the result read after).
     pub fn reborrow(&mut self) -> Buffers<'_> {
         match self {
-            Buffers::OutOfPlace { input, output } => Buffers::OutOfPlace {
-                input,
-                output: &mut **output,
-            },
-            Buffers::InPlace(buf) => Buffers::InPlace(&mut **buf),
+            Buffers::OutOfPlace { input, output } => Buffers::OutOfPlace { input, output },
+            Buffers::InPlace(buf) => Buffers::InPlace(buf),
         }
     }
 
