@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::model::call::BackendKind;
+use crate::model::plan::LoopTiming;
+use crate::stats::LoopRank;
 
 /// Schema id of meta.json.
 pub const META_SCHEMA: &str = "collbench.meta/v1";
@@ -105,8 +107,9 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// The methods of `backend` (the name meta.json records).
-    pub fn measured(backend: &str) -> Timing {
+    /// The methods of `backend` (the name meta.json records), with nccl-tests' `-m`, `-z` and
+    /// `-a` of its loop as `loop_timing` sets them.
+    pub fn measured(backend: &str, loop_timing: LoopTiming) -> Timing {
         let samples = match backend.parse() {
             Ok(BackendKind::Nccl) => {
                 "a pair of CUDA events around each timed call on the rank's stream, the calls \
@@ -118,14 +121,48 @@ impl Timing {
                  slowest rank's time (per-rank times in ranks.csv)"
             }
         };
+        let LoopTiming {
+            agg,
+            blocking,
+            rank,
+        } = loop_timing;
+        let calls = match agg {
+            1 => "the iteration count of calls".to_string(),
+            n => format!("the iteration count of {n} calls (nccl-tests -m {n})"),
+        };
+        let waits = match (blocking, backend.parse()) {
+            (true, Ok(BackendKind::Nccl)) => {
+                ", each iteration waited for before the next (nccl-tests -z 1)"
+            }
+            _ => "",
+        };
+        let which = match rank {
+            LoopRank::Rank0 => "rank 0's (nccl-tests -a 0)",
+            LoopRank::Avg => "the mean over ranks (nccl-tests -a 1)",
+            LoopRank::Min => "the smallest over ranks (nccl-tests -a 2)",
+            LoopRank::Max => "the largest over ranks (nccl-tests -a 3)",
+        };
+        let samples = match agg {
+            1 => samples.to_string(),
+            n => format!("{samples}; each sample {n} calls back to back, divided by {n}"),
+        };
         Timing {
-            samples: samples.into(),
-            loop_: "nccl-tests' default: after one barrier the iteration count of calls back \
-                    to back, each rank's wall clock from the first call to the completion of \
-                    the last divided by the calls, the mean over ranks (nccl-tests -a 1)"
-                .into(),
+            samples,
+            loop_: format!(
+                "nccl-tests' loop: after one barrier {calls} back to back{waits}, each rank's \
+                 wall clock from the first call to the completion of the last divided by the \
+                 calls; {which}"
+            ),
         }
     }
+}
+
+/// The loop timing a run's options hold (`loop_timing`), or nccl-tests' defaults.
+fn loop_timing_of(options: &serde_json::Value) -> LoopTiming {
+    let given = options.get("loop_timing").cloned();
+    given
+        .and_then(|v| serde_json::from_value(v).ok())
+        .unwrap_or_default()
 }
 
 /// The source of an imported results folder: another tool's log, and what that log does not
@@ -184,6 +221,7 @@ impl Meta {
         options: serde_json::Value,
     ) -> Meta {
         let host = HostInfo::detect();
+        let timing = Timing::measured(backend, loop_timing_of(&options));
         Meta {
             schema: META_SCHEMA.to_string(),
             collbench_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -205,7 +243,7 @@ impl Meta {
             library: None,
             gpus: Vec::new(),
             import: None,
-            timing: Some(Timing::measured(backend)),
+            timing: Some(timing),
         }
     }
 

@@ -128,14 +128,31 @@ pub fn median(sorted: &[f64]) -> f64 {
     }
 }
 
-/// The loop time of a point from its members' (`PointRecord::loop_time_us`): their mean, as
-/// nccl-tests reports by default (`-a 1`); `None` without members or with a time that is not
-/// one.
-pub fn loop_time_mean(per_rank_us: &[f64]) -> Option<f64> {
-    let positive = per_rank_us.iter().all(|t| *t > 0.0);
-    Summary::of(per_rank_us)
-        .filter(|_| positive)
-        .map(|s| s.mean)
+crate::named::named_enum!(
+    /// Which rank's loop time a point reports (nccl-tests `-a`, `--average`: 0 rank 0's, 1 the
+    /// mean over ranks, its default, 2 the smallest, 3 the largest).
+    #[derive(Default)]
+    LoopRank, "loop rank", {
+        Rank0 => "rank0" | "0",
+        #[default]
+        Avg => "avg" | "1",
+        Min => "min" | "2",
+        Max => "max" | "3",
+    }
+);
+
+/// The loop time of a point (`PointRecord::loop_time_us`) from its members' (group order) as
+/// `rank` chooses (nccl-tests' default `-a 1`: their mean); `None` without members or with a
+/// time that is not one.
+pub fn loop_time_of(per_rank_us: &[f64], rank: LoopRank) -> Option<f64> {
+    let positive = per_rank_us.iter().all(|t| *t > 0.0 && t.is_finite());
+    let s = Summary::of(per_rank_us).filter(|_| positive)?;
+    Some(match rank {
+        LoopRank::Rank0 => per_rank_us[0],
+        LoopRank::Avg => s.mean,
+        LoopRank::Min => s.min,
+        LoopRank::Max => s.max,
+    })
 }
 
 #[cfg(test)]
@@ -254,5 +271,22 @@ mod tests {
         let back: Summary = serde_json::from_str(&json).unwrap();
         assert_eq!((back.n, back.median, back.mad), (3, 2.0, 1.0));
         assert!(close(back.stddev, s.stddev) && close(back.cv, s.cv));
+    }
+
+    #[test]
+    fn loop_time_is_the_chosen_ranks() {
+        let loops = [4.0, 2.0, 9.0];
+        let of = |r| loop_time_of(&loops, r);
+        assert_eq!(of(LoopRank::Rank0), Some(4.0));
+        assert_eq!(of(LoopRank::Avg), Some(5.0));
+        assert_eq!(of(LoopRank::Min), Some(2.0));
+        assert_eq!(of(LoopRank::Max), Some(9.0));
+        for r in LoopRank::ALL {
+            assert_eq!(loop_time_of(&[], *r), None, "{r}");
+            assert_eq!(loop_time_of(&[1.0, f64::NAN], *r), None, "{r}");
+            assert_eq!(loop_time_of(&[1.0, 0.0], *r), None, "{r}");
+        }
+        assert_eq!("3".parse::<LoopRank>().unwrap(), LoopRank::Max);
+        assert_eq!("rank0".parse::<LoopRank>().unwrap(), LoopRank::Rank0);
     }
 }

@@ -51,10 +51,13 @@ fn every_exit_code_of_the_readme_is_what_its_situation_gives() {
     let r = run(&["sweep", "--iters", "0x"], LIMIT);
     assert_eq!(r.code(), 2, "{r:?}");
     // 2 too: an nccl-tests flag collbench has no meaning for, refused in one line.
-    let r = run(&["sweep", "-a", "1"], LIMIT);
+    let r = run(&["sweep", "-p", "1"], LIMIT);
     assert_eq!(r.code(), 2, "{r:?}");
     assert_eq!(r.stderr.lines().count(), 1, "{r:?}");
-    assert!(r.stderr.contains("-a 1 (nccl-tests --average"), "{r:?}");
+    assert!(
+        r.stderr.contains("-p 1 (nccl-tests --parallel_init"),
+        "{r:?}"
+    );
     // 130: interrupted, the points measured kept.
     let long = tmp.path().join("long");
     let args = [

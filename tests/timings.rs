@@ -52,9 +52,51 @@ fn every_point_has_nccl_tests_loop_time_and_meta_says_how_both_timings_were_take
     }
     let m = meta(&dir);
     let timing = m.timing.expect("meta.json says how the times were taken");
+    assert!(timing.loop_.starts_with("nccl-tests' loop"), "{timing:?}");
+    assert!(timing.loop_.ends_with("(nccl-tests -a 1)"), "{timing:?}");
+    assert!(timing.samples.contains("slowest rank"), "{timing:?}");
+}
+
+/// nccl-tests' `-m 4 -z 1 -a 3` on the host backend: every point measured and exact, and
+/// meta.json's options and timing say how.
+#[test]
+fn aggregated_calls_and_the_slowest_ranks_loop_are_taken_and_recorded() {
+    let (_tmp, base) = tempdir();
+    let dir = base.join("run");
+    let out = dir.to_str().unwrap();
+    #[rustfmt::skip]
+    let args = [
+        "sweep", "--no-progress", "--ranks", "3", "--op", "allreduce,alltoall", "-b", "1K",
+        "-e", "64K", "-f", "8", "--iters", "5", "-m", "4", "-z", "1", "-a", "3", "--out", out,
+    ];
+    let r = run(&args, common::hang_limit(common::RUN_TIMEOUT));
+    assert_eq!(r.code(), 0, "{r:?}");
+    let rows = summary(&dir);
+    assert_eq!(rows.len(), 6, "{rows:?}");
+    for rec in &rows {
+        assert_eq!(rec.wrong, 0, "{rec:?}");
+        assert!(rec.loop_time_us.is_some_and(|t| t > 0.0), "{rec:?}");
+    }
+    let m = meta(&dir);
+    let lt = &m.options["loop_timing"];
+    assert_eq!(
+        (&lt["agg"], &lt["blocking"], &lt["rank"]),
+        (&4.into(), &true.into(), &"max".into()),
+        "{lt:?}"
+    );
+    let timing = m.timing.expect("meta.json says how the times were taken");
     assert!(
-        timing.loop_.starts_with("nccl-tests' default"),
+        timing.loop_.contains("4 calls (nccl-tests -m 4)"),
         "{timing:?}"
     );
-    assert!(timing.samples.contains("slowest rank"), "{timing:?}");
+    assert!(
+        timing
+            .loop_
+            .ends_with("the largest over ranks (nccl-tests -a 3)"),
+        "{timing:?}"
+    );
+    assert!(
+        timing.samples.contains("each sample 4 calls back to back"),
+        "{timing:?}"
+    );
 }

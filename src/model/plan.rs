@@ -8,6 +8,7 @@ use crate::collective::{Algo, DType, Op, ReduceOp, Scratch};
 use crate::model::call::Call;
 use crate::model::topology::WorldShape;
 use crate::named::named_enum;
+use crate::stats::LoopRank;
 use crate::units::format_size;
 
 /// Everything that decides what a sweep measures.
@@ -50,6 +51,33 @@ pub struct SweepOptions {
     /// (ring for AllReduce, pairwise for AllToAll, ...), not with every op's first one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub default_algos: bool,
+    /// How nccl-tests' back-to-back loop (and, with `agg`, each timed sample) runs.
+    #[serde(default)]
+    pub loop_timing: LoopTiming,
+}
+
+/// nccl-tests' timing flags: calls per timed iteration (`-m`), whether each waits for its
+/// completion before the next (`-z`), and which rank's loop time is reported (`-a`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopTiming {
+    /// Calls per iteration: NCCL groups them (`ncclGroupStart`/`End`), the host and MPI issue
+    /// them back to back; every time is divided by them.
+    pub agg: usize,
+    /// Wait for each iteration's completion before the next (NCCL: the stream; host and MPI
+    /// calls return when this rank's part is done, so they always block).
+    pub blocking: bool,
+    /// Which rank's loop time is the point's.
+    pub rank: LoopRank,
+}
+
+impl Default for LoopTiming {
+    fn default() -> Self {
+        LoopTiming {
+            agg: 1,
+            blocking: false,
+            rank: LoopRank::Avg,
+        }
+    }
 }
 
 mod roots;
@@ -94,6 +122,9 @@ pub struct Point {
     pub requested: usize,
     pub iters: usize,
     pub warmup: usize,
+    /// nccl-tests' `-m`, `-z` and `-a`: calls per timed iteration (every time is the
+    /// iteration's divided by them), blocking, and which rank's loop time is reported.
+    pub timing: LoopTiming,
 }
 
 /// Bytes moved per point that the default iteration count aims at (256 MiB).

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::model::call::{BackendKind, CtaPolicy, Register};
 use crate::model::comm_setup::CommAxes;
 use crate::named::{list_of, one_of, parse_names};
+use crate::stats::LoopRank;
 
 /// The most calls `--agg` groups into one iteration: each is a timed call NCCL must hold at once.
 pub const MAX_AGG: usize = 1024;
@@ -40,11 +41,20 @@ pub struct SweepArgs {
     /// (--backend nccl only; as nccl-tests -G, it removes host launch overhead).
     #[arg(long)]
     pub cuda_graph: bool,
-    /// Calls per timed iteration, enqueued together between ncclGroupStart and ncclGroupEnd
-    /// and timed as one, each call's time the iteration's divided by N, as nccl-tests -m N
-    /// (--backend nccl only; 1 to 1024).
+    /// Calls per timed iteration, timed as one, each call's time the iteration's divided by N,
+    /// as nccl-tests -m N: NCCL enqueues them between ncclGroupStart and ncclGroupEnd, the
+    /// host and MPI backends issue them back to back (1 to 1024).
     #[arg(short = 'm', long, visible_alias = "agg_iters", default_value_t = 1)]
     pub agg: usize,
+    /// 1: wait for each call of nccl-tests' back-to-back loop before the next, as nccl-tests
+    /// -z 1 (NCCL: the stream; host and MPI calls return when the rank's part is done, so
+    /// they block either way) [default: 0].
+    #[arg(short = 'z', long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub blocking: u8,
+    /// Which rank's time of the back-to-back loop is the point's loop_time_us, as nccl-tests
+    /// -a: rank0 (0), avg over ranks (1), min (2), max (3).
+    #[arg(short = 'a', long, visible_alias = "average", default_value = "avg", value_parser = one_of::<LoopRank>())]
+    pub loop_rank: LoopRank,
     /// NCCL CTA policies, comma separated (default and efficiency need NCCL 2.27+, zero 2.28+),
     /// set in ncclConfig_t.CTAPolicy as nccl-tests -x does; each is measured with communicators
     /// of its own and named in summary.csv (--backend nccl only) [default: the library's].
@@ -286,7 +296,7 @@ impl SweepArgs {
             )));
         }
         let comm = self.comm_axes(backend)?;
-        let agg = self.agg_calls(backend)?;
+        let loop_timing = self.loop_timing()?;
         let algos = parse_names::<Algo>(algo_text)?;
         check_combinations(backend, (&ops, &algos), &self.op, algo_text)?;
         let opts = SweepOptions {
@@ -306,6 +316,7 @@ impl SweepArgs {
             pairs: Vec::new(),
             root: self.root,
             default_algos: self.algo.is_none() && backend == BackendKind::Host,
+            loop_timing,
         };
         Ok(SweepRequest {
             opts,
@@ -327,7 +338,6 @@ impl SweepArgs {
             protos,
             cuda_graph,
             comm,
-            agg,
         })
     }
 }

@@ -1,22 +1,24 @@
-//! The sweep flags that belong to one backend: `--transport` (host), `--agg` and the
-//! communicator axes `--register`, `--cta-policy`, `--ctas` (NCCL), each refused in one line
-//! where the backend would ignore it.
+//! The sweep flags that belong to one backend: `--transport` (host), the communicator axes
+//! `--register`, `--cta-policy`, `--ctas` (NCCL), each refused in one line where the backend
+//! would ignore it; and nccl-tests' timing flags, which every backend takes.
 
 use super::{parse_list, BackendKind, CommAxes, Error, Result, SweepArgs, TransportKind, MAX_AGG};
+use crate::model::plan::LoopTiming;
 
 impl SweepArgs {
-    /// `--agg`: 1 to [`MAX_AGG`], and other than 1 with the NCCL backend only.
-    pub(super) fn agg_calls(&self, backend: BackendKind) -> Result<usize> {
-        match self.agg {
-            1 => Ok(1),
-            n if backend != BackendKind::Nccl => Err(Error::usage(format!(
-                "--agg {n} groups NCCL calls; drop it or use --backend nccl (this is --backend {backend})"
-            ))),
-            n if (1..=MAX_AGG).contains(&n) => Ok(n),
-            n => Err(Error::usage(format!(
-                "--agg {n}: give 1 to {MAX_AGG} calls per iteration"
-            ))),
+    /// nccl-tests' `-m`, `-z` and `-a`: `--agg` 1 to [`MAX_AGG`].
+    pub(super) fn loop_timing(&self) -> Result<LoopTiming> {
+        if !(1..=MAX_AGG).contains(&self.agg) {
+            return Err(Error::usage(format!(
+                "--agg {}: give 1 to {MAX_AGG} calls per iteration",
+                self.agg
+            )));
         }
+        Ok(LoopTiming {
+            agg: self.agg,
+            blocking: self.blocking == 1,
+            rank: self.loop_rank,
+        })
     }
 
     /// `--transport`: the host backend's; refused with another backend, which would ignore it.

@@ -158,12 +158,49 @@ fn ctas_are_an_nccl_only_list_of_bounds() {
 }
 
 #[test]
-fn agg_groups_nccl_calls_only_and_is_bounded() {
+fn nccl_tests_timing_flags_on_every_backend() {
+    use crate::model::plan::LoopTiming;
+    use crate::stats::LoopRank;
     let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
-    assert_eq!(parse(&[]).unwrap().agg, 1);
-    assert_eq!(parse(&["--agg", "1"]).unwrap().agg, 1);
-    assert!(msg(&["--agg", "4"]).starts_with("--agg 4 groups NCCL calls; drop it"));
-    assert_eq!(parse(&["--backend", "nccl", "--agg", "8"]).unwrap().agg, 8);
+    let timing = |a: &[&str]| parse(a).unwrap().opts.loop_timing;
+    assert_eq!(timing(&[]), LoopTiming::default());
+    assert_eq!(
+        timing(&["-m", "4", "-z", "1", "-a", "3"]),
+        LoopTiming {
+            agg: 4,
+            blocking: true,
+            rank: LoopRank::Max
+        }
+    );
+    let long = [
+        "--backend",
+        "mpi",
+        "--agg_iters",
+        "8",
+        "--blocking",
+        "0",
+        "--average",
+        "0",
+    ];
+    assert_eq!(
+        timing(&long),
+        LoopTiming {
+            agg: 8,
+            blocking: false,
+            rank: LoopRank::Rank0
+        }
+    );
+    assert_eq!(timing(&["--loop-rank", "min"]).rank, LoopRank::Min);
+    assert!(msg(&["-z", "2"]).contains("-z"), "{}", msg(&["-z", "2"]));
+    assert!(msg(&["-a", "4"]).contains("'4'"), "{}", msg(&["-a", "4"]));
+    assert_eq!(
+        parse(&["--backend", "nccl", "--agg", "8"])
+            .unwrap()
+            .opts
+            .loop_timing
+            .agg,
+        8
+    );
     assert_eq!(
         msg(&["--backend", "nccl", "--agg", "0"]),
         "--agg 0: give 1 to 1024 calls per iteration"

@@ -22,7 +22,7 @@ use crate::model::plan::{Plan, Point, SweepOptions, TransportKind};
 use crate::model::topology::{Topology, WorldShape};
 use crate::report::pairs_csv::PairRow;
 use crate::report::run_dir::run_dir_or_default;
-use crate::stats::loop_time_mean;
+use crate::stats::loop_time_of;
 use crate::sweep::cluster::{self, Cluster};
 use crate::sweep::lead::{Lead, Outcome};
 use crate::sweep::links;
@@ -212,7 +212,7 @@ fn lead_points(plan: &Plan, c: &mut Cluster, lead: &mut Lead, timeout: Duration)
             run_point(c, k, point, &mut bufs, timeout).map_err(during)?;
         let key = point.key(BackendKind::Host.name());
         let (mut rec, samples, mut per_rank) = summarize_point(key, point, &rank_times, &wrongs)?;
-        rec.loop_time_us = loop_time_mean(&loops);
+        rec.loop_time_us = loop_time_of(&loops, point.timing.rank);
         for (s, &global) in per_rank.iter_mut().zip(&members) {
             s.global_rank = global;
             s.node = c.topology.node_of[global];

@@ -33,18 +33,6 @@ pub const REFUSED: &[RefusedFlag] = &[
         instead: "nothing: every rank of collbench is its own process and initialises on its own",
     },
     RefusedFlag {
-        short: 'z',
-        long: "blocking",
-        meaning: "the blocking mode of the timed loop",
-        instead: "collbench times each call after a barrier (time_us_*) and the back-to-back loop (loop_time_us), both in summary.csv",
-    },
-    RefusedFlag {
-        short: 'a',
-        long: "average",
-        meaning: "which rank's time to report",
-        instead: "collbench reports the slowest rank's time per iteration; ranks.csv holds every rank's",
-    },
-    RefusedFlag {
         short: 'y',
         long: "stream_null",
         meaning: "run on the default CUDA stream",

@@ -97,7 +97,10 @@ impl NcclTables {
             sizes.entry(g.clone()).or_default().push(p.requested);
             settings
                 .entry(g)
-                .or_insert_with(|| one_size(p.requested, p.warmup, p.iters));
+                .or_insert_with(|| Settings {
+                    agg: p.timing.agg,
+                    ..one_size(p.requested, p.warmup, p.iters)
+                });
         }
         for (g, s) in settings.iter_mut() {
             let mut v = sizes.remove(g).unwrap_or_default();

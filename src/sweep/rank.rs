@@ -199,11 +199,15 @@ pub(crate) fn measure<T: Transport>(
     }
     // Allocated before timing so the timed loop never allocates.
     let mut times = Vec::with_capacity(p.iters);
+    let agg = p.timing.agg.max(1);
     for _ in 0..p.iters {
         barrier(t, g)?;
         let start = Instant::now();
-        call(t, g, p, bufs)?;
-        times.push(start.elapsed().as_nanos() as f64 / 1e3);
+        // nccl-tests -m: the iteration's calls back to back, each the iteration's share.
+        for _ in 0..agg {
+            call(t, g, p, bufs)?;
+        }
+        times.push(start.elapsed().as_nanos() as f64 / 1e3 / agg as f64);
         progress();
     }
     let loop_us = time_loop(t, g, p, bufs, progress)?;
@@ -219,8 +223,9 @@ pub(crate) fn measure<T: Transport>(
 }
 
 /// nccl-tests' timing (`common.cu`, its default): the group leaves one barrier together, then
-/// the point's iteration count of calls runs back to back with no barrier between them, and
-/// this rank's wall clock over the loop is divided by the calls.
+/// the point's iteration count of calls (times `-m`) runs back to back with no barrier between
+/// them, and this rank's wall clock over the loop is divided by the calls. A host call returns
+/// when this rank's part is done, so it blocks as nccl-tests `-z 1` does.
 fn time_loop<T: Transport>(
     t: &mut T,
     g: &Group,
@@ -228,14 +233,16 @@ fn time_loop<T: Transport>(
     bufs: &mut RankBuffers,
     progress: &dyn Fn(),
 ) -> Result<f64> {
-    let calls = p.iters.max(1);
+    let (iters, agg) = (p.iters.max(1), p.timing.agg.max(1));
     barrier(t, g)?;
     let start = Instant::now();
-    for _ in 0..calls {
-        call(t, g, p, bufs)?;
+    for _ in 0..iters {
+        for _ in 0..agg {
+            call(t, g, p, bufs)?;
+        }
         progress();
     }
-    Ok(start.elapsed().as_nanos() as f64 / 1e3 / calls as f64)
+    Ok(start.elapsed().as_nanos() as f64 / 1e3 / (iters * agg) as f64)
 }
 
 fn call<T: Transport>(t: &mut T, g: &Group, p: &Point, bufs: &mut RankBuffers) -> Result<()> {

@@ -27,8 +27,6 @@ pub struct SweepRequest {
     pub protos: Vec<crate::collective::Proto>,
     /// `--cuda-graph` (NCCL only): time one CUDA-graph launch of the call per iteration.
     pub cuda_graph: bool,
-    /// `--agg` (NCCL only): calls per timed iteration, grouped (nccl-tests `-m`); 1 otherwise.
-    pub agg: usize,
     /// `--register`, `--cta-policy` and `--ctas` (NCCL only): the communicator axes.
     pub comm: crate::model::comm_setup::CommAxes,
 }

@@ -349,6 +349,7 @@ mod tests {
             requested: 1024,
             iters: 2,
             warmup: 1,
+            timing: Default::default(),
         }
     }
 

@@ -126,23 +126,30 @@ fn measure(
     }
     // Allocated before timing so the timed loop never allocates.
     let mut times = Vec::with_capacity(p.iters);
+    let agg = p.timing.agg.max(1);
     for _ in 0..p.iters {
         comm.barrier();
         let start = Instant::now();
-        bufs.call(&call, p)?;
-        times.push(start.elapsed().as_nanos() as f64 / 1e3);
+        // nccl-tests -m: the iteration's calls back to back, each the iteration's share.
+        for _ in 0..agg {
+            bufs.call(&call, p)?;
+        }
+        times.push(start.elapsed().as_nanos() as f64 / 1e3 / agg as f64);
         progressed();
     }
     // nccl-tests' timing (`common.cu`, its default): one barrier, then the calls back to back,
-    // this rank's wall clock over the loop divided by the calls.
-    let calls = p.iters.max(1);
+    // this rank's wall clock over the loop divided by the calls. A blocking MPI call returns
+    // when this rank's part is done, as nccl-tests -z 1 waits.
+    let iters = p.iters.max(1);
     comm.barrier();
     let start = Instant::now();
-    for _ in 0..calls {
-        bufs.call(&call, p)?;
+    for _ in 0..iters {
+        for _ in 0..agg {
+            bufs.call(&call, p)?;
+        }
         progressed();
     }
-    let loop_us = start.elapsed().as_nanos() as f64 / 1e3 / calls as f64;
+    let loop_us = start.elapsed().as_nanos() as f64 / 1e3 / (iters * agg) as f64;
     bufs.fill(p, size, rank);
     comm.barrier();
     bufs.call(&call, p)?;

@@ -103,12 +103,14 @@ pub struct Measured {
     pub ran: Option<super::profiler::Ran>,
 }
 
-/// How a sweep's points run: the launch mode, the calls per iteration (`--agg`), and how long
-/// NCCL may make no progress before the point fails (`--timeout`).
+/// How a sweep's points run: the launch mode, the calls per iteration (`--agg`), whether the
+/// loop waits for each iteration (`--blocking`), and how long NCCL may make no progress before
+/// the point fails (`--timeout`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timing {
     pub mode: LaunchMode,
     pub agg: usize,
+    pub blocking: bool,
     pub stall: Duration,
 }
 
@@ -155,7 +157,12 @@ pub fn measure(
     // graph mode the plain call before the capture.
     let ran = super::profiler::last_since(described);
     barrier()?;
-    let loop_us = time_loop(&launcher, &bufs.done, (p.warmup + iters, iters), stall)?;
+    let loop_us = time_loop(
+        &launcher,
+        &bufs.done,
+        (p.warmup + iters, iters),
+        (stall, timing.blocking),
+    )?;
     let wrong = check(bufs, p, &pl, &launcher, stall)?;
     Ok(Measured {
         times,
@@ -169,18 +176,24 @@ pub fn measure(
 /// nccl-tests' timing (`common.cu`, its default): after a barrier of every rank, `iters` calls
 /// back to back with nothing between them, and the host's wall clock from the first enqueue to
 /// the completion of the last, divided by the calls. Completion is polled without sleeping,
-/// as nccl-tests' `testStreamSynchronize` does, so the time is not rounded up to a poll.
+/// as nccl-tests' `testStreamSynchronize` does, so the time is not rounded up to a poll. With
+/// `blocking` (nccl-tests `-z 1`) each iteration is waited for before the next is enqueued.
 fn time_loop(
     launcher: &Launcher,
     done: &CudaEvent,
     (first, iters): (usize, usize),
-    stall: Duration,
+    (stall, blocking): (Duration, bool),
 ) -> Result<f64> {
     let (gpu, m) = (launcher.gpu, launcher.m);
     let iters = iters.max(1);
     let start = std::time::Instant::now();
     for k in first..first + iters {
         launcher.go(k)?;
+        if blocking {
+            // nccl-tests -z 1: the host waits for each iteration before enqueuing the next.
+            record(done, gpu)?;
+            wait_events(&[done], m.comm, stall, Poll::Spinning)?;
+        }
     }
     record(done, gpu)?;
     wait_events(&[done], m.comm, stall, Poll::Spinning)?;

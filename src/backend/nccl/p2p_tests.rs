@@ -37,6 +37,7 @@ fn rooted(op: Op, dtype: DType, bytes: usize, world: usize, in_place: bool, root
         requested,
         iters: 1,
         warmup: 0,
+        timing: Default::default(),
     }
 }
 

@@ -168,6 +168,7 @@ mod tests {
             requested: 1024,
             iters: 1,
             warmup: 0,
+            timing: Default::default(),
         }
     }
 

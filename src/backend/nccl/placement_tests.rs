@@ -53,6 +53,7 @@ fn allgather_point(bytes: usize, world: usize, in_place: bool) -> Point {
         requested: bytes,
         iters: 1,
         warmup: 0,
+        timing: Default::default(),
     }
 }
 

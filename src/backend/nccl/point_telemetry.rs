@@ -77,6 +77,7 @@ mod tests {
             requested: 1024,
             iters: 20,
             warmup: 5,
+            timing: Default::default(),
         };
         assert_eq!(calls(&p, 1), 5 + 40 + 1);
         assert_eq!(calls(&p, 4), (5 + 40) * 4 + 1);

@@ -22,6 +22,7 @@ fn opts(algos: &[Algo], world_sizes: &[usize]) -> SweepOptions {
         pairs: Vec::new(),
         root: Default::default(),
         default_algos: false,
+        loop_timing: Default::default(),
     }
 }
 

@@ -259,6 +259,7 @@ impl SweepOptions {
                 requested,
                 iters,
                 warmup,
+                timing: self.loop_timing,
             });
         }
     }

@@ -24,6 +24,7 @@ fn opts() -> SweepOptions {
         pairs: Vec::new(),
         root: Roots::default(),
         default_algos: false,
+        loop_timing: Default::default(),
     }
 }
 
@@ -170,6 +171,7 @@ fn memory_estimate_counts_only_the_scratch_an_algorithm_uses() {
             requested: 64 << 20,
             iters: 1,
             warmup: 0,
+            timing: Default::default(),
         }
     };
     let mib = 1 << 20;

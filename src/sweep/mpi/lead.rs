@@ -13,7 +13,7 @@ use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, SweepOptions};
 use crate::model::topology::Topology;
 use crate::report::run_dir::run_dir_or_default;
-use crate::stats::loop_time_mean;
+use crate::stats::loop_time_of;
 use crate::sweep::lead::{Lead, Outcome};
 use crate::sweep::request::SweepRequest;
 use crate::sweep::summarize::summarize_first_ranks;
@@ -125,7 +125,7 @@ fn lead_points(
         let key = point.key(BackendKind::Mpi.name());
         let (mut rec, samples, per_rank) =
             summarize_first_ranks(key, point, topo, &rank_times, &wrongs)?;
-        rec.loop_time_us = loop_time_mean(&loops);
+        rec.loop_time_us = loop_time_of(&loops, point.timing.rank);
         {
             // The signal handler sees whole points only: it waits for this lock.
             let mut guard = interrupt::writing();

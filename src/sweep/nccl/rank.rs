@@ -252,7 +252,8 @@ impl Walk<'_> {
         let mut gpu_points = Vec::new();
         let how = Timing {
             mode: self.mode(),
-            agg: self.req.agg,
+            agg: self.req.opts.loop_timing.agg,
+            blocking: self.req.opts.loop_timing.blocking,
             stall: self.stall(),
         };
         // Every rank meets the members before their loop of back-to-back calls (nccl-tests'
@@ -273,7 +274,7 @@ impl Walk<'_> {
             }
             let measured = measure(&self.gpu, &mut self.bufs, &m, p, how, &mut barrier)?;
             if let Some(t) = &mut self.telemetry {
-                gpu_points = t.end_point(point_telemetry::calls(p, self.req.agg));
+                gpu_points = t.end_point(point_telemetry::calls(p, self.req.opts.loop_timing.agg));
             }
             payload = encode_part(&measured);
             ran = measured.ran;

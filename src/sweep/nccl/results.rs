@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::model::call::BackendKind;
 use crate::model::plan::Point;
 use crate::model::topology::Topology;
-use crate::stats::loop_time_mean;
+use crate::stats::loop_time_of;
 use crate::sweep::lead::Lead;
 use crate::sweep::summarize::summarize_first_ranks;
 
@@ -39,7 +39,7 @@ impl PointWriter {
         let (mut rec, samples, per_rank) =
             summarize_first_ranks(key, p, &self.topo, &rank_times, &wrongs)?;
         rec.nccl_estimate_us = estimates.into_iter().flatten().reduce(f64::max);
-        rec.loop_time_us = loop_time_mean(&loops);
+        rec.loop_time_us = loop_time_of(&loops, p.timing.rank);
         rec.nccl_call = Some(call.to_string());
         if let Some(ran) = ran {
             rec.nccl_algo = Some(ran.algo_name().to_string());
@@ -87,6 +87,7 @@ pub type MembersParts = (Vec<Vec<f64>>, Vec<u64>, Vec<Option<f64>>, Vec<f64>);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::LoopRank;
 
     fn bytes(words: &[u64]) -> Vec<u8> {
         words.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -115,9 +116,7 @@ mod tests {
         ];
         let (times, wrong, est, loops) = members_samples(&all);
         assert_eq!(loops, vec![2.0, 4.0]);
-        assert_eq!(loop_time_mean(&loops), Some(3.0));
-        assert_eq!(loop_time_mean(&[]), None);
-        assert_eq!(loop_time_mean(&[1.0, f64::NAN]), None);
+        assert_eq!(loop_time_of(&loops, LoopRank::Avg), Some(3.0));
         assert_eq!(times, vec![vec![2.5, 3.0], vec![4.0, 1.0]]);
         assert_eq!(wrong, vec![0, 7]);
         assert_eq!(est, vec![Some(7.5), None]);

@@ -62,7 +62,7 @@ pub(super) fn options_json(
         };
         map.insert("nccl_groups".into(), groups.into());
         map.insert("buffers".into(), memory::allocator_name(nccl).into());
-        map.insert("agg_iters".into(), req.agg.into());
+        map.insert("agg_iters".into(), req.opts.loop_timing.agg.into());
         let setups = req.comm.setups();
         map.insert("comm_setups".into(), serde_json::json!(setups));
         if nccl.comm_init_rank_config.is_some() {

@@ -11,7 +11,7 @@ use crate::launch::local::{LocalRanks, RankExit};
 use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point};
 use crate::model::record::{IterSample, PointRecord, RankSummary};
-use crate::stats::loop_time_mean;
+use crate::stats::loop_time_of;
 use crate::sweep::lead::Lead;
 use crate::sweep::summarize::summarize_point;
 use crate::sweep::watchdog::{blame, Watchdog};
@@ -148,7 +148,7 @@ impl Supervisor<'_> {
             .collect();
         let key = p.key(BackendKind::Host.name());
         let mut summarized = summarize_point(key, p, &rank_times, &wrong)?;
-        summarized.0.loop_time_us = loop_time_mean(&loops);
+        summarized.0.loop_time_us = loop_time_of(&loops, p.timing.rank);
         Ok(summarized)
     }
 
