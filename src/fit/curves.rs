@@ -2,8 +2,9 @@
 //! measured point, keyed by what a fit keys on (backend, op, algo, dtype, world, nodes,
 //! placement, protocol).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use crate::collective::ReduceOp;
 use crate::error::{Error, Result};
 use crate::report::run_reader::{MeasuredPoint, Run};
 use crate::report::summary_csv::SUMMARY_FILE;
@@ -23,9 +24,13 @@ pub struct Curves {
 /// Groups the usable points of `runs` into curves. Points with wrong results or without samples
 /// are left out, each with a note: a fit must not learn from a broken measurement. A run
 /// imported from a log that holds one average per size gives that average as the size's one
-/// observation: no samples are invented, and each size weighs as one.
+/// observation: no samples are invented, and each size weighs as one. A curve takes one
+/// reduction (fit.json has no reduction key): sum where it was measured, else the first of
+/// nccl-tests' order; the others are left out with one note each.
 pub fn group_curves(runs: &[Run]) -> Curves {
     let mut out = Curves::default();
+    let fitted = fitted_redops(runs);
+    let mut left_out = BTreeSet::new();
     for run in runs {
         let averages_only = run
             .meta
@@ -52,6 +57,10 @@ pub fn group_curves(runs: &[Run]) -> Curves {
                     k.bytes
                 )
             };
+            if fitted.get(&curve_key(p)) != Some(&k.redop) {
+                left_out.insert((k.op, k.redop));
+                continue;
+            }
             if p.record.wrong > 0 {
                 out.notes.push(format!(
                     "{}: left out, {} wrong elements",
@@ -78,7 +87,24 @@ pub fn group_curves(runs: &[Run]) -> Curves {
                 .extend_from_slice(observed);
         }
     }
+    for (op, redop) in left_out {
+        out.notes.push(format!(
+            "{op} with --redop {redop}: left out, a fit takes one reduction per curve (fit a \
+             run of {redop} alone for its model)"
+        ));
+    }
     out
+}
+
+/// The reduction each curve is fitted with: the smallest in nccl-tests' order (sum first).
+fn fitted_redops(runs: &[Run]) -> BTreeMap<CurveKey, ReduceOp> {
+    let mut fitted: BTreeMap<CurveKey, ReduceOp> = BTreeMap::new();
+    for p in runs.iter().flat_map(|r| &r.points) {
+        let redop = p.record.key.redop;
+        let e = fitted.entry(curve_key(p)).or_insert(redop);
+        *e = (*e).min(redop);
+    }
+    fitted
 }
 
 /// Refuses runs whose summary.csv holds no point at all (a sweep that stopped before its first
@@ -106,5 +132,39 @@ fn curve_key(point: &MeasuredPoint) -> CurveKey {
         in_place: k.in_place,
         proto: k.proto,
         comm: k.comm,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::testrun::{run, Truth};
+
+    /// A run of sum and prod points of the same curve: the sum is fitted, the product left out
+    /// with one note; a curve measured only with prod is fitted with prod.
+    #[test]
+    fn a_curve_takes_one_reduction_sum_first() {
+        let truth = Truth {
+            proto: None,
+            alpha_us: 5.0,
+            beta_ns_per_byte: 0.5,
+        };
+        let mut mixed = run(&[truth], &[2]);
+        let slower: Vec<MeasuredPoint> = (mixed.points.iter())
+            .map(|p| MeasuredPoint {
+                record: p.record.clone().with_redop(ReduceOp::Prod),
+                samples: vec![1e6; 5],
+            })
+            .collect();
+        mixed.points.extend(slower);
+        let grouped = group_curves(std::slice::from_ref(&mixed));
+        let (_, curve) = grouped.curves.iter().next().unwrap();
+        assert!(curve.values().flatten().all(|&t| t < 1e6), "{curve:?}");
+        assert_eq!(grouped.notes.len(), 1, "{:?}", grouped.notes);
+        assert!(grouped.notes[0].starts_with("allreduce with --redop prod: left out"));
+        mixed.points.retain(|p| p.record.key.redop == ReduceOp::Prod);
+        let only_prod = group_curves(&[mixed]);
+        assert_eq!(only_prod.curves.len(), 1);
+        assert!(only_prod.notes.is_empty(), "{:?}", only_prod.notes);
     }
 }

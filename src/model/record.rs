@@ -254,6 +254,12 @@ impl PointRecord {
         self.key.in_place = in_place;
         self
     }
+
+    /// The reduction.
+    pub fn with_redop(mut self, redop: ReduceOp) -> PointRecord {
+        self.key.redop = redop;
+        self
+    }
 }
 
 /// One timed iteration across the ranks of a point (a row of samples.csv).

@@ -191,7 +191,11 @@ fn nccl_tests_timing_flags_on_every_backend() {
         }
     );
     assert_eq!(timing(&["--loop-rank", "min"]).rank, LoopRank::Min);
-    assert!(msg(&["-z", "2"]).contains("-z"), "{}", msg(&["-z", "2"]));
+    assert!(
+        msg(&["-z", "2"]).contains("--blocking"),
+        "{}",
+        msg(&["-z", "2"])
+    );
     assert!(msg(&["-a", "4"]).contains("'4'"), "{}", msg(&["-a", "4"]));
     assert_eq!(
         parse(&["--backend", "nccl", "--agg", "8"])
@@ -306,8 +310,19 @@ fn nccl_tests_flags_carry_their_meanings() {
     let geo = parse(&["-b", "1K", "-e", "4K", "-f", "2", "-i", "1K"]).unwrap();
     assert_eq!(geo.opts.sizes, [1024, 2048, 4096]);
     // Long nccl-tests spellings, `all`, and the numbers of -R and -x.
-    let all = parse(&["--datatype", "all", "--warmup_iters", "3", "--op", "all"]).unwrap();
+    let all = parse(&[
+        "--datatype",
+        "all",
+        "--warmup_iters",
+        "3",
+        "--op",
+        "all",
+        "-o",
+        "all",
+    ]);
+    let all = all.unwrap();
     assert_eq!(all.opts.dtypes, DType::ALL);
+    assert_eq!(all.opts.redops, BackendKind::Host.redops());
     assert_eq!(
         (all.opts.warmup, all.opts.ops.len()),
         (Some(3), Op::ALL.len())
@@ -319,7 +334,7 @@ fn nccl_tests_flags_carry_their_meanings() {
         msg(&["-R", "1"])
     );
     // Refused and inconsistent flags: one line each.
-    assert!(msg(&["-z", "1"]).starts_with("-z 1 (nccl-tests --blocking"));
+    assert!(msg(&["-p", "1"]).starts_with("-p 1 (nccl-tests --parallel_init"));
     assert!(msg(&["--ranks", "3", "-g", "4"]).contains("disagree"));
     assert!(msg(&["-i", "0"]).contains("at least 1 byte"));
     assert!(msg(&["-b", "1", "-e", "1G", "-i", "1"]).contains("at most 10000 sizes"));

@@ -95,12 +95,10 @@ impl NcclTables {
             let key = p.key("");
             let g = group(&key);
             sizes.entry(g.clone()).or_default().push(p.requested);
-            settings
-                .entry(g)
-                .or_insert_with(|| Settings {
-                    agg: p.timing.agg,
-                    ..one_size(p.requested, p.warmup, p.iters)
-                });
+            settings.entry(g).or_insert_with(|| Settings {
+                agg: p.timing.agg,
+                ..one_size(p.requested, p.warmup, p.iters)
+            });
         }
         for (g, s) in settings.iter_mut() {
             let mut v = sizes.remove(g).unwrap_or_default();
