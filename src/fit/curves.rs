@@ -162,7 +162,9 @@ mod tests {
         assert!(curve.values().flatten().all(|&t| t < 1e6), "{curve:?}");
         assert_eq!(grouped.notes.len(), 1, "{:?}", grouped.notes);
         assert!(grouped.notes[0].starts_with("allreduce with --redop prod: left out"));
-        mixed.points.retain(|p| p.record.key.redop == ReduceOp::Prod);
+        mixed
+            .points
+            .retain(|p| p.record.key.redop == ReduceOp::Prod);
         let only_prod = group_curves(&[mixed]);
         assert_eq!(only_prod.curves.len(), 1);
         assert!(only_prod.notes.is_empty(), "{:?}", only_prod.notes);

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::figure::{Axis, Figure, Legend, Scale, Series, Style, TickFormat};
-use crate::collective::{Algo, DType, Op, Proto};
+use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 use crate::fit::schema::{algo_label, CurveKey};
 use crate::model::comm_setup::CommSetup;
 use crate::model::record::PointRecord;
@@ -20,6 +20,8 @@ pub struct LineKey {
     pub world: usize,
     pub nodes: usize,
     pub dtype: DType,
+    /// The reduction (sum for the ops that do not reduce).
+    pub redop: ReduceOp,
     pub in_place: bool,
     /// The root of a rooted op; None for the others.
     pub root: Option<usize>,
@@ -76,6 +78,7 @@ pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLin
                 world: k.world,
                 nodes: k.nodes,
                 dtype: k.dtype,
+                redop: k.redop,
                 in_place: k.in_place,
                 root: k.root,
                 comm: k.comm,
@@ -94,11 +97,12 @@ pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLin
 }
 
 /// Names lines by what differs between them: always the algorithm and world size, the protocol
-/// where one was forced or several occur, then dtype, placement, root, nodes, backend and run
+/// where one was forced or several occur, then dtype, reduction, placement, root, nodes, backend and run
 /// where more than one occurs.
 pub struct Labeler {
     proto: bool,
     dtype: bool,
+    redop: bool,
     in_place: bool,
     root: bool,
     comm: bool,
@@ -120,6 +124,7 @@ impl Labeler {
         Labeler {
             proto: forced || varies(&|k| format!("{:?}", k.proto)),
             dtype: varies(&|k| k.dtype.to_string()),
+            redop: varies(&|k| k.redop.to_string()),
             in_place: varies(&|k| k.in_place.to_string()),
             root: varies(&|k| format!("{:?}", k.root)),
             comm: varies(&|k| k.comm.label()),
@@ -153,6 +158,9 @@ impl Labeler {
         }
         if self.dtype {
             parts.push(k.dtype.to_string());
+        }
+        if self.redop {
+            parts.push(k.redop.to_string());
         }
         if self.in_place {
             parts.push(
@@ -328,5 +336,18 @@ mod tests {
             labels(&[run(&[auto, ll], &[8])]),
             ["ring/ll, world 8", "ring/auto, world 8"]
         );
+    }
+
+    #[test]
+    fn each_reduction_is_a_line_of_its_own() {
+        let mut r = run(&[truth(None)], &[4]);
+        let prods: Vec<_> = (r.points.iter())
+            .map(|p| crate::report::run_reader::MeasuredPoint {
+                record: p.record.clone().with_redop(ReduceOp::Prod),
+                samples: p.samples.clone(),
+            })
+            .collect();
+        r.points.extend(prods);
+        assert_eq!(labels(&[r]), ["ring, world 4, sum", "ring, world 4, prod"]);
     }
 }

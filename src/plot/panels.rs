@@ -120,6 +120,7 @@ mod tests {
             world: 4,
             nodes: 1,
             dtype,
+            redop: crate::collective::ReduceOp::Sum,
             in_place,
             root,
             comm: Default::default(),
