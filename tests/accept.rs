@@ -125,7 +125,7 @@ fn a_recorded_run_fails_strict_criteria_and_names_the_slow_rank() {
         .find(|l| l.contains("min_busbw_gbps"))
         .unwrap();
     assert!(
-        row.contains("FAIL") && row.contains("slowest rank"),
+        row.contains("FAIL") && row.contains("bandwidth-low; slowest rank"),
         "{row}"
     );
     assert!(row.contains("-100.0%"), "margin of a 1e6 GB/s floor: {row}");
@@ -147,6 +147,8 @@ fn a_recorded_run_fails_strict_criteria_and_names_the_slow_rank() {
         .attribute("message")
         .unwrap()
         .contains("min_busbw_gbps"));
+    // The reason code a CI system can route on.
+    assert_eq!(failure.attribute("type"), Some("bandwidth-low"));
 }
 
 #[test]
@@ -208,7 +210,19 @@ fn a_window_matching_no_point_is_reported_and_exits_2() {
         line.contains("matched no measured point") && line.contains("1 GiB"),
         "{line}"
     );
-    assert_eq!(verdict_json(&out.join("verdict.json"))["exit_code"], 2);
+    let v = verdict_json(&out.join("verdict.json"));
+    assert_eq!(v["exit_code"], 2);
+    // The unmatched criterion is a no-data reason, named.
+    let no_data = v["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["code"] == "no-data");
+    assert_eq!(
+        no_data.unwrap()["criteria"],
+        serde_json::json!(["huge"]),
+        "{v}"
+    );
     let (_, _, errors) = junit_counts(&out.join("junit.xml"));
     assert_eq!(errors, 1);
 }

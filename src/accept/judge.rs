@@ -4,10 +4,11 @@
 
 use super::criteria::{Bound, Check, Criteria, Criterion, Reference, Stat};
 use super::measure::{GroupKey, Measured, Observation, PointGroup};
+
 use super::skew::{node_skew, rank_skew, slow_node, slow_rank};
 use super::verdict::{
-    exit_code, totals, CheckVerdict, CriterionVerdict, Outcome, PointVerdict, RunView, Verdict,
-    VERDICT_SCHEMA,
+    self, exit_code, totals, CheckVerdict, CriterionVerdict, Outcome, PointVerdict, RunView,
+    Verdict, VERDICT_SCHEMA,
 };
 use crate::fit::predict::{predict, Query};
 use crate::fit::schema::FitFile;
@@ -46,6 +47,7 @@ pub fn judge(criteria: &Criteria, measured: &Measured, header: Header) -> Verdic
         })
         .collect();
     let (counts, result) = totals(&judged, notes.is_empty());
+    let reasons = verdict::tally(&judged, &runs);
     Verdict {
         schema: VERDICT_SCHEMA.into(),
         collbench_version: env!("CARGO_PKG_VERSION").into(),
@@ -59,6 +61,7 @@ pub fn judge(criteria: &Criteria, measured: &Measured, header: Header) -> Verdic
         exit_code: exit_code(result),
         counts,
         criteria: judged,
+        reasons,
         notes,
     }
 }
@@ -122,7 +125,7 @@ fn judge_point(c: &Criterion, g: &PointGroup) -> PointVerdict {
         .collect();
     let k = &g.key;
     let spans_nodes = k.nodes > 1;
-    PointVerdict {
+    let mut point = PointVerdict {
         label: k.label(),
         op: k.op.name().into(),
         algo: k.algo.name().into(),
@@ -141,7 +144,14 @@ fn judge_point(c: &Criterion, g: &PointGroup) -> PointVerdict {
         } else {
             None
         },
+    };
+    let culprits: Vec<_> = (point.checks.iter())
+        .map(|c| c.reason.and_then(|r| verdict::culprit(r, &point)))
+        .collect();
+    for (c, culprit) in point.checks.iter_mut().zip(culprits) {
+        c.culprit = culprit;
     }
+    point
 }
 
 /// The reference fit's time for a point: the point's own curve when the fit has it (the
@@ -221,6 +231,8 @@ fn judge_check(
         margin_pct: measured.and_then(|m| chk.margin_pct(m)),
         predicted_us: predicted.and_then(|p| p.as_ref().ok().copied()),
         result,
+        reason: result.reason(chk),
+        culprit: None,
         note,
     }
 }

@@ -2,6 +2,7 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::accept::measure::{group, RunData};
+use crate::accept::reason::Reason;
 use crate::collective::{Algo, DType, Op, Proto};
 use crate::model::record::{PointRecord, RankSummary};
 
@@ -156,6 +157,51 @@ fn an_incomplete_run_makes_the_verdict_incomplete() {
         "{:?}",
         v.notes
     );
+    let incomplete = &v.reasons[0];
+    assert_eq!(
+        (incomplete.code, incomplete.count),
+        (Reason::RunIncomplete, 1)
+    );
+    assert_eq!(incomplete.names, ["r"]);
+}
+
+#[test]
+fn failed_checks_carry_their_reason_code_and_skew_names_the_rank() {
+    let c = criteria(
+        "[[criterion]]\nname = \"bw\"\nmin_busbw_gbps = 100.0\nmax_rank_skew = 0.05\n\
+         max_cv = 1.0\n[[criterion]]\nname = \"big\"\nmin_bytes = \"1G\"\nmax_cv = 1\n",
+    );
+    let v = judge(&c, &three_repeats(), header());
+    let p = &v.criteria[0].points[0];
+    let of = |key: &str| p.checks.iter().find(|c| c.check == key).unwrap();
+    assert_eq!(of("min_busbw_gbps").reason, Some(Reason::BandwidthLow));
+    assert_eq!(of("max_cv").reason, None);
+    let skew = of("max_rank_skew");
+    assert_eq!(skew.reason, Some(Reason::RankStraggler));
+    let culprit = skew.culprit.as_ref().unwrap();
+    assert_eq!((culprit.kind, culprit.id), ("rank", 1));
+    assert_eq!(culprit.describe(), "rank 1 (h)");
+    assert!(of("min_busbw_gbps").culprit.is_none());
+    let tally: Vec<_> = (v.reasons.iter())
+        .map(|r| (r.code, r.count, r.criteria.clone(), r.names.clone()))
+        .collect();
+    let s = |x: &[&str]| x.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        tally,
+        [
+            (Reason::BandwidthLow, 1, s(&["bw"]), s(&[])),
+            (Reason::RankStraggler, 1, s(&["bw"]), s(&["rank 1 (h)"])),
+            (Reason::NoData, 1, s(&["big"]), s(&[])),
+        ]
+    );
+    let json = serde_json::to_value(&v).unwrap();
+    let chk = &json["criteria"][0]["points"][0]["checks"];
+    assert!(chk
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["reason"] == "rank-straggler"));
+    assert_eq!(json["reasons"][0]["code"], "bandwidth-low");
 }
 
 #[test]

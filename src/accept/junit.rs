@@ -1,6 +1,7 @@
 //! The verdict as JUnit XML, for CI systems: one `<testsuite>` per criterion and one
 //! `<testcase>` per point it matched (all repeats of the point), with a `<failure>` naming every
-//! threshold not met, or an `<error>` when the point could not be judged. A criterion that
+//! threshold not met (its `type` their reason codes, comma separated: `bandwidth-low,unstable`),
+//! or an `<error>` of type `no-data` when the point could not be judged. A criterion that
 //! matched no point is one testcase with an `<error>`, never a silent pass.
 
 use super::table::{exact, value};
@@ -93,8 +94,16 @@ fn testcase(x: &mut String, class: &str, p: &PointVerdict) {
     if !failed.is_empty() {
         let mut msg: Vec<String> = failed.iter().map(|c| describe(c)).collect();
         msg.extend(p.blame());
+        // The reason codes of the failed checks, each once, in check order.
+        let mut codes: Vec<String> = Vec::new();
+        for code in failed.iter().filter_map(|c| c.reason) {
+            if !codes.contains(&code.to_string()) {
+                codes.push(code.to_string());
+            }
+        }
         x.push_str(&format!(
-            "      <failure type=\"threshold\" message=\"{}\">{}</failure>\n",
+            "      <failure type=\"{}\" message=\"{}\">{}</failure>\n",
+            esc(&codes.join(",")),
             esc(&msg.join("; ")),
             esc_text(&details.join("\n"))
         ));

@@ -7,7 +7,8 @@
 //! [`measure`] reads the results folders of one or more repeats and groups each point's
 //! repeats together; [`judge`] applies the stated statistic across the repeats and compares it
 //! with each threshold ([`skew`] computes rank and node skew from ranks.csv); [`verdict`] holds
-//! the outcome (verdict.json), [`table`] prints it and [`junit`] writes it as JUnit XML.
+//! the outcome (verdict.json) with a stable code for every failure ([`reason`]), [`table`]
+//! prints it and [`junit`] writes it as JUnit XML.
 //! [`command`] ties them together.
 //!
 //! Everything but `measure`, `command` and the file reading of `criteria` is pure: numbers in,
@@ -19,6 +20,7 @@ pub mod criteria;
 pub mod judge;
 pub mod junit;
 pub mod measure;
+pub mod reason;
 pub mod selector;
 pub mod skew;
 pub mod sweep_spec;

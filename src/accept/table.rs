@@ -158,6 +158,7 @@ fn repeats_note(p: &PointVerdict) -> String {
 fn row_note(p: &PointVerdict, c: &CheckVerdict) -> String {
     let mut parts: Vec<String> = Vec::new();
     if c.result != Outcome::Pass {
+        parts.extend(c.reason.map(|r| r.to_string()));
         parts.extend(p.blame());
     }
     if let Some(t) = c.predicted_us {

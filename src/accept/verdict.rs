@@ -3,6 +3,9 @@
 
 use serde::Serialize;
 
+use super::reason::{Culprit, Reason, ReasonCount};
+use super::thresholds::Check;
+
 /// Schema id of verdict.json.
 pub const VERDICT_SCHEMA: &str = "collbench.verdict/v1";
 
@@ -54,6 +57,9 @@ pub struct Verdict {
     pub exit_code: u8,
     pub counts: Counts,
     pub criteria: Vec<CriterionVerdict>,
+    /// Every reason code of a failed or unjudged check or folder, with counts and the ranks
+    /// and nodes named: what a machine routes on.
+    pub reasons: Vec<ReasonCount>,
     /// What the reader should know (incomplete runs, one-node skew, ...).
     pub notes: Vec<String>,
 }
@@ -131,6 +137,11 @@ pub struct CheckVerdict {
     /// The reference fit's time for the point (fit checks only), µs.
     pub predicted_us: Option<f64>,
     pub result: Outcome,
+    /// Why it failed or could not be judged; null for a pass.
+    pub reason: Option<Reason>,
+    /// The rank or node the reason names (rank-straggler, node-slow); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub culprit: Option<Culprit>,
     pub note: Option<String>,
 }
 
@@ -171,6 +182,85 @@ impl Slow {
             self.id, self.excess_pct, self.slowest_in, self.repeats
         )
     }
+}
+
+impl Slow {
+    /// As the rank or node a reason names.
+    fn culprit(&self, kind: &'static str) -> Culprit {
+        Culprit {
+            kind,
+            id: self.id,
+            global_rank: self.global_rank,
+            host: self.host.clone(),
+        }
+    }
+}
+
+impl Outcome {
+    /// The reason code of a check's outcome: none for a pass.
+    pub fn reason(self, check: Check) -> Option<Reason> {
+        match self {
+            Outcome::Pass => None,
+            Outcome::Fail => Some(Reason::of_check(check)),
+            Outcome::NoData => Some(Reason::NoData),
+        }
+    }
+}
+
+/// What a failed skew check names: the slowest rank, or the slowest node (a one-node point's
+/// node skew is judged per rank, so it names the rank).
+pub fn culprit(reason: Reason, p: &PointVerdict) -> Option<Culprit> {
+    match reason {
+        Reason::RankStraggler => p.slow_rank.as_ref().map(|s| s.culprit("rank")),
+        Reason::NodeSlow => match &p.slow_node {
+            Some(s) => Some(s.culprit("node")),
+            None => p.slow_rank.as_ref().map(|s| s.culprit("rank")),
+        },
+        _ => None,
+    }
+}
+
+/// Every code of the verdict, in the order of [`Reason::ALL`].
+pub fn tally(criteria: &[CriterionVerdict], runs: &[RunView]) -> Vec<ReasonCount> {
+    let mut out: Vec<ReasonCount> = Vec::new();
+    let mut add = |code: Reason, criterion: Option<&str>, name: Option<String>| {
+        let i = match out.iter().position(|r| r.code == code) {
+            Some(i) => i,
+            None => {
+                out.push(ReasonCount {
+                    code,
+                    count: 0,
+                    criteria: Vec::new(),
+                    names: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let r = &mut out[i];
+        r.count += 1;
+        if let Some(c) = criterion.filter(|c| !r.criteria.iter().any(|x| x == c)) {
+            r.criteria.push(c.to_string());
+        }
+        if let Some(n) = name.filter(|n| !r.names.contains(n)) {
+            r.names.push(n);
+        }
+    };
+    for cv in criteria {
+        if cv.points.is_empty() && cv.result == Outcome::NoData {
+            add(Reason::NoData, Some(&cv.name), None);
+        }
+        for chk in cv.points.iter().flat_map(|p| &p.checks) {
+            if let Some(code) = chk.reason {
+                let name = chk.culprit.as_ref().map(Culprit::describe);
+                add(code, Some(&cv.name), name);
+            }
+        }
+    }
+    for r in runs.iter().filter(|r| r.status != "complete") {
+        add(Reason::RunIncomplete, None, Some(r.path.clone()));
+    }
+    out.sort_by_key(|r| r.code);
+    out
 }
 
 impl PointVerdict {

@@ -1,7 +1,7 @@
 //! The verdict section: a verdict.json of `collbench accept` (`collbench.verdict/v1`,
 //! docs/FORMATS.md): the overall result as a badge, the counts and runs judged, one row per
 //! threshold checked at each matched point (criterion, point, measured, threshold, margin,
-//! result, slow rank or node), criteria that matched no point, and the notes. A JSON object of
+//! result, reason code, slow rank or node), criteria that matched no point, and the notes. A JSON object of
 //! another shape is shown loosely: its outcome field as the badge, its `criteria` as a table.
 
 use serde::Deserialize;
@@ -62,6 +62,7 @@ struct CheckDoc {
     threshold: f64,
     margin_pct: Option<f64>,
     result: String,
+    reason: Option<String>,
     note: Option<String>,
 }
 
@@ -167,7 +168,7 @@ fn counts(c: &Value) -> String {
     }
 }
 
-const CHECK_COLUMNS: [&str; 9] = [
+const CHECK_COLUMNS: [&str; 10] = [
     "criterion",
     "point",
     "check",
@@ -175,6 +176,7 @@ const CHECK_COLUMNS: [&str; 9] = [
     "threshold",
     "margin",
     "result",
+    "reason",
     "slowest",
     "note",
 ];
@@ -187,7 +189,9 @@ fn checks_table(d: &VerdictDoc) -> String {
         if c.points.is_empty() {
             let mut cells = vec![text(what.clone()), text("no point matched")];
             cells.extend(["", "", "", ""].map(text));
-            cells.extend([text(c.result.clone()), text(""), text(opt(&c.note))]);
+            let reason = if c.result == "no-data" { "no-data" } else { "" };
+            cells.extend([text(c.result.clone()), text(reason), text("")]);
+            cells.push(text(opt(&c.note)));
             rows.push((cells, row_class(&c.result)));
         }
         for p in &c.points {
@@ -202,6 +206,7 @@ fn checks_table(d: &VerdictDoc) -> String {
                     num(format!("{} {}", short(k.threshold), k.unit)),
                     num(k.margin_pct.map_or("-".into(), |m| format!("{m:+.1}%"))),
                     text(k.result.clone()),
+                    text(opt(&k.reason)),
                     text(slowest(p)),
                     text(opt(&k.note)),
                 ];
