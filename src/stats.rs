@@ -5,6 +5,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod rank_test;
+pub use rank_test::{mann_whitney_p, normal_sf};
+
 /// The summary of a set of samples.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::command::CompareRequest;
+use super::diff::Rule;
 use crate::error::{Error, Result};
 
 /// `collbench compare`.
@@ -13,8 +14,10 @@ use crate::error::{Error, Result};
 collbench compare results/before results/after\n  \
 collbench compare results/before results/after --threshold 10% --json\n\n\
 A point regresses when B's median time exceeds A's by more than the threshold (equivalently, \
-its busbw fell below A's / (1 + threshold)). Exit codes: 0 no regression, 1 a regression or \
-wrong results in B, 2 bad input or no point in common.")]
+its busbw fell below A's / (1 + threshold)) and by more than noise: more than --min-diff-us, \
+and, where both runs have per-iteration samples, significant by the Mann-Whitney U test at \
+--alpha (docs/ACCEPTANCE.md, \"Comparing runs\"). Exit codes: 0 no regression, 1 a regression \
+or wrong results in B, 2 bad input or no point in common.")]
 pub struct CompareArgs {
     /// The baseline results folder.
     #[arg(value_name = "A")]
@@ -31,6 +34,14 @@ pub struct CompareArgs {
         allow_hyphen_values = true
     )]
     pub threshold: String,
+    /// The smallest difference of median times that can count, in microseconds: below it a
+    /// change is the clock's and the scheduler's, whatever the percentage.
+    #[arg(long, value_name = "US", default_value_t = 0.1)]
+    pub min_diff_us: f64,
+    /// Significance level of the rank test of the two runs' per-iteration samples: a
+    /// difference counts only when the test's p-value is at most it (1 leaves the test out).
+    #[arg(long, default_value_t = 0.01)]
+    pub alpha: f64,
     /// Print the comparison as one JSON object (schema collbench.compare/v1).
     #[arg(long)]
     pub json: bool,
@@ -39,8 +50,25 @@ pub struct CompareArgs {
 impl CompareArgs {
     /// The typed request.
     pub fn into_request(self) -> Result<CompareRequest> {
-        Ok(CompareRequest {
+        if !(self.min_diff_us.is_finite() && self.min_diff_us >= 0.0) {
+            return Err(Error::usage(format!(
+                "--min-diff-us {}: give a non-negative number of microseconds, e.g. 0.1",
+                self.min_diff_us
+            )));
+        }
+        if !(self.alpha > 0.0 && self.alpha <= 1.0) {
+            return Err(Error::usage(format!(
+                "--alpha {}: give a significance level above 0 and at most 1, e.g. 0.01",
+                self.alpha
+            )));
+        }
+        let rule = Rule {
             threshold: parse_percent(&self.threshold)?,
+            min_diff_us: self.min_diff_us,
+            alpha: self.alpha,
+        };
+        Ok(CompareRequest {
+            rule,
             a: self.a,
             b: self.b,
             json: self.json,

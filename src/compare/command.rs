@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::diff::{compare, Comparison, PointDiff, Status};
+use super::diff::{compare, Comparison, PointDiff, Rule, Status};
 use crate::accept::table::{exact, layout, sig};
 use crate::error::{Error, Result};
 use crate::report::run_reader::{read_run, Run};
@@ -16,8 +16,8 @@ const LIST_UNMATCHED: usize = 8;
 pub struct CompareRequest {
     pub a: PathBuf,
     pub b: PathBuf,
-    /// Fraction: 0.05 is 5%.
-    pub threshold: f64,
+    /// When a difference counts.
+    pub rule: Rule,
     pub json: bool,
 }
 
@@ -26,13 +26,7 @@ pub struct CompareRequest {
 pub fn run_compare(req: &CompareRequest) -> Result<u8> {
     let a = read_run(&req.a)?;
     let b = read_run(&req.b)?;
-    let records = |r: &Run| {
-        r.points
-            .iter()
-            .map(|p| p.record.clone())
-            .collect::<Vec<_>>()
-    };
-    let mut c = compare(&records(&a), &records(&b), req.threshold);
+    let mut c = compare(&a.points, &b.points, &req.rule);
     c.a = req.a.display().to_string();
     c.b = req.b.display().to_string();
     note_differences(&a, &b, &mut c);
@@ -93,11 +87,13 @@ pub fn render(c: &Comparison) -> String {
         out.push_str(&format!("note: {n}\n"));
     }
     out.push_str(&format!(
-        "compare: {} points matched, {} regression(s) beyond +{} median time, {} faster, {} only \
-         in A, {} only in B\n",
+        "compare: {} points matched, {} regression(s) beyond +{} median time, {} and noise \
+         (p <= {}), {} faster, {} only in A, {} only in B\n",
         c.points.len(),
         c.regressions,
         exact(c.threshold, "fraction"),
+        exact(c.min_diff_us, "us"),
+        c.alpha,
         c.faster,
         c.only_in_a.len(),
         c.only_in_b.len()

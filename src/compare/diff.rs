@@ -7,8 +7,11 @@
 //! the median time, B/A; where a side has no median (a run imported from a log that prints one
 //! average per size), on nccl-tests' loop time where both sides have one (an imported nccl-tests
 //! log beside a collbench run: the same quantity on both sides), else on the mean, on both sides
-//! alike. A pair regresses when B's median time exceeds A's by more than the
-//! threshold, and when B has wrong elements. At a fixed size and world, busbw is proportional
+//! alike. A pair regresses when B's median time exceeds A's by more than the threshold and
+//! the difference is more than noise: larger than an absolute floor (`--min-diff-us`, for
+//! sub-microsecond times where the clock's own steps are a large fraction), and, where both
+//! sides have per-iteration samples, significant by the Mann-Whitney U test at `--alpha`
+//! ([`crate::stats::mann_whitney_p`]); and when B has wrong elements. Faster is judged alike. At a fixed size and world, busbw is proportional
 //! to 1/time, so the same pair's busbw ratio is the inverse: judging small messages by time and
 //! large ones by bandwidth would give the same answer, and one rule never flips at a size.
 
@@ -16,10 +19,12 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::collective::{Algo, DType, Op, Proto};
+use crate::collective::{Algo, DType, Op, Proto, ReduceOp};
 use crate::fit::schema::algo_label;
 use crate::model::comm_setup::CommSetup;
 use crate::model::record::{root_label, PointRecord};
+use crate::report::run_reader::MeasuredPoint;
+use crate::stats::mann_whitney_p;
 
 /// Schema id of `collbench compare --json`.
 pub const COMPARE_SCHEMA: &str = "collbench.compare/v1";
@@ -38,6 +43,8 @@ pub struct MatchKey {
     pub root: Option<usize>,
     /// The NCCL communicators' registration and CTA settings (the default elsewhere).
     pub comm: CommSetup,
+    /// The reduction (sum for the ops that do not reduce).
+    pub redop: ReduceOp,
 }
 
 impl MatchKey {
@@ -53,6 +60,7 @@ impl MatchKey {
             in_place: k.in_place,
             root: k.root,
             comm: k.comm,
+            redop: k.redop,
         }
     }
 
@@ -65,10 +73,15 @@ impl MatchKey {
     }
 
     /// E.g. `allreduce ring f32 w2 1 KiB`, `allreduce ring/ll128 bf16 w8 1 MiB`, `gather
-    /// binomial f32 w4 1 KiB root 2` (root 0, the default, unnamed).
+    /// binomial f32 w4 1 KiB root 2` (root 0, the default, unnamed), `allreduce ring f32/prod
+    /// w2 1 KiB` (a reduction other than sum named).
     pub fn label(&self) -> String {
+        let redop = match self.redop {
+            ReduceOp::Sum => String::new(),
+            r => format!("/{r}"),
+        };
         format!(
-            "{} {} {} w{} {}{}{}{}",
+            "{} {} {}{redop} w{} {}{}{}{}",
             self.op,
             algo_label(self.algo, self.proto),
             self.dtype,
@@ -85,7 +98,7 @@ impl MatchKey {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
-    /// Within the threshold either way.
+    /// Within the threshold either way, or a difference no larger than noise.
     Same,
     /// B's median time is below A's by more than the threshold (ratio < 1 / (1 + threshold)).
     Faster,
@@ -130,7 +143,20 @@ pub struct PointDiff {
     pub busbw_ratio: Option<f64>,
     pub wrong_a: u64,
     pub wrong_b: u64,
+    /// The Mann-Whitney U test's two-sided p-value of A's and B's per-iteration samples; null
+    /// where a side has fewer than 5 (an imported log's one average).
+    pub p_value: Option<f64>,
     pub status: Status,
+}
+
+/// When a difference counts: beyond `threshold` (a fraction of A's time), beyond `min_diff_us`
+/// in absolute terms, and significant at `alpha` (p at most alpha; 1 leaves the test out)
+/// where both sides have samples.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Rule {
+    pub threshold: f64,
+    pub min_diff_us: f64,
+    pub alpha: f64,
 }
 
 /// The whole comparison.
@@ -141,6 +167,10 @@ pub struct Comparison {
     pub b: String,
     /// Fraction: 0.05 is 5%.
     pub threshold: f64,
+    /// The absolute floor of a difference that counts, µs.
+    pub min_diff_us: f64,
+    /// The significance level of the rank test.
+    pub alpha: f64,
     pub points: Vec<PointDiff>,
     pub only_in_a: Vec<String>,
     pub only_in_b: Vec<String>,
@@ -150,21 +180,22 @@ pub struct Comparison {
 }
 
 /// Matches the points of `a` and `b` and judges every pair (paths are filled in by the caller).
-pub fn compare(a: &[PointRecord], b: &[PointRecord], threshold: f64) -> Comparison {
+pub fn compare(a: &[MeasuredPoint], b: &[MeasuredPoint], rule: &Rule) -> Comparison {
     let mut notes = Vec::new();
     let ma = index(a, "A", &mut notes);
     let mb = index(b, "B", &mut notes);
     let points: Vec<PointDiff> = ma
         .iter()
-        .filter_map(|(k, ra)| {
-            mb.get(k)
-                .map(|rb| pair(&MatchKey::of(ra), ra, rb, threshold))
+        .filter_map(|(k, pa)| {
+            let key = MatchKey::of(&pa.record);
+            mb.get(k).map(|pb| pair(&key, pa, pb, rule))
         })
         .collect();
-    let only = |x: &BTreeMap<MatchKey, &PointRecord>, y: &BTreeMap<MatchKey, &PointRecord>| {
+    type Index<'a> = BTreeMap<MatchKey, &'a MeasuredPoint>;
+    let only = |x: &Index, y: &Index| {
         x.iter()
             .filter(|(k, _)| !y.contains_key(k))
-            .map(|(_, r)| MatchKey::of(r).label())
+            .map(|(_, p)| MatchKey::of(&p.record).label())
             .collect::<Vec<_>>()
     };
     let count = |f: fn(Status) -> bool| points.iter().filter(|p| f(p.status)).count();
@@ -172,7 +203,9 @@ pub fn compare(a: &[PointRecord], b: &[PointRecord], threshold: f64) -> Comparis
         schema: COMPARE_SCHEMA.into(),
         a: String::new(),
         b: String::new(),
-        threshold,
+        threshold: rule.threshold,
+        min_diff_us: rule.min_diff_us,
+        alpha: rule.alpha,
         only_in_a: only(&ma, &mb),
         only_in_b: only(&mb, &ma),
         regressions: count(Status::is_regression),
@@ -184,13 +217,13 @@ pub fn compare(a: &[PointRecord], b: &[PointRecord], threshold: f64) -> Comparis
 
 /// The points of one run by key; a repeated key keeps its first row, with a note.
 fn index<'a>(
-    rows: &'a [PointRecord],
+    rows: &'a [MeasuredPoint],
     side: &str,
     notes: &mut Vec<String>,
-) -> BTreeMap<MatchKey, &'a PointRecord> {
+) -> BTreeMap<MatchKey, &'a MeasuredPoint> {
     let mut m = BTreeMap::new();
     for r in rows {
-        let k = MatchKey::of(r);
+        let k = MatchKey::of(&r.record);
         let label = k.label();
         if let std::collections::btree_map::Entry::Vacant(e) = m.entry(k.matching()) {
             e.insert(r);
@@ -234,14 +267,19 @@ fn compared(a: &PointRecord, b: &PointRecord) -> [f64; 4] {
     }
 }
 
-fn pair(k: &MatchKey, a: &PointRecord, b: &PointRecord, threshold: f64) -> PointDiff {
+fn pair(k: &MatchKey, pa: &MeasuredPoint, pb: &MeasuredPoint, rule: &Rule) -> PointDiff {
+    let (a, b) = (&pa.record, &pb.record);
     let [time_a, time_b, busbw_a, busbw_b] = compared(a, b);
     let time_ratio = ratio(time_b, time_a);
+    let p_value = mann_whitney_p(&pa.samples, &pb.samples);
+    // More than noise: beyond the absolute floor, and significant where there are samples.
+    let counts =
+        (time_b - time_a).abs() > rule.min_diff_us && p_value.map_or(true, |p| p <= rule.alpha);
     let status = match time_ratio {
         _ if b.wrong > 0 => Status::Wrong,
         None => Status::Undefined,
-        Some(r) if r > 1.0 + threshold => Status::Regression,
-        Some(r) if r < 1.0 / (1.0 + threshold) => Status::Faster,
+        Some(r) if r > 1.0 + rule.threshold && counts => Status::Regression,
+        Some(r) if r < 1.0 / (1.0 + rule.threshold) && counts => Status::Faster,
         Some(_) => Status::Same,
     };
     PointDiff {
@@ -262,6 +300,7 @@ fn pair(k: &MatchKey, a: &PointRecord, b: &PointRecord, threshold: f64) -> Point
         busbw_ratio: ratio(busbw_b, busbw_a),
         wrong_a: a.wrong,
         wrong_b: b.wrong,
+        p_value,
         status,
     }
 }

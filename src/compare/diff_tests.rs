@@ -1,6 +1,79 @@
 use super::*;
 use crate::report::summary_csv::tests::awkward_record;
 
+/// [`compare`] of points without samples (as imported logs hold) under `threshold` and the
+/// default floor and level.
+fn cmp(a: &[PointRecord], b: &[PointRecord], threshold: f64) -> Comparison {
+    let pts = |r: &[PointRecord]| -> Vec<MeasuredPoint> {
+        (r.iter())
+            .map(|r| MeasuredPoint {
+                record: r.clone(),
+                samples: Vec::new(),
+            })
+            .collect()
+    };
+    compare(&pts(a), &pts(b), &rule(threshold))
+}
+
+fn rule(threshold: f64) -> Rule {
+    Rule {
+        threshold,
+        min_diff_us: 0.1,
+        alpha: 0.01,
+    }
+}
+
+/// A point with `samples` (µs) as its per-iteration times and their median as its time.
+fn sampled(bytes: usize, samples: &[f64]) -> MeasuredPoint {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    MeasuredPoint {
+        record: rec(bytes, crate::stats::median(&sorted), 0),
+        samples: samples.to_vec(),
+    }
+}
+
+#[test]
+fn a_difference_within_noise_is_not_a_regression() {
+    // The report's case: 0.27 -> 0.31 us at 1 KiB is +15% but 0.04 us, below the 0.1 us floor.
+    let a = sampled(1024, &[0.27; 20]);
+    let b = sampled(1024, &[0.31; 20]);
+    let c = compare(&[a], &[b], &rule(0.05));
+    assert_eq!(c.points[0].status, Status::Same);
+    // +20% in the medians, but the two runs' samples overlap: the rank test cannot tell them
+    // apart (p well above 0.01), so no regression.
+    let a: Vec<f64> = (0..30).map(|i| 10.0 + f64::from(i % 10)).collect();
+    let b: Vec<f64> = (0..30).map(|i| 11.0 + f64::from((i * 7) % 10)).collect();
+    let c = compare(&[sampled(8, &a)], &[sampled(8, &b)], &rule(0.05));
+    let p = &c.points[0];
+    assert!(p.time_ratio.unwrap() > 1.05, "{p:?}");
+    assert!(p.p_value.unwrap() > 0.01, "{p:?}");
+    assert_eq!(p.status, Status::Same);
+    // A clean shift of the whole distribution is one.
+    let shifted: Vec<f64> = a.iter().map(|t| t * 1.3).collect();
+    let c = compare(&[sampled(8, &a)], &[sampled(8, &shifted)], &rule(0.05));
+    let p = &c.points[0];
+    assert!(p.p_value.unwrap() < 1e-3, "{p:?}");
+    assert_eq!((p.status, c.regressions), (Status::Regression, 1));
+    let c = compare(&[sampled(8, &shifted)], &[sampled(8, &a)], &rule(0.05));
+    assert_eq!(c.points[0].status, Status::Faster);
+}
+
+#[test]
+fn points_of_different_reductions_do_not_match() {
+    let a = rec(8, 10.0, 0);
+    let mut b = a.clone();
+    b.key.redop = ReduceOp::Prod;
+    let c = cmp(&[a.clone(), b.clone()], &[b, a], 0.05);
+    assert_eq!(c.points.len(), 2);
+    assert!(c.notes.is_empty(), "{:?}", c.notes);
+    assert!(
+        c.points.iter().any(|p| p.label.contains("/prod w")),
+        "{:?}",
+        c.points
+    );
+}
+
 fn rec(bytes: usize, time: f64, wrong: u64) -> PointRecord {
     let mut r = awkward_record();
     r.key.bytes = bytes;
@@ -25,7 +98,7 @@ fn matches_points_and_flags_beyond_the_threshold() {
         rec(32, 9.0, 0),  // -10%: faster
         rec(128, 1.0, 0), // only in B
     ];
-    let c = compare(&a, &b, 0.05);
+    let c = cmp(&a, &b, 0.05);
     let st: Vec<Status> = c.points.iter().map(|p| p.status).collect();
     assert_eq!(st, [Status::Same, Status::Regression, Status::Faster]);
     assert_eq!((c.regressions, c.faster), (1, 1));
@@ -41,7 +114,7 @@ fn matches_points_and_flags_beyond_the_threshold() {
 fn wrong_results_in_b_are_a_regression_and_duplicates_are_noted() {
     let a = vec![rec(8, 10.0, 0), rec(8, 11.0, 0)];
     let b = vec![rec(8, 10.0, 3)];
-    let c = compare(&a, &b, 0.05);
+    let c = cmp(&a, &b, 0.05);
     assert_eq!(c.points[0].status, Status::Wrong);
     assert_eq!(c.regressions, 1);
     assert_eq!(c.points[0].time_us_a, 10.0);
@@ -49,7 +122,7 @@ fn wrong_results_in_b_are_a_regression_and_duplicates_are_noted() {
     // Neither a median nor a mean: undefined (a side with only a mean is compared on means).
     let mut undefined = rec(8, f64::NAN, 0);
     undefined.time_us_mean = f64::NAN;
-    let c = compare(&[undefined], &[rec(8, 1.0, 0)], 0.05);
+    let c = cmp(&[undefined], &[rec(8, 1.0, 0)], 0.05);
     assert_eq!((c.points[0].status, c.regressions), (Status::Undefined, 0));
 }
 
@@ -60,7 +133,7 @@ fn an_imported_nccl_tests_point_is_compared_on_loop_times_where_both_sides_have_
     (a.time_us_mean, a.loop_time_us) = (100.0, Some(100.0));
     let mut b = rec(1 << 20, 90.0, 0);
     b.loop_time_us = Some(110.0);
-    let c = compare(std::slice::from_ref(&a), std::slice::from_ref(&b), 0.05);
+    let c = cmp(std::slice::from_ref(&a), std::slice::from_ref(&b), 0.05);
     let p = &c.points[0];
     assert_eq!((p.time_us_a, p.time_us_b), (100.0, 110.0));
     assert_eq!(p.time_ratio, Some(1.1));
@@ -68,7 +141,7 @@ fn an_imported_nccl_tests_point_is_compared_on_loop_times_where_both_sides_have_
     assert_eq!(p.busbw_gbps_b, b.loop_busbw_gbps().unwrap());
     // Without B's loop time, the means, as before.
     b.loop_time_us = None;
-    let c = compare(&[a], &[b.clone()], 0.05);
+    let c = cmp(&[a], &[b.clone()], 0.05);
     assert_eq!(c.points[0].time_us_b, b.time_us_mean);
 }
 
@@ -78,7 +151,7 @@ fn a_side_without_medians_is_compared_on_means() {
     let mut b = rec(1 << 20, f64::NAN, 0);
     b.time_us_mean = 12.0;
     b.busbw_gbps_mean = 1.0;
-    let c = compare(std::slice::from_ref(&a), &[b], 0.05);
+    let c = cmp(std::slice::from_ref(&a), &[b], 0.05);
     let p = &c.points[0];
     assert_eq!((p.time_us_a, p.time_us_b), (a.time_us_mean, 12.0));
     assert_eq!(p.busbw_gbps_b, 1.0);
@@ -94,7 +167,7 @@ fn points_match_only_on_the_same_communicator_setup() {
     };
     let a = vec![rec(1 << 20, 10.0, 0), rec(1 << 20, 5.0, 0).with_comm(local)];
     let b = vec![rec(1 << 20, 10.0, 0).with_comm(local)];
-    let c = compare(&a, &b, 0.05);
+    let c = cmp(&a, &b, 0.05);
     assert_eq!(c.points.len(), 1);
     assert_eq!(
         c.points[0].status,
@@ -103,9 +176,9 @@ fn points_match_only_on_the_same_communicator_setup() {
     );
     assert_eq!(
         c.points[0].label,
-        "reducescatter ring bf16 w3 1 MiB register local"
+        "reducescatter ring bf16/max w3 1 MiB register local"
     );
-    assert_eq!(c.only_in_a, ["reducescatter ring bf16 w3 1 MiB"]);
+    assert_eq!(c.only_in_a, ["reducescatter ring bf16/max w3 1 MiB"]);
 }
 
 #[test]
@@ -126,7 +199,7 @@ fn points_match_on_their_protocol_only() {
         with(Some(Proto::Ll), 11.0),
         with(Some(Proto::Auto), 1.0),
     ];
-    let c = compare(&a, &b, 0.05);
+    let c = cmp(&a, &b, 0.05);
     let got: Vec<(Option<Proto>, Status)> = c.points.iter().map(|p| (p.proto, p.status)).collect();
     assert_eq!(
         got,
@@ -135,18 +208,18 @@ fn points_match_on_their_protocol_only() {
             (Some(Proto::Ll128), Status::Same)
         ]
     );
-    assert_eq!(c.points[0].label, "reducescatter ring/ll bf16 w3 1 MiB");
-    assert_eq!(c.only_in_a, ["reducescatter ring/simple bf16 w3 1 MiB"]);
-    assert_eq!(c.only_in_b, ["reducescatter ring/auto bf16 w3 1 MiB"]);
+    assert_eq!(c.points[0].label, "reducescatter ring/ll bf16/max w3 1 MiB");
+    assert_eq!(c.only_in_a, ["reducescatter ring/simple bf16/max w3 1 MiB"]);
+    assert_eq!(c.only_in_b, ["reducescatter ring/auto bf16/max w3 1 MiB"]);
     assert!(c.notes.is_empty(), "{:?}", c.notes);
     // A point without a protocol matches one that left it to the library, not a forced one.
-    let c = compare(&[with(None, 10.0)], &[with(Some(Proto::Auto), 10.0)], 0.05);
+    let c = cmp(&[with(None, 10.0)], &[with(Some(Proto::Auto), 10.0)], 0.05);
     assert_eq!(c.points.len(), 1);
-    let c = compare(&[with(None, 10.0)], &[with(Some(Proto::Ll), 10.0)], 0.05);
+    let c = cmp(&[with(None, 10.0)], &[with(Some(Proto::Ll), 10.0)], 0.05);
     assert!(c.points.is_empty());
-    assert_eq!(c.only_in_a, ["reducescatter ring bf16 w3 1 MiB"]);
-    let json = serde_json::to_value(compare(&a[..1], &a[..1], 0.05)).unwrap();
+    assert_eq!(c.only_in_a, ["reducescatter ring bf16/max w3 1 MiB"]);
+    let json = serde_json::to_value(cmp(&a[..1], &a[..1], 0.05)).unwrap();
     assert_eq!(json["points"][0]["proto"], "ll");
-    let json = serde_json::to_value(compare(&[rec(8, 1.0, 0)], &[rec(8, 1.0, 0)], 0.05));
+    let json = serde_json::to_value(cmp(&[rec(8, 1.0, 0)], &[rec(8, 1.0, 0)], 0.05));
     assert!(json.unwrap()["points"][0].get("proto").is_none());
 }
