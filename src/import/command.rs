@@ -78,15 +78,19 @@ fn read_file(req: &ImportRequest, path: &Path) -> Result<Vec<Ready>> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for run in &runs {
-        let converted = op_of(req, run, path).and_then(|op| {
-            convert(
+        let converted = op_of(req, run, path).and_then(|(op, note)| {
+            let mut c = convert(
                 req.tool,
                 run,
                 op,
                 &source,
                 &req.overrides,
                 req.command_line.clone(),
-            )
+            )?;
+            if let (Some(note), Some(info)) = (note, c.meta.import.as_mut()) {
+                info.notes.insert(0, note);
+            }
+            Ok(c)
         });
         match converted {
             Ok(c) if c.records.is_empty() => skipped.push(format!(
@@ -139,8 +143,13 @@ fn first_and_count(skipped: &[String]) -> String {
     }
 }
 
-/// The op of a run: `--test`, else what the log names, else the file name.
-fn op_of(req: &ImportRequest, run: &LogRun, path: &Path) -> std::result::Result<Op, String> {
+/// The op of a run: `--test`, else what the log names, else the file name, else (nccl-tests)
+/// what its columns say ([`super::infer`]), with the note that says so.
+fn op_of(
+    req: &ImportRequest,
+    run: &LogRun,
+    path: &Path,
+) -> std::result::Result<(Op, Option<String>), String> {
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     match req.tool {
         Tool::NcclTests => {
@@ -157,14 +166,15 @@ fn op_of(req: &ImportRequest, run: &LogRun, path: &Path) -> std::result::Result<
                 .or(run.test.as_deref())
                 .or(from_name);
             match test {
-                Some(t) => names::nccl_test_op(t),
-                None => Err("the log does not say which nccl-tests binary wrote it (no \
-                             `# Collective test starting:` line, no *_perf command line or \
-                             file name); give --test, e.g. --test all_reduce_perf"
-                    .into()),
+                Some(t) => names::nccl_test_op(t).map(|op| (op, None)),
+                None => {
+                    let world = super::convert::world_of(run, &req.overrides)?;
+                    let (op, note) = super::infer::infer_op(run, world)?;
+                    Ok((op, Some(note)))
+                }
             }
         }
-        Tool::Osu => osu::op_of(run, req.overrides.test.as_deref()),
+        Tool::Osu => osu::op_of(run, req.overrides.test.as_deref()).map(|op| (op, None)),
     }
 }
 

@@ -103,7 +103,7 @@ pub fn convert(
 }
 
 /// The ranks of the run: its rank list, or `--world`; both must agree.
-fn world_of(run: &LogRun, ov: &Overrides) -> Result<usize, String> {
+pub(super) fn world_of(run: &LogRun, ov: &Overrides) -> Result<usize, String> {
     let listed = run.ranks.len();
     match (listed, ov.world) {
         (0, Some(w)) => Ok(w),

@@ -18,6 +18,7 @@ pub mod bwcheck;
 pub mod command;
 pub mod convert;
 pub mod files;
+pub mod infer;
 pub mod lines;
 pub mod log;
 pub mod names;

@@ -26,12 +26,16 @@ fn nccl_tests() -> impl Iterator<Item = (&'static str, Option<Op>)> {
     NCCL_TESTS.iter().map(move |&name| (name, op_of(name)))
 }
 
-/// The op a nccl-tests binary measures (`all_reduce_perf`, also with a path or `.log`).
+/// The op a nccl-tests binary measures (`all_reduce_perf`, also with a path, `_mpi`, or
+/// without `_perf`: `all_reduce`; collbench's name of the op, `allreduce`, too).
 pub fn nccl_test_op(test: &str) -> Result<Op, String> {
     let base = test.rsplit('/').next().unwrap_or(test);
     // Builds with MPI name their binaries `all_reduce_perf_mpi`.
     let base = base.strip_suffix("_mpi").unwrap_or(base);
-    match nccl_tests().find(|(name, _)| *name == base) {
+    let with_perf = format!("{base}_perf");
+    let own = base.parse::<Op>().ok().map(Op::nccl_test);
+    let named = |name: &&str| *name == base || *name == with_perf || Some(*name) == own;
+    match nccl_tests().find(|(name, _)| named(name)) {
         Some((_, Some(op))) => Ok(op),
         Some((name, None)) => Err(format!(
             "{name}: collbench does not measure {} yet; this run was not imported",
@@ -203,6 +207,9 @@ mod tests {
         for &op in Op::ALL {
             assert_eq!(nccl_test_op(op.nccl_test()), Ok(op));
             assert_eq!(nccl_test_op(&format!("{}_mpi", op.nccl_test())), Ok(op));
+            let bare = op.nccl_test().trim_end_matches("_perf");
+            assert_eq!(nccl_test_op(bare), Ok(op), "{bare}");
+            assert_eq!(nccl_test_op(op.name()), Ok(op), "{op}");
         }
         // Every binary nccl-tests builds is known: an op's, or refused as not measured.
         for name in NCCL_TESTS {
