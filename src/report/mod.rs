@@ -4,6 +4,7 @@ pub(crate) mod csvio;
 pub mod nccl_tests_json;
 pub mod nccl_tests_text;
 pub mod pairs_csv;
+pub mod prometheus;
 pub mod ranks_csv;
 pub mod run_dir;
 pub mod run_reader;

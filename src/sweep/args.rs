@@ -159,6 +159,11 @@ pub struct SweepArgs {
     /// this new file, rewritten after each row; `collbench import` reads it.
     #[arg(short = 'J', long, visible_alias = "output_file")]
     pub json_out: Option<PathBuf>,
+    /// Write every point as Prometheus metrics (text format; NCCL Inspector's names with the
+    /// prefix collbench_) to this file, replaced whole after each point: point a node
+    /// exporter's textfile collector at its folder.
+    #[arg(long, value_name = "FILE")]
+    pub metrics: Option<PathBuf>,
     /// nccl-tests' flags without a collbench flag of their letter.
     #[command(flatten)]
     pub nccl_tests: NcclTestsFlags,
@@ -245,6 +250,9 @@ impl SweepArgs {
         self.nccl_tests.refuse()?;
         if let Some(path) = &self.json_out {
             check_json_out(path)?;
+        }
+        if let Some(path) = &self.metrics {
+            check_metrics(path)?;
         }
         let json_out = self.json_out.clone();
         let requested = self.nccl_tests.ranks_with(self.ranks)?;
@@ -333,6 +341,7 @@ impl SweepArgs {
                 progress: !self.no_progress,
                 format: self.format,
                 json: json_out,
+                metrics: self.metrics.clone(),
             },
             command_line,
             protos,
@@ -362,21 +371,9 @@ impl SweepArgs {
     }
 }
 
-/// `--json-out` names a new file in a folder that exists: refused before anything runs.
-fn check_json_out(path: &std::path::Path) -> Result<()> {
-    let folder = path.parent().filter(|f| !f.as_os_str().is_empty());
-    let why = if path.symlink_metadata().is_ok() {
-        "already there; give the path of a new file"
-    } else if folder.is_some_and(|f| !f.is_dir()) {
-        "its folder does not exist; create it first"
-    } else {
-        return Ok(());
-    };
-    Err(Error::usage(format!(
-        "--json-out {}: {why}",
-        path.display()
-    )))
-}
+#[path = "args_outputs.rs"]
+mod outputs;
+use outputs::{check_json_out, check_metrics};
 
 #[path = "args_backend.rs"]
 mod backend;

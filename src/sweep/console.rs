@@ -32,6 +32,8 @@ pub struct View {
     pub progress: bool,
     pub format: TableFormat,
     pub json: Option<std::path::PathBuf>,
+    /// `--metrics`: the Prometheus file, replaced after each point.
+    pub metrics: Option<std::path::PathBuf>,
 }
 
 /// Console output of one sweep.
@@ -39,6 +41,8 @@ pub struct Console {
     bar: Option<ProgressBar>,
     /// The nccl-tests tables, with `--format nccl-tests`.
     nccl: Option<RefCell<NcclTables>>,
+    /// The Prometheus metrics, with `--metrics`.
+    metrics: Option<RefCell<MetricsFile>>,
     /// Each point's share of the work, in plan order ([`work`]): the bar and its ETA advance
     /// by it, so that a 1 GiB point counts for what it costs, not as much as an 8 B one.
     weights: Vec<u64>,
@@ -82,9 +86,12 @@ impl Console {
             bar.enable_steady_tick(Duration::from_millis(200));
             bar
         });
+        let metrics = (view.metrics.clone())
+            .map(|path| RefCell::new(MetricsFile::new(path, &meta.host.hostname)));
         Console {
             bar,
             nccl,
+            metrics,
             weights,
             done: std::cell::Cell::new(0),
         }
@@ -143,6 +150,7 @@ impl Console {
 
     /// Prints a measured point and advances the bar.
     pub fn point(&self, rec: &PointRecord) {
+        self.export(rec);
         if let Some(t) = &self.nccl {
             self.print_all(t.borrow_mut().point(rec));
         }
@@ -155,6 +163,7 @@ impl Console {
     /// Prints a measured point with what the row alone does not say (a `--pairs` point's two
     /// nodes) after it, and advances the bar.
     pub fn point_tagged(&self, rec: &PointRecord, tag: &str) {
+        self.export(rec);
         if let Some(t) = &self.nccl {
             if self.nccl_text() {
                 self.print(&table::note(tag));
@@ -167,18 +176,63 @@ impl Console {
         self.advance();
     }
 
-    /// Ends the nccl-tests tables and removes the bar; the JSON file's write error, if any.
+    /// Puts a point in the metrics file.
+    fn export(&self, rec: &PointRecord) {
+        if let Some(m) = &self.metrics {
+            m.borrow_mut().point(rec);
+        }
+    }
+
+    /// Ends the nccl-tests tables and removes the bar; the JSON or metrics file's write error,
+    /// if any.
     pub fn finish(&self) -> Option<crate::error::Error> {
-        let mut error = None;
+        let mut error = self
+            .metrics
+            .as_ref()
+            .and_then(|m| m.borrow_mut().error.take());
         if let Some(t) = &self.nccl {
             let (lines, e) = t.borrow_mut().finish();
             self.print_all(lines);
-            error = e;
+            error = error.or(e);
         }
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
         error
+    }
+}
+
+/// The `--metrics` file: every point so far (the latest of each label set), written whole after
+/// each point; the first write error is kept for the end and stops later writes.
+struct MetricsFile {
+    path: std::path::PathBuf,
+    node: String,
+    points: Vec<PointRecord>,
+    error: Option<crate::error::Error>,
+}
+
+impl MetricsFile {
+    fn new(path: std::path::PathBuf, node: &str) -> MetricsFile {
+        MetricsFile {
+            path,
+            node: node.to_string(),
+            points: Vec::new(),
+            error: None,
+        }
+    }
+
+    fn point(&mut self, rec: &PointRecord) {
+        if self.error.is_some() {
+            return;
+        }
+        // A point of the same key (a --pairs run's next pair) replaces the earlier one: a
+        // metric has one value per label set.
+        self.points.retain(|p| p.key != rec.key);
+        self.points.push(rec.clone());
+        let text = crate::report::prometheus::render(&self.points, &self.node);
+        if let Err(e) = crate::output::file::write_atomic(&self.path, text.as_bytes()) {
+            self.error = Some(e);
+        }
     }
 }
 
