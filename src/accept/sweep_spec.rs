@@ -31,6 +31,8 @@ pub struct SweepSpec {
     transport: Option<toml::Value>,
     bind: Option<toml::Value>,
     timeout: Option<toml::Value>,
+    /// `--metrics FILE`: every point as Prometheus gauges (each repeat replaces the file).
+    metrics: Option<toml::Value>,
     /// `--pairs`: measure every pair of nodes alone (multi-host launches).
     pairs: Option<bool>,
 }
@@ -55,6 +57,7 @@ impl SweepSpec {
             ("transport", "--transport", &self.transport),
             ("bind", "--bind", &self.bind),
             ("timeout", "--timeout", &self.timeout),
+            ("metrics", "--metrics", &self.metrics),
         ];
         all.into_iter()
             .filter_map(|(k, f, v)| v.as_ref().map(|v| (k, f, v)))
@@ -143,15 +146,17 @@ mod tests {
     fn keys_become_sweep_flags() {
         let s = spec(
             "op = [\"allreduce\", \"allgather\"]\nranks = 2\nworld_sizes = [2]\n\
-             min_bytes = \"1K\"\nmax_bytes = 4096\nin_place = true\niters = 5\npairs = false",
+             min_bytes = \"1K\"\nmax_bytes = 4096\nin_place = true\niters = 5\npairs = false\n\
+             metrics = \"/tmp/m.prom\"",
         );
         let args = s.args(Path::new("/tmp/x")).unwrap();
         assert_eq!(
             args.join(" "),
             "collbench sweep --op allreduce,allgather --ranks 2 --world-sizes 2 -b 1K -e 4096 \
-             --iters 5 --in-place on --out /tmp/x"
+             --iters 5 --in-place on --metrics /tmp/m.prom --out /tmp/x"
         );
         let req = s.request(Path::new("/tmp/x"), vec![]).unwrap();
+        assert_eq!(req.view.metrics.as_deref(), Some(Path::new("/tmp/m.prom")));
         assert_eq!(req.opts.ranks, 2);
         assert_eq!(req.opts.sizes, vec![1024, 2048, 4096]);
     }
