@@ -45,8 +45,17 @@ fn finish_fp8_avg(f: Fp8, c: f64, buf: &mut [u8]) {
     }
 }
 
-/// `x = f(x)` over the whole elements of `buf`, which may sit at any alignment.
+/// `x = f(x)` over the whole elements of `buf`: as a typed slice where it is aligned (the
+/// loop the compiler vectorises; this runs inside every timed avg call), else element by
+/// element at any alignment.
 fn map_elems<T: Pod>(buf: &mut [u8], f: impl Fn(T) -> T) {
+    let whole = buf.len() - buf.len() % size_of::<T>();
+    if let Ok(typed) = bytemuck::try_cast_slice_mut::<u8, T>(&mut buf[..whole]) {
+        for x in typed.iter_mut() {
+            *x = f(*x);
+        }
+        return;
+    }
     for chunk in buf.chunks_exact_mut(size_of::<T>()) {
         let x: T = bytemuck::pod_read_unaligned(chunk);
         chunk.copy_from_slice(bytemuck::bytes_of(&f(x)));
