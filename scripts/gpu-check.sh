@@ -400,7 +400,7 @@ step_compare() {
                 nt_w[key] = $col["wrong"]; nt_run[key] = run
                 next
             }
-            # The register sweep's unregistered points repeat the stream sweep's.
+            # The unregistered points of the register sweep repeat those of the stream sweep.
             if (run == "cb-register" && (!("nccl_register" in col) || $col["nccl_register"] == "")) next
             if (("nccl_register" in col) && $col["nccl_register"] != "") {
                 key = mode "_" $col["nccl_register"] SUBSEP $col["op"] SUBSEP $col["dtype"] SUBSEP $col["in_place"] SUBSEP $col["bytes"]
