@@ -295,6 +295,27 @@ step_build() {
         return 1
     }
     ls -l "$NT_BUILD"/*_perf
+    # The probe of NCCL's single-rank reductions (step 05b), built beside nccl-tests.
+    local probe=$SCRIPTS/nccl_onerank_fp8.cu
+    [ -f "$probe" ] || probe=$GPU_KIT/scripts/nccl_onerank_fp8.cu
+    if [ -f "$probe" ]; then
+        bounded $(($(step_left) - 1)) "$NVCC" -o "$NT_BUILD/nccl_onerank_fp8" "$probe" \
+            -I"$home/include" -L"$home/lib" -lnccl -gencode="arch=compute_$SM,code=sm_$SM" ||
+            echo "NOTE: nccl_onerank_fp8.cu did not build"
+    fi
+}
+
+# NCCL at world 1: which reductions of fp8 it refuses (collbench leaves out those it knows of,
+# src/backend/nccl/map.rs one_rank_refuses). FAIL: this library differs from what collbench
+# assumes, and the table there needs its version bound.
+step_onerank() {
+    [ -x "$NT_BUILD/nccl_onerank_fp8" ] || skip "the probe did not build (logs/build-nccl-tests.log)"
+    LD_LIBRARY_PATH="$(dirname "$NCCL_LIB")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        bounded $(($(step_left) - 1)) "$NT_BUILD/nccl_onerank_fp8"
+    local rc=$?
+    [ "$rc" -eq 0 ] && echo "NOTE: fp8 avg at world 1 refused as collbench assumes; sum, bf16/f32/i32 avg exact"
+    [ "$rc" -eq 0 ] || echo "FAIL: NCCL at world 1 differs from map::one_rank_refuses (log above)"
+    return "$rc"
 }
 
 # nccl-tests binary name of a collbench op.
@@ -828,6 +849,7 @@ main() {
     [ "$wait_more" -lt 0 ] || [ "$INTERRUPTED" = 1 ] && wait_more=0
     finish_bg build-nccl-tests "$wait_more" stop
     run_step 05-nccl-tests 90 nccltests
+    run_step 05b-nccl-onerank 15 onerank
     start_report graph
     start_report stream
     run_step 06-calibrate 60 calibrate

@@ -248,12 +248,14 @@ else
     missing+=(nccl-tests)
 fi
 
-# --- the calibration script, so the kit stands alone ---------------------------------------------
-if [ -f "$repo/scripts/gpu_calibrate.py" ]; then
-    cp "$repo/scripts/gpu_calibrate.py" "$kit/scripts/"
-else
-    missing+=(gpu_calibrate.py)
-fi
+# --- the calibration script and the single-rank probe, so the kit stands alone -------------------
+for f in gpu_calibrate.py nccl_onerank_fp8.cu; do
+    if [ -f "$repo/scripts/$f" ]; then
+        cp "$repo/scripts/$f" "$kit/scripts/"
+    else
+        missing+=("$f")
+    fi
+done
 
 size=$(du -sb "$kit" | cut -f1)
 echo "kit_bytes=$size" >>"$manifest"

@@ -170,14 +170,19 @@ impl Point {
         }
     }
 
-    /// A short description for messages: "allreduce ring f32 1 MiB world 4 out-of-place".
+    /// A short description for messages: "allreduce ring f32 sum 1 MiB at world 4 in place".
     pub fn describe(&self) -> String {
         let c = &self.call;
         format!(
-            "{} {} {} {} at world {}{}{}{}",
+            "{} {} {}{} {} at world {}{}{}{}",
             c.op,
             c.algo,
             c.dtype,
+            if c.op.reduces() {
+                format!(" {}", c.redop)
+            } else {
+                String::new()
+            },
             format_size(c.shape.bytes),
             self.world,
             match self.pair {

@@ -272,7 +272,8 @@ impl Walk<'_> {
             if let Some(t) = &mut self.telemetry {
                 t.begin_point();
             }
-            let measured = measure(&self.gpu, &mut self.bufs, &m, p, how, &mut barrier)?;
+            let measured = measure(&self.gpu, &mut self.bufs, &m, p, how, &mut barrier)
+                .map_err(|e| at_point(e, p))?;
             if let Some(t) = &mut self.telemetry {
                 gpu_points = t.end_point(point_telemetry::calls(p, self.req.opts.loop_timing.agg));
             }
@@ -292,6 +293,14 @@ impl Walk<'_> {
             }
             None => Ok(()),
         }
+    }
+}
+
+/// Names the point a rank's error came from: which op, type and reduction NCCL refused.
+fn at_point(e: Error, p: &Point) -> Error {
+    match e {
+        Error::Rank(m) => Error::Rank(format!("{m} (at {})", p.describe())),
+        e => e,
     }
 }
 

@@ -113,3 +113,38 @@ fn point_to_point_ops_take_auto_only_and_say_why() {
         "{text}"
     );
 }
+
+#[test]
+fn fp8_avg_and_mulsum_at_world_1_are_left_out_with_a_note_and_run_from_2_ranks() {
+    use crate::collective::{DType, ReduceOp};
+    let args = [
+        "--op",
+        "allreduce,reduce",
+        "--dtype",
+        "f8e4m3,f8e5m2,bf16",
+        "--redop",
+        "sum,avg,mulsum",
+        "-e",
+        "64K",
+    ];
+    let (_, one, _) = check_plan(&request(&args), 1).unwrap();
+    let left =
+        |d: DType, r: ReduceOp| matches!(d, DType::F8E4M3 | DType::F8E5M2) && r != ReduceOp::Sum;
+    assert!(!one.points.is_empty());
+    for p in &one.points {
+        assert!(!left(p.call.dtype, p.call.redop), "{}", p.describe());
+    }
+    assert!(one.points.iter().any(|p| p.call.redop == ReduceOp::Avg));
+    let note = one.notes.iter().find(|n| n.contains("world 1")).unwrap();
+    assert!(note.contains("ncclInvalidArgument"), "{note}");
+    let (_, two, _) = check_plan(&request(&args), 2).unwrap();
+    assert!(two.points.iter().any(|p| left(p.call.dtype, p.call.redop)));
+    assert!(two.notes.iter().all(|n| !n.contains("world 1")));
+    // Asked for only what world 1 refuses: nothing to measure, and why.
+    let only = request(&["--op", "allreduce", "--dtype", "f8e4m3", "--redop", "avg"]);
+    let e = match check_plan(&only, 1) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("left out: fp8 avg and mulsum at world 1"), "{e}");
+}
