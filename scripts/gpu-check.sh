@@ -242,7 +242,7 @@ sweep() {
 }
 
 step_sweep_graph() {
-    sweep graph --cuda-graph --op "$CB_OPS" --dtype f32,bf16 --in-place both \
+    sweep graph --cuda-graph --graph-launches 10 --op "$CB_OPS" --dtype f32,bf16 --in-place both \
         -b 8 -e "$SMALL_MAX" -f 2 --iters 100 --warmup 10 --timeout 120s
 }
 
@@ -361,7 +361,7 @@ step_nccltests() {
             continue
         fi
         [ "$(step_left)" -lt $((cap + 5)) ] && cap=$(($(step_left) - 5))
-        local args=(-g 1 -b 8 -e "$max" -f 2 -d "$dt" -w 5 -n 20 -c 1 -G "$graph" -R "$reg" -J "$out/$name.json")
+        local args=(-g 1 -b 8 -e "$max" -f 2 -d "$dt" -w 10 -n 100 -c 1 -G "$graph" -R "$reg" -J "$out/$name.json")
         echo "\$ $bin ${args[*]}  (limit ${cap}s)"
         # A clean environment: -J records the whole environment in its JSON.
         local envs=(PATH="$PATH" HOME="${HOME:-/root}" LD_LIBRARY_PATH="$libpath" NCCL_DEBUG=VERSION)

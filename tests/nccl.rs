@@ -15,6 +15,9 @@ mod gpu;
 #[cfg(feature = "nccl")]
 #[path = "nccl/gpu_choices.rs"]
 mod gpu_choices;
+#[cfg(feature = "nccl")]
+#[path = "nccl/gpu_reductions.rs"]
+mod gpu_reductions;
 
 const LIMIT: Duration = Duration::from_secs(60);
 

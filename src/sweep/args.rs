@@ -41,6 +41,10 @@ pub struct SweepArgs {
     /// (--backend nccl only; as nccl-tests -G, it removes host launch overhead).
     #[arg(long)]
     pub cuda_graph: bool,
+    /// With --cuda-graph: launches of the back-to-back loop's graph, which holds every timed
+    /// iteration, as nccl-tests -G N (1 to 1000) [default: -G's N, else 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub graph_launches: Option<u32>,
     /// Calls per timed iteration, timed as one, each call's time the iteration's divided by N,
     /// as nccl-tests -m N: NCCL enqueues them between ncclGroupStart and ncclGroupEnd, the
     /// host and MPI backends issue them back to back (1 to 1024).
@@ -303,6 +307,7 @@ impl SweepArgs {
                 "--cuda-graph captures NCCL calls; drop it or use --backend nccl (this is --backend {backend})"
             )));
         }
+        let graph_launches = self.graph_launches(cuda_graph)?;
         let comm = self.comm_axes(backend)?;
         let loop_timing = self.loop_timing()?;
         let algos = parse_names::<Algo>(algo_text)?;
@@ -346,6 +351,7 @@ impl SweepArgs {
             command_line,
             protos,
             cuda_graph,
+            graph_launches,
             comm,
         })
     }

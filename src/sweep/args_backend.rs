@@ -6,6 +6,28 @@ use super::{parse_list, BackendKind, CommAxes, Error, Result, SweepArgs, Transpo
 use crate::model::plan::LoopTiming;
 
 impl SweepArgs {
+    /// Launches of the loop's graph: `--graph-launches`, else nccl-tests' `-G N`, else 1;
+    /// refused without a graph, and where the two disagree.
+    pub(super) fn graph_launches(&self, cuda_graph: bool) -> Result<usize> {
+        let g = self.nccl_tests.cuda_graph_launches.filter(|&n| n > 0);
+        if let Some(n) = g.filter(|&n| n > 1000) {
+            return Err(Error::usage(format!(
+                "-G {n}: at most 1000 launches of the loop's graph"
+            )));
+        }
+        match (self.graph_launches, g) {
+            (Some(_), _) if !cuda_graph => Err(Error::usage(
+                "--graph-launches needs --cuda-graph (or nccl-tests' -G N)",
+            )),
+            (Some(a), Some(b)) if u64::from(a) != b => Err(Error::usage(format!(
+                "--graph-launches {a} and -G {b} disagree: give one of them"
+            ))),
+            (Some(a), _) => Ok(a as usize),
+            (None, Some(b)) => Ok(b as usize),
+            (None, None) => Ok(1),
+        }
+    }
+
     /// nccl-tests' `-m`, `-z` and `-a`: `--agg` 1 to [`MAX_AGG`].
     pub(super) fn loop_timing(&self) -> Result<LoopTiming> {
         if !(1..=MAX_AGG).contains(&self.agg) {

@@ -86,6 +86,25 @@ fn cuda_graph_is_nccl_only_and_off_by_default() {
             .cuda_graph
     );
     assert!(!parse(&["--backend", "nccl"]).unwrap().cuda_graph);
+    // The loop's graph launches: --graph-launches, nccl-tests' -G N, else 1.
+    let launches = |a: &[&str]| parse(a).map(|r| (r.cuda_graph, r.graph_launches));
+    assert_eq!(
+        launches(&["--backend", "nccl", "-G", "10"]).unwrap(),
+        (true, 10)
+    );
+    let both = ["--backend", "nccl", "-G", "4", "--graph-launches", "4"];
+    assert_eq!(launches(&both).unwrap(), (true, 4));
+    let graph = ["--backend", "nccl", "--cuda-graph"];
+    assert_eq!(launches(&graph).unwrap(), (true, 1));
+    assert_eq!(
+        launches(&["--backend", "nccl", "-G", "0"]).unwrap(),
+        (false, 1)
+    );
+    assert!(msg(&["--backend", "nccl", "--graph-launches", "3"]).contains("needs --cuda-graph"));
+    let apart = ["--backend", "nccl", "-G", "2", "--graph-launches", "3"];
+    assert!(msg(&apart).contains("disagree"));
+    assert!(msg(&["--backend", "nccl", "-G", "1001"]).contains("at most 1000"));
+    assert!(msg(&["--backend", "nccl", "--cuda-graph", "--graph-launches", "0"]).contains("0"));
     let r = parse(&["--backend", "nccl", "--op", "broadcast", "--algo", "nvls"]);
     let e = r.err().unwrap().to_string();
     assert!(e.contains("broadcast runs auto/ring"), "{e}");

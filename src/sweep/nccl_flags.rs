@@ -122,7 +122,7 @@ const READ: &[(char, &str, &str)] = &[
     ('t', "nthreads", "nccl-tests -t: with -g, -t T -g G starts T×G ranks (--ranks)"),
     ('g', "ngpus", "nccl-tests -g: GPUs per thread; -g G starts G ranks (--ranks)"),
     ('i', "stepbytes", "Linear steps: sizes -b, -b+I, ... up to -e (nccl-tests -i; taken where -f is not given or is 1)"),
-    ('G', "cudagraph", "nccl-tests -G N: N > 0 is --cuda-graph, 0 leaves it off"),
+    ('G', "cudagraph", "nccl-tests -G N: N > 0 is --cuda-graph --graph-launches N, 0 leaves it off"),
     ('c', "check", "nccl-tests -c: collbench checks every point once after timing; -c 0 is refused"),
 ];
 

@@ -27,6 +27,8 @@ pub struct SweepRequest {
     pub protos: Vec<crate::collective::Proto>,
     /// `--cuda-graph` (NCCL only): time one CUDA-graph launch of the call per iteration.
     pub cuda_graph: bool,
+    /// Launches of the loop's graph under `--cuda-graph` (nccl-tests `-G N`; 1 to 1000).
+    pub graph_launches: usize,
     /// `--register`, `--cta-policy` and `--ctas` (NCCL only): the communicator axes.
     pub comm: crate::model::comm_setup::CommAxes,
 }

@@ -73,6 +73,8 @@ fn gpu_cuda_graph_mode_is_exact_and_recorded() {
         "--backend",
         "nccl",
         "--cuda-graph",
+        "--graph-launches",
+        "3",
         "--op",
         "allreduce,allgather,reducescatter,broadcast,reduce",
         "--dtype",
@@ -96,9 +98,13 @@ fn gpu_cuda_graph_mode_is_exact_and_recorded() {
     for r in &rows {
         assert_eq!(r.wrong, 0, "{:?}", r.key);
         assert!(r.time_us_median > 0.0, "{r:?}");
+        // nccl-tests' loop: one graph of the 10 iterations, launched 3 times.
+        let looped = r.loop_time_us.expect("the loop's time");
+        assert!(looped > 0.0 && looped.is_finite(), "{r:?}");
     }
     let m = meta(&dir);
     assert_eq!(m.options["cuda_graph"], true, "{:?}", m.options);
+    assert_eq!(m.options["graph_launches"], 3, "{:?}", m.options);
 }
 
 #[test]

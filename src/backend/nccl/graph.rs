@@ -22,10 +22,11 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// Captures what `body` enqueues on `gpu`'s stream, instantiates it and uploads it to the
-    /// device (so the first timed launch does not pay for the upload). The capture is ended
+    /// Captures what `body` enqueues on `gpu`'s stream, instantiates it and, with `upload`,
+    /// uploads it to the device (so the first timed launch does not pay for the upload;
+    /// nccl-tests' loop graph is not uploaded, its first launch pays). The capture is ended
     /// whatever `body` returns, or the stream would stay in capture mode.
-    pub fn capture(gpu: &Gpu, body: impl FnOnce() -> Result<()>) -> Result<Graph> {
+    pub fn capture(gpu: &Gpu, upload: bool, body: impl FnOnce() -> Result<()>) -> Result<Graph> {
         gpu.ctx
             .bind_to_thread()
             .map_err(|e| driver_error("cuCtxSetCurrent", e))?;
@@ -53,10 +54,12 @@ impl Graph {
         unsafe { sys::cuGraphInstantiateWithFlags(&mut g.exec, g.graph, 0) }
             .result()
             .map_err(|e| driver_error("cuGraphInstantiateWithFlags", e))?;
-        // SAFETY: `g.exec` was instantiated above; the stream is live.
-        unsafe { sys::cuGraphUpload(g.exec, g.stream) }
-            .result()
-            .map_err(|e| driver_error("cuGraphUpload", e))?;
+        if upload {
+            // SAFETY: `g.exec` was instantiated above; the stream is live.
+            unsafe { sys::cuGraphUpload(g.exec, g.stream) }
+                .result()
+                .map_err(|e| driver_error("cuGraphUpload", e))?;
+        }
         Ok(g)
     }
 

@@ -8,7 +8,9 @@
 //!   `ncclGroupStart` and `ncclGroupEnd`, launched together; its time is divided by N.
 //! - **Mode.** On the stream, or (`--cuda-graph`) one launch of a CUDA graph that captured one
 //!   iteration after one plain call (which connects NCCL's peers outside the capture). A graph
-//!   holds fixed addresses: its iterations rotate only among its N aggregated calls.
+//!   holds fixed addresses: its iterations rotate only among its N aggregated calls. The
+//!   back-to-back loop in graph mode is nccl-tests' `-G N` instead: every loop iteration, each
+//!   at its own rotation, captured into one graph launched N times.
 
 use super::comm::Communicator;
 use super::enqueue::Enqueue;
@@ -16,6 +18,10 @@ use super::gpu::Gpu;
 use super::graph::Graph;
 use super::p2p::{transfers, Transfer};
 use crate::error::{Error, Result};
+
+/// The most calls the loop's graph captures (iterations × `--agg`): a bound on the graph's
+/// size where nccl-tests captures every iteration whatever their number.
+pub const MAX_LOOP_GRAPH_CALLS: usize = 65_536;
 
 /// How each iteration is enqueued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -107,7 +113,7 @@ impl<'a> Launcher<'a> {
         };
         if mode == LaunchMode::Graph {
             l.one(0)?;
-            let graph = Graph::capture(gpu, || l.iteration(0))?;
+            let graph = Graph::capture(gpu, true, || l.iteration(0))?;
             l.graph = Some(graph);
         }
         Ok(l)
@@ -125,6 +131,20 @@ impl<'a> Launcher<'a> {
             Some(g) => g.launch(),
             None => self.iteration(k),
         }
+    }
+
+    /// In graph mode, nccl-tests' loop graph (`-G`): iterations `first..first + iters`, each at
+    /// its rotation, captured into one graph, at most [`MAX_LOOP_GRAPH_CALLS`] calls (the
+    /// iterations it holds are the graph's second field). `None` on the stream.
+    pub fn loop_graph(&self, first: usize, iters: usize) -> Result<Option<(Graph, usize)>> {
+        if self.graph.is_none() {
+            return Ok(None);
+        }
+        let held = iters.clamp(1, (MAX_LOOP_GRAPH_CALLS / self.agg).max(1));
+        let graph = Graph::capture(self.gpu, false, || {
+            (first..first + held).try_for_each(|k| self.iteration(k))
+        })?;
+        Ok(Some((graph, held)))
     }
 
     /// The checked call: one call at offset 0, the graph's launch where the graph is that call.

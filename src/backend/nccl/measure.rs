@@ -6,7 +6,8 @@
 //! multi-GiB host buffer per rank.
 //! With `--cuda-graph` the call is captured into a CUDA graph after one plain call (which makes
 //! NCCL connect its peers outside the capture), and every warm-up, timed and checked iteration
-//! is one launch of that graph.
+//! is one launch of that graph; the back-to-back loop is one graph of all its iterations
+//! launched `-G N` times, as nccl-tests times it.
 
 use std::os::raw::c_int;
 use std::time::Duration;
@@ -17,6 +18,7 @@ use cudarc::driver::CudaEvent;
 
 use super::enqueue::Enqueue;
 use super::gpu::{driver_error, wait_events, Gpu, Poll};
+use super::graph::Graph;
 pub use super::launcher::{LaunchMode, Member};
 use super::launcher::{Launcher, Rotation};
 use super::loader::Nccl;
@@ -112,6 +114,8 @@ pub struct Timing {
     pub agg: usize,
     pub blocking: bool,
     pub stall: Duration,
+    /// Launches of the loop's graph in graph mode (nccl-tests `-G N`).
+    pub graph_launches: usize,
 }
 
 /// NCCL's estimate, then warm-up, timed iterations and correctness. Iterations are enqueued
@@ -156,13 +160,24 @@ pub fn measure(
     // NCCL describes a call when it is enqueued: by now the warm-up, the timed calls, or in
     // graph mode the plain call before the capture.
     let ran = super::profiler::last_since(described);
+    let first = p.warmup + iters;
+    // Captured before the barrier, as nccl-tests instantiates before its own; -z 1 waits
+    // after every iteration, which a graph of all of them cannot.
+    let looped = match timing.blocking {
+        false => launcher.loop_graph(first, iters)?,
+        true => None,
+    };
     barrier()?;
-    let loop_us = time_loop(
-        &launcher,
-        &bufs.done,
-        (p.warmup + iters, iters),
-        (stall, timing.blocking),
-    )?;
+    let loop_us = match &looped {
+        Some((graph, held)) => time_graph_loop(&launcher, &bufs.done, (graph, *held), timing)?,
+        None => time_loop(
+            &launcher,
+            &bufs.done,
+            (first, iters),
+            (stall, timing.blocking),
+        )?,
+    };
+    drop(looped);
     let wrong = check(bufs, p, &pl, &launcher, stall)?;
     Ok(Measured {
         times,
@@ -198,6 +213,27 @@ fn time_loop(
     record(done, gpu)?;
     wait_events(&[done], m.comm, stall, Poll::Spinning)?;
     let calls = iters * launcher.agg();
+    Ok(start.elapsed().as_secs_f64() * 1e6 / calls as f64)
+}
+
+/// nccl-tests' loop under `-G N` (`BenchTime`): the graph of `held` iterations launched
+/// `graph_launches` times back to back, the host's wall clock from the first launch to the
+/// completion of the last, divided by every call the launches made.
+fn time_graph_loop(
+    launcher: &Launcher,
+    done: &CudaEvent,
+    (graph, held): (&Graph, usize),
+    timing: Timing,
+) -> Result<f64> {
+    let (gpu, m) = (launcher.gpu, launcher.m);
+    let launches = timing.graph_launches.max(1);
+    let start = std::time::Instant::now();
+    for _ in 0..launches {
+        graph.launch()?;
+    }
+    record(done, gpu)?;
+    wait_events(&[done], m.comm, timing.stall, Poll::Spinning)?;
+    let calls = held * launcher.agg() * launches;
     Ok(start.elapsed().as_secs_f64() * 1e6 / calls as f64)
 }
 

@@ -255,6 +255,7 @@ impl Walk<'_> {
             agg: self.req.opts.loop_timing.agg,
             blocking: self.req.opts.loop_timing.blocking,
             stall: self.stall(),
+            graph_launches: self.req.graph_launches,
         };
         // Every rank meets the members before their loop of back-to-back calls (nccl-tests'
         // barrier before its timed loop); ranks outside the point meet them there too.

@@ -55,6 +55,9 @@ pub(super) fn options_json(
     if let Some(map) = v.as_object_mut() {
         map.insert("protos".into(), serde_json::json!(req.protos));
         map.insert("cuda_graph".into(), req.cuda_graph.into());
+        if req.cuda_graph {
+            map.insert("graph_launches".into(), req.graph_launches.into());
+        }
         let groups = if nccl.has_split() {
             "ncclCommSplit"
         } else {
