@@ -53,6 +53,7 @@ pub fn read_run(dir: &Path) -> Result<Run> {
     check_schemas(dir, &meta)?;
     let (mut records, summary_cut) = read_summary_until_cut(&dir.join(SUMMARY_FILE))?;
     let samples_path = dir.join(SAMPLES_FILE);
+    refuse_packed_samples(&samples_path)?;
     let (samples, cut) = read_samples_until_cut(&samples_path)?;
     let summarised = records.len();
     if let Some(cut) = cut {
@@ -79,6 +80,28 @@ pub fn read_run(dir: &Path) -> Result<Run> {
         points,
         telemetry: read_telemetry_if_any(dir)?,
     })
+}
+
+/// A missing samples.csv kept compressed beside (as committed reference runs keep large ones):
+/// one line saying how to unpack it, rather than "no such file".
+fn refuse_packed_samples(path: &Path) -> Result<()> {
+    if path.exists() {
+        return Ok(());
+    }
+    for (ext, tool) in [("xz", "xz"), ("gz", "gzip"), ("zst", "zstd")] {
+        let packed = path.with_extension(format!("csv.{ext}"));
+        if packed.is_file() {
+            return Err(Error::Input {
+                path: path.to_path_buf(),
+                msg: format!(
+                    "missing, but {} is beside it: unpack it first ({tool} -dk {})",
+                    packed.display(),
+                    packed.display()
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The schema each file of a folder must have, as meta.json's `files` names them.
