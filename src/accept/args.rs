@@ -11,13 +11,27 @@ use super::command::AcceptRequest;
 #[command(after_help = "Examples:\n  \
 collbench accept --criteria bench-configs/acceptance/host-2ranks.toml\n  \
 collbench accept --criteria bench-configs/acceptance/host-2ranks.toml --repeat 5 --junit junit.xml\n  \
-collbench accept --criteria my.toml --run results/run-a --run results/run-b --json\n\n\
+collbench accept --criteria my.toml --run results/run-a --run results/run-b --json\n  \
+collbench accept --expect h100-nvswitch --run results/run-a\n  \
+collbench accept --expect ib-ndr-400 --nics 8 --margin 0.05 --run results/run-a --run results/run-b\n\n\
 Exit codes: 0 every criterion passed, 1 some threshold was not met, 2 could not judge \
 (bad criteria, a sweep failed, a criterion matched no measured point).")]
 pub struct AcceptArgs {
-    /// Criteria file (TOML): what to sweep and what every point must meet (docs/ACCEPTANCE.md).
-    #[arg(long, value_name = "FILE")]
-    pub criteria: PathBuf,
+    /// Criteria file (TOML): what to sweep and what every point must meet (docs/ACCEPTANCE.md);
+    /// optional with --expect and --run.
+    #[arg(long, value_name = "FILE", required_unless_present = "expect")]
+    pub criteria: Option<PathBuf>,
+    /// Expected performance: a bundled profile (h100-nvswitch, a100-nvswitch, a800-nvswitch,
+    /// ib-edr-100, ib-hdr-200, ib-ndr-400) or a profile file; every point past the profile's
+    /// saturation size must reach its busbw less --margin (repeat the flag for several).
+    #[arg(long, value_name = "PROFILE")]
+    pub expect: Vec<String>,
+    /// With --expect: the share below the expected busbw still accepted (0 to 0.9).
+    #[arg(long, value_name = "F", default_value_t = 0.1)]
+    pub margin: f64,
+    /// With a per-NIC --expect profile (ib-*): the NICs of each node (1 to 64).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub nics: Option<u32>,
     /// Run the criteria's sweep N times; each criterion is judged on its `stat` across them.
     #[arg(long, value_name = "N", default_value_t = 1,
           value_parser = clap::value_parser!(u32).range(1..=1000), conflicts_with = "runs")]
@@ -46,6 +60,9 @@ impl AcceptArgs {
     pub fn into_request(self, command_line: Vec<String>) -> AcceptRequest {
         AcceptRequest {
             criteria: self.criteria,
+            expect: self.expect,
+            margin: self.margin,
+            nics: self.nics.map(|n| n as usize),
             repeat: self.repeat as usize,
             runs: self.runs,
             out: self.out,

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::criteria::Criteria;
+use super::expect::Expect;
 use super::judge::{judge, Header};
 use super::measure::read_measured;
 use super::verdict::{Outcome, Verdict, VERDICT_FILE};
@@ -22,7 +23,11 @@ pub const JUNIT_FILE: &str = "junit.xml";
 /// What `collbench accept` was asked to do.
 #[derive(Debug, Clone)]
 pub struct AcceptRequest {
-    pub criteria: PathBuf,
+    pub criteria: Option<PathBuf>,
+    /// `--expect` profiles, `--margin` and `--nics`.
+    pub expect: Vec<String>,
+    pub margin: f64,
+    pub nics: Option<usize>,
     /// Sweeps to run (ignored with `runs`).
     pub repeat: usize,
     /// Existing results folders to judge, one per repeat.
@@ -37,7 +42,12 @@ pub struct AcceptRequest {
 
 /// Runs the command; `Ok` carries the verdict's exit code.
 pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
-    let criteria = Criteria::load(&req.criteria)?;
+    let judged_elsewhere = req.criteria.is_some() || !req.runs.is_empty();
+    let expect = Expect::from_flags(&req.expect, (req.margin, req.nics), judged_elsewhere)?;
+    let mut criteria = match &req.criteria {
+        Some(path) => Criteria::load(path)?,
+        None => Criteria::empty(Path::new("--expect"), "expect"),
+    };
     // Refused before any sweep, so that a refusal costs nothing (a default folder is new).
     for path in output_paths(req.out.as_deref(), req.junit.as_deref()) {
         check_new(&path, req.force)?;
@@ -63,7 +73,20 @@ pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
         created: crate::meta::now_rfc3339(),
         command_line: req.command_line.clone(),
     };
-    let verdict = judge(&criteria, &measured, header);
+    let notes = match &expect {
+        Some(e) => {
+            let keys: Vec<_> = measured.groups.iter().map(|g| g.key.clone()).collect();
+            let (extra, notes) = e.criteria(&keys);
+            criteria.criteria.extend(extra);
+            notes
+        }
+        None => Vec::new(),
+    };
+    let mut verdict = judge(&criteria, &measured, header);
+    for n in &notes {
+        crate::say!("collbench: {n}");
+    }
+    verdict.notes.extend(notes);
     let written = write_outputs(&verdict, out.as_deref(), req.junit.as_deref(), req.force)?;
     if req.json {
         crate::output::stdout::println(&to_json(&verdict)?);

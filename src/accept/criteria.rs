@@ -93,6 +93,16 @@ impl Criteria {
         Criteria::parse(&text, path)
     }
 
+    /// No criterion and no sweep: what `--expect` alone fills, named `name`.
+    pub fn empty(path: &Path, name: &str) -> Criteria {
+        Criteria {
+            path: path.to_path_buf(),
+            name: name.into(),
+            sweep: None,
+            criteria: Vec::new(),
+        }
+    }
+
     /// Parses criteria text; `path` names the file in errors and anchors `reference_fit`.
     pub fn parse(text: &str, path: &Path) -> Result<Criteria> {
         let bad = |msg: String| Error::Input {
@@ -142,7 +152,7 @@ impl Criteria {
 }
 
 /// A toml error as one line: `line N: message`.
-fn toml_error(text: &str, e: &toml::de::Error) -> String {
+pub(super) fn toml_error(text: &str, e: &toml::de::Error) -> String {
     let msg = e.message().trim().replace('\n', "; ");
     match e.span() {
         Some(span) => {

@@ -17,6 +17,7 @@
 pub mod args;
 pub mod command;
 pub mod criteria;
+pub mod expect;
 pub mod judge;
 pub mod junit;
 pub mod measure;

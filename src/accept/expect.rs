@@ -1,0 +1,347 @@
+//! Expected performance without a hand-written threshold: a profile of cited bus-bandwidth
+//! floors (bench-configs/expect/*.toml, bundled, or a file of one's own) turned into criteria
+//! for the points a run measured. Each row names ops, the busbw public numbers say a healthy
+//! system reaches and the size from which it saturates; a point at or past that size must reach
+//! the busbw less `--margin`. Smaller points are not judged on bandwidth (the curve has not
+//! saturated); a run whose largest size is below the saturation size is judged for connectivity
+//! and correct results only, and says so. Per-NIC profiles (network rates) scale by `--nics`,
+//! the NICs per node, and apply to runs across nodes; per-node profiles to runs inside one.
+//! Keys in docs/ACCEPTANCE.md ("Expected performance").
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::criteria::{Check, Criterion, Selector, Stat};
+use super::measure::GroupKey;
+use crate::collective::{Algo, Op};
+use crate::error::{Error, Result};
+use crate::units::{format_size, parse_list, parse_size};
+
+/// The profiles shipped inside the binary: (name, text).
+pub const BUNDLED: [(&str, &str); 6] = [
+    (
+        "h100-nvswitch",
+        include_str!("../../bench-configs/expect/h100-nvswitch.toml"),
+    ),
+    (
+        "a100-nvswitch",
+        include_str!("../../bench-configs/expect/a100-nvswitch.toml"),
+    ),
+    (
+        "a800-nvswitch",
+        include_str!("../../bench-configs/expect/a800-nvswitch.toml"),
+    ),
+    (
+        "ib-edr-100",
+        include_str!("../../bench-configs/expect/ib-edr-100.toml"),
+    ),
+    (
+        "ib-hdr-200",
+        include_str!("../../bench-configs/expect/ib-hdr-200.toml"),
+    ),
+    (
+        "ib-ndr-400",
+        include_str!("../../bench-configs/expect/ib-ndr-400.toml"),
+    ),
+];
+
+/// What a profile's numbers are per: the whole node, or one NIC (times `--nics`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Per {
+    Node,
+    Nic,
+}
+
+/// A profile, read and checked.
+#[derive(Clone, Debug)]
+pub struct Profile {
+    pub name: String,
+    pub per: Per,
+    pub rows: Vec<Row>,
+}
+
+/// One expectation: these ops (and algorithms) reach `busbw_gbps` from `from_bytes` on.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub ops: Vec<Op>,
+    pub algos: Vec<Algo>,
+    pub busbw_gbps: f64,
+    pub from_bytes: usize,
+    pub source: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    name: String,
+    description: Option<String>,
+    per: Per,
+    expect: Vec<RawRow>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRow {
+    op: String,
+    algo: Option<String>,
+    busbw_gbps: f64,
+    from_bytes: toml::Value,
+    source: String,
+}
+
+/// The largest busbw a row may expect (GB/s): past any link built or announced.
+const MAX_BUSBW_GBPS: f64 = 100_000.0;
+
+impl Profile {
+    /// A bundled profile by name, or a TOML file at that path.
+    pub fn load(name: &str) -> Result<Profile> {
+        if let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == name) {
+            return Profile::parse(text, Path::new(name));
+        }
+        let path = Path::new(name);
+        if !path.is_file() {
+            let names: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
+            return Err(Error::usage(format!(
+                "--expect {name}: no such profile or file; the bundled ones are {}",
+                names.join(", ")
+            )));
+        }
+        let text =
+            crate::input::read_text_capped(path, crate::input::MAX_SPEC_BYTES, "expect profile")?;
+        Profile::parse(&text, path)
+    }
+
+    /// Parses a profile; errors are one line naming `path`.
+    pub fn parse(text: &str, path: &Path) -> Result<Profile> {
+        let bad = |msg: String| Error::Input {
+            path: path.to_path_buf(),
+            msg,
+        };
+        let raw: RawProfile =
+            toml::from_str(text).map_err(|e| bad(super::criteria::toml_error(text, &e)))?;
+        let _ = raw.description;
+        if raw.expect.is_empty() {
+            return Err(bad("no [[expect]] row; add at least one".into()));
+        }
+        let rows = raw.expect.iter().enumerate().map(|(i, r)| row(r, i));
+        let rows = rows.collect::<Result<Vec<Row>, String>>().map_err(bad)?;
+        Ok(Profile {
+            name: raw.name,
+            per: raw.per,
+            rows,
+        })
+    }
+}
+
+fn row(r: &RawRow, i: usize) -> Result<Row, String> {
+    let at = |m: String| format!("[[expect]] #{}: {m}", i + 1);
+    let ops = parse_list::<Op>(&r.op).map_err(|e| at(format!("op: {e}")))?;
+    let algos = match &r.algo {
+        Some(a) => parse_list::<Algo>(a).map_err(|e| at(format!("algo: {e}")))?,
+        None => Vec::new(),
+    };
+    if !(r.busbw_gbps > 0.0 && r.busbw_gbps <= MAX_BUSBW_GBPS) {
+        return Err(at(format!(
+            "busbw_gbps {} is not in (0, {MAX_BUSBW_GBPS}]",
+            r.busbw_gbps
+        )));
+    }
+    let from_bytes = match &r.from_bytes {
+        toml::Value::String(s) => parse_size(s).map_err(|e| at(format!("from_bytes: {e}")))?,
+        toml::Value::Integer(n) if *n > 0 => *n as usize,
+        v => return Err(at(format!("from_bytes {v} is not a size such as \"8G\""))),
+    };
+    if r.source.trim().is_empty() {
+        return Err(at("source is empty: say where the number comes from".into()));
+    }
+    Ok(Row {
+        ops,
+        algos,
+        busbw_gbps: r.busbw_gbps,
+        from_bytes,
+        source: r.source.clone(),
+    })
+}
+
+/// `--expect` with its margin and NIC count.
+#[derive(Clone, Debug)]
+pub struct Expect {
+    pub profiles: Vec<Profile>,
+    /// The share below the expected busbw still accepted (0.1: 90% of it).
+    pub margin: f64,
+    /// NICs per node, for per-NIC profiles.
+    pub nics: Option<usize>,
+}
+
+impl Expect {
+    /// `--expect`, `--margin` and `--nics` checked and loaded; `None` without `--expect`.
+    /// `sourced`: a criteria file or `--run` folders say what is judged.
+    pub fn from_flags(
+        names: &[String],
+        (margin, nics): (f64, Option<usize>),
+        sourced: bool,
+    ) -> Result<Option<Expect>> {
+        if names.is_empty() {
+            return match nics {
+                Some(_) => Err(Error::usage("--nics goes with a per-NIC --expect profile")),
+                None => Ok(None),
+            };
+        }
+        if !(0.0..=0.9).contains(&margin) {
+            return Err(Error::usage(format!(
+                "--margin {margin}: give a share from 0 to 0.9 (0.1 accepts 90% of the \
+                 expected busbw)"
+            )));
+        }
+        if !sourced {
+            return Err(Error::usage(
+                "--expect without --criteria judges existing folders: add --run DIR, or a \
+                 --criteria FILE whose [sweep] says what to measure",
+            ));
+        }
+        Expect::load(names, margin, nics).map(Some)
+    }
+
+    /// Loads the profiles and checks that a per-NIC one has its NIC count.
+    pub fn load(names: &[String], margin: f64, nics: Option<usize>) -> Result<Expect> {
+        let profiles = names
+            .iter()
+            .map(|n| Profile::load(n))
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(p) = profiles
+            .iter()
+            .find(|p| p.per == Per::Nic && nics.is_none())
+        {
+            return Err(Error::usage(format!(
+                "--expect {}: its rates are per NIC; give --nics N, the NICs of each node",
+                p.name
+            )));
+        }
+        Ok(Expect {
+            profiles,
+            margin,
+            nics,
+        })
+    }
+
+    /// The criteria for the points measured (`keys`), and a note for every row that no
+    /// measured point reaches: correct results everywhere, then each row's busbw floor per
+    /// node count it applies to.
+    pub fn criteria(&self, keys: &[GroupKey]) -> (Vec<Criterion>, Vec<String>) {
+        let mut criteria = vec![correct()];
+        let mut notes = Vec::new();
+        for p in &self.profiles {
+            for (i, r) in p.rows.iter().enumerate() {
+                let nodes = applicable_nodes(p.per, r, keys);
+                for &n in &nodes {
+                    criteria.push(self.floor(p, (i, r), n));
+                }
+                if nodes.is_empty() {
+                    notes.push(unjudged(p, r, keys));
+                }
+            }
+        }
+        (criteria, notes)
+    }
+
+    /// Row `i`'s busbw floor at `nodes` nodes, on the median of the repeats.
+    fn floor(&self, p: &Profile, (i, r): (usize, &Row), nodes: usize) -> Criterion {
+        let scale = match p.per {
+            Per::Node => 1.0,
+            Per::Nic => self.nics.unwrap_or(1) as f64,
+        };
+        let min = r.busbw_gbps * scale * (1.0 - self.margin);
+        Criterion {
+            name: format!("expect-{}-{}-{}nodes", p.name, i + 1, nodes),
+            select: Selector {
+                ops: r.ops.clone(),
+                algos: r.algos.clone(),
+                protos: Vec::new(),
+                dtypes: Vec::new(),
+                worlds: Vec::new(),
+                nodes: Some(nodes),
+                in_place: None,
+                min_bytes: r.from_bytes,
+                max_bytes: usize::MAX,
+            },
+            stat: Stat::Median,
+            checks: vec![Check::MinBusbw(min)],
+            reference: None,
+        }
+    }
+}
+
+/// Every point computes exact results.
+fn correct() -> Criterion {
+    Criterion {
+        name: "expect-correct".into(),
+        select: Selector {
+            ops: Vec::new(),
+            algos: Vec::new(),
+            protos: Vec::new(),
+            dtypes: Vec::new(),
+            worlds: Vec::new(),
+            nodes: None,
+            in_place: None,
+            min_bytes: 0,
+            max_bytes: usize::MAX,
+        },
+        stat: Stat::Worst,
+        checks: vec![Check::MaxWrong(0)],
+        reference: None,
+    }
+}
+
+fn row_covers(r: &Row, k: &GroupKey) -> bool {
+    r.ops.contains(&k.op) && (r.algos.is_empty() || r.algos.contains(&k.algo))
+}
+
+/// The node counts a row judges: those of measured points of its ops at or past its size,
+/// one node for a per-node profile, two or more for a per-NIC one.
+fn applicable_nodes(per: Per, r: &Row, keys: &[GroupKey]) -> Vec<usize> {
+    let fits = |n: usize| match per {
+        Per::Node => n == 1,
+        Per::Nic => n >= 2,
+    };
+    let mut nodes: Vec<usize> = keys
+        .iter()
+        .filter(|k| row_covers(r, k) && k.bytes >= r.from_bytes && fits(k.nodes))
+        .map(|k| k.nodes)
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
+}
+
+/// Why a row judged nothing: connectivity only (measured, but not to its size), the wrong
+/// kind of run (one node for a per-NIC row, several for a per-node one), or none of its ops.
+fn unjudged(p: &Profile, r: &Row, keys: &[GroupKey]) -> String {
+    let ops: Vec<String> = r.ops.iter().map(|o| o.to_string()).collect();
+    let what = format!("{} {} ({})", p.name, ops.join("/"), r.source);
+    let covered: Vec<&GroupKey> = keys.iter().filter(|k| row_covers(r, k)).collect();
+    let largest = covered.iter().map(|k| k.bytes).max();
+    match largest {
+        None => format!("expect {what}: none of its ops was measured; not judged"),
+        Some(b) if b < r.from_bytes => format!(
+            "expect {what}: connectivity only: measured up to {}, below {} where {} GB/s busbw \
+             is expected; bandwidth not judged (sweep to {} or more to judge it)",
+            format_size(b),
+            format_size(r.from_bytes),
+            r.busbw_gbps,
+            format_size(r.from_bytes)
+        ),
+        Some(_) => format!(
+            "expect {what}: its rates are {}; this run has no such points",
+            match p.per {
+                Per::Node => "inside one node",
+                Per::Nic => "across nodes (2 or more)",
+            }
+        ),
+    }
+}
+
+#[cfg(test)]
+#[path = "expect_tests.rs"]
+mod tests;

@@ -1,0 +1,105 @@
+//! `collbench accept --expect` on a recorded host run: a profile's busbw floor past its
+//! saturation size (met, and not met with the reason code), a run too small for it judged for
+//! connectivity only and saying so, and the flags' refusals.
+
+mod common;
+
+use std::path::Path;
+
+use common::accept::{accept, refused, write};
+use common::recorded::Recorded;
+
+/// One real sweep: AllReduce and AllGather on 2 host ranks, 1 KiB to 256 KiB.
+fn recorded() -> &'static Path {
+    static RUN: Recorded = Recorded::new();
+    RUN.dir(
+        &[
+            "--op",
+            "allreduce,allgather",
+            "--ranks",
+            "2",
+            "-b",
+            "1K",
+            "-e",
+            "256K",
+            "--iters",
+            "10",
+            "--warmup",
+            "2",
+        ],
+        common::accept::LIMIT,
+    )
+}
+
+/// A per-node profile expecting `busbw` GB/s of AllReduce from `from` on.
+fn profile(busbw: f64, from: &str) -> String {
+    format!(
+        "name = \"test-node\"\nper = \"node\"\n[[expect]]\nop = \"allreduce\"\n\
+         busbw_gbps = {busbw}\nfrom_bytes = \"{from}\"\nsource = \"test#1\"\n"
+    )
+}
+
+fn verdict(r: &common::Run) -> serde_json::Value {
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {r:?}"))
+}
+
+#[test]
+fn a_met_expectation_passes_and_an_unmet_one_fails_as_bandwidth_low() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = recorded().to_str().unwrap();
+    let easy = write(tmp.path(), "easy.toml", &profile(1e-6, "64K"));
+    let r = accept(&["--expect", easy.to_str().unwrap(), "--run", run, "--json"]);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let v = verdict(&r);
+    let names: Vec<&str> = v["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["expect-correct", "expect-test-node-1-1nodes"]);
+    // 64 KiB, 128 KiB and 256 KiB: the points past the saturation size, no smaller one.
+    assert_eq!(
+        v["criteria"][1]["points"].as_array().unwrap().len(),
+        3,
+        "{v}"
+    );
+    let hard = write(tmp.path(), "hard.toml", &profile(90_000.0, "64K"));
+    let r = accept(&["--expect", hard.to_str().unwrap(), "--run", run, "--json"]);
+    assert_eq!(r.code(), 1, "{r:?}");
+    let v = verdict(&r);
+    assert_eq!(v["reasons"][0]["code"], "bandwidth-low", "{v}");
+    // The margin is applied: 10% below 90000.
+    let threshold = v["criteria"][1]["points"][0]["checks"][0]["threshold"].as_f64();
+    assert_eq!(threshold, Some(81_000.0), "{v}");
+}
+
+#[test]
+fn a_run_below_the_saturation_size_is_judged_for_connectivity_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let far = write(tmp.path(), "far.toml", &profile(90_000.0, "1G"));
+    let run = recorded().to_str().unwrap();
+    let r = accept(&["--expect", far.to_str().unwrap(), "--run", run, "--json"]);
+    assert_eq!(r.code(), 0, "{r:?}");
+    assert!(r.stderr.contains("connectivity only"), "{r:?}");
+    assert!(r.stderr.contains("below 1 GiB"), "{r:?}");
+    let v = verdict(&r);
+    assert_eq!(v["criteria"].as_array().unwrap().len(), 1, "{v}");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("connectivity only"), "{notes}");
+}
+
+#[test]
+fn expect_flags_are_refused_in_one_line() {
+    let run = recorded().to_str().unwrap();
+    let r = accept(&["--expect", "ib-ndr-400", "--run", run]);
+    refused(&r, &["ib-ndr-400", "--nics"]);
+    let r = accept(&["--expect", "h100-nvswitch"]);
+    refused(&r, &["--run DIR", "--criteria"]);
+    let r = accept(&["--expect", "h100-nvswitch", "--margin", "2", "--run", run]);
+    refused(&r, &["--margin 2"]);
+    let r = accept(&["--expect", "no-such", "--run", run]);
+    refused(&r, &["no-such", "h100-nvswitch"]);
+    let r = accept(&["--nics", "8", "--criteria", "x.toml", "--run", run]);
+    refused(&r, &["--nics"]);
+}
