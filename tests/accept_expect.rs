@@ -103,3 +103,43 @@ fn expect_flags_are_refused_in_one_line() {
     let r = accept(&["--nics", "8", "--criteria", "x.toml", "--run", run]);
     refused(&r, &["--nics"]);
 }
+
+#[test]
+fn a_baseline_from_a_good_run_passes_that_run_and_sweeps_it_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = recorded().to_str().unwrap();
+    let r = accept(&["--baseline-from", run, "--margin", "0.2"]);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let text = r.stdout.clone();
+    assert!(
+        text.contains("[sweep]") && text.contains("backend = \"host\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("min_bytes = 1024\nmax_bytes = 262144\nfactor = 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("-busbw\"") && text.contains("-latency\""),
+        "{text}"
+    );
+    let criteria = write(tmp.path(), "baseline.toml", &text);
+    let c = criteria.to_str().unwrap();
+    // The run it was made from meets it: each threshold is its own value, loosened.
+    let r = accept(&["--criteria", c, "--run", run, "--json"]);
+    assert_eq!(r.code(), 0, "{r:?}");
+    // Its [sweep] measures the same points again: a verdict (0, or 1 on a busy machine), judged
+    // at every criterion, never "could not judge".
+    let out = tmp.path().join("again");
+    let r = accept(&["--criteria", c, "--out", out.to_str().unwrap(), "--json"]);
+    assert!(r.code() == 0 || r.code() == 1, "{r:?}");
+    let v = verdict(&r);
+    assert_eq!(v["counts"]["criteria_no_data"], 0, "{v}");
+    assert!(v["counts"]["criteria"].as_u64() > Some(1), "{v}");
+    let r = accept(&["--baseline-from", run, "--margin", "-1"]);
+    refused(&r, &["--margin -1"]);
+    let r = accept(&["--baseline-from", "/nonexistent/run"]);
+    refused(&r, &["/nonexistent/run"]);
+    let r = accept(&["--baseline-from", run, "--expect", "h100-nvswitch"]);
+    assert_eq!(r.code(), 2, "{r:?}");
+}

@@ -13,21 +13,33 @@ collbench accept --criteria bench-configs/acceptance/host-2ranks.toml\n  \
 collbench accept --criteria bench-configs/acceptance/host-2ranks.toml --repeat 5 --junit junit.xml\n  \
 collbench accept --criteria my.toml --run results/run-a --run results/run-b --json\n  \
 collbench accept --expect h100-nvswitch --run results/run-a\n  \
+collbench accept --baseline-from results/run-a --margin 0.15\n  \
 collbench accept --expect ib-ndr-400 --nics 8 --margin 0.05 --run results/run-a --run results/run-b\n\n\
 Exit codes: 0 every criterion passed, 1 some threshold was not met, 2 could not judge \
 (bad criteria, a sweep failed, a criterion matched no measured point).")]
 pub struct AcceptArgs {
     /// Criteria file (TOML): what to sweep and what every point must meet (docs/ACCEPTANCE.md);
     /// optional with --expect and --run.
-    #[arg(long, value_name = "FILE", required_unless_present = "expect")]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["expect", "baseline_from"])]
     pub criteria: Option<PathBuf>,
+    /// Print a criteria file made from this known-good results folder (repeat the flag for
+    /// repeats): its [sweep], a busbw floor where each curve saturates and a latency ceiling
+    /// below, loosened by --margin. Nothing is judged.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["criteria", "expect", "runs"])]
+    pub baseline_from: Vec<PathBuf>,
     /// Expected performance: a bundled profile (h100-nvswitch, a100-nvswitch, a800-nvswitch,
     /// ib-edr-100, ib-hdr-200, ib-ndr-400) or a profile file; every point past the profile's
     /// saturation size must reach its busbw less --margin (repeat the flag for several).
     #[arg(long, value_name = "PROFILE")]
     pub expect: Vec<String>,
-    /// With --expect: the share below the expected busbw still accepted (0 to 0.9).
-    #[arg(long, value_name = "F", default_value_t = 0.1)]
+    /// With --expect or --baseline-from: the share by which a threshold is loosened (0 to 0.9;
+    /// 0.1 accepts 90% of a busbw and 110% of a time).
+    #[arg(
+        long,
+        value_name = "F",
+        default_value_t = 0.1,
+        allow_negative_numbers = true
+    )]
     pub margin: f64,
     /// With a per-NIC --expect profile (ib-*): the NICs of each node (1 to 64).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
@@ -61,6 +73,7 @@ impl AcceptArgs {
         AcceptRequest {
             criteria: self.criteria,
             expect: self.expect,
+            baseline_from: self.baseline_from,
             margin: self.margin,
             nics: self.nics.map(|n| n as usize),
             repeat: self.repeat as usize,

@@ -189,12 +189,7 @@ impl Expect {
                 None => Ok(None),
             };
         }
-        if !(0.0..=0.9).contains(&margin) {
-            return Err(Error::usage(format!(
-                "--margin {margin}: give a share from 0 to 0.9 (0.1 accepts 90% of the \
-                 expected busbw)"
-            )));
-        }
+        check_margin(margin)?;
         if !sourced {
             return Err(Error::usage(
                 "--expect without --criteria judges existing folders: add --run DIR, or a \
@@ -271,6 +266,16 @@ impl Expect {
             reference: None,
         }
     }
+}
+
+/// `--margin` within 0 to 0.9.
+pub fn check_margin(margin: f64) -> Result<()> {
+    if (0.0..=0.9).contains(&margin) {
+        return Ok(());
+    }
+    Err(Error::usage(format!(
+        "--margin {margin}: give a share from 0 to 0.9 (0.1 accepts 90% of a busbw, 110% of a time)"
+    )))
 }
 
 /// Every point computes exact results.

@@ -15,6 +15,7 @@
 //! numbers and text out. The method is described in docs/ACCEPTANCE.md.
 
 pub mod args;
+pub mod baseline;
 pub mod command;
 pub mod criteria;
 pub mod expect;
