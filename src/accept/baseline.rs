@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::PathBuf;
 
 use super::measure::{GroupKey, Measured, PointGroup};
 use crate::error::{Error, Result};
@@ -23,6 +24,20 @@ const MAX_CURVES: usize = (super::criteria::MAX_CRITERIA - 1) / 2;
 
 /// One curve's points, in size order: (bytes, median busbw, median time).
 type Curve = Vec<(usize, f64, f64)>;
+
+/// `--baseline-from`: the criteria file of the folders `dirs` on stdout; exit 0.
+pub fn print(dirs: &[PathBuf], margin: f64) -> Result<u8> {
+    super::expect::check_margin(margin)?;
+    let measured = super::measure::read_measured(dirs)?;
+    let first = dirs
+        .first()
+        .ok_or_else(|| Error::usage("--baseline-from needs a folder"))?;
+    let meta = Meta::read(&first.join(crate::meta::META_FILE))?;
+    let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+    let text = criteria_text(&measured, &meta, margin, &names.join(", "))?;
+    crate::output::stdout::print(&text);
+    Ok(0)
+}
 
 /// The criteria text for the runs `measured` (read from `dirs`), whose first meta.json is
 /// `meta`; `margin` loosens every threshold by that share.

@@ -45,7 +45,7 @@ pub struct AcceptRequest {
 /// Runs the command; `Ok` carries the verdict's exit code.
 pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
     if !req.baseline_from.is_empty() {
-        return print_baseline(req);
+        return super::baseline::print(&req.baseline_from, req.margin);
     }
     let judged_elsewhere = req.criteria.is_some() || !req.runs.is_empty();
     let expect = Expect::from_flags(&req.expect, (req.margin, req.nics), judged_elsewhere)?;
@@ -100,21 +100,6 @@ pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
     }
     explain(&verdict, &written);
     Ok(verdict.exit_code)
-}
-
-/// `--baseline-from`: the criteria file of the folders on stdout.
-fn print_baseline(req: &AcceptRequest) -> Result<u8> {
-    super::expect::check_margin(req.margin)?;
-    let measured = read_measured(&req.baseline_from)?;
-    let meta = crate::meta::Meta::read(&req.baseline_from[0].join(crate::meta::META_FILE))?;
-    let dirs: Vec<String> = req
-        .baseline_from
-        .iter()
-        .map(|d| d.display().to_string())
-        .collect();
-    let text = super::baseline::criteria_text(&measured, &meta, req.margin, &dirs.join(", "))?;
-    crate::output::stdout::print(&text);
-    Ok(0)
 }
 
 /// Where the repeats' results and the verdict go.

@@ -58,6 +58,8 @@ mod tests {
             error: None,
             iters: None,
             time_step_us: step,
+            samples: Vec::new(),
+            spread: None,
         }
     }
 

@@ -209,15 +209,17 @@ fn folder_names(req: &ImportRequest, ready: &[Ready]) -> Result<Vec<PathBuf>> {
     Ok(dirs)
 }
 
-/// Writes one imported run: meta.json, summary.csv, and samples.csv/ranks.csv without rows.
+/// Writes one imported run: meta.json, summary.csv, samples.csv (the log's per-iteration times,
+/// where it has them) and ranks.csv without rows.
 fn write_folder(run: &Ready, dir: &Path) -> Result<()> {
     let c = &run.converted;
     let info = c.meta.import.as_ref();
     let truncated = info.is_some_and(|i| i.truncated);
     super::publish::publish(dir, |staging| {
         let mut folder = RunDir::create(staging, &c.meta)?;
-        for rec in &c.records {
-            folder.append_point(rec, &[], &[])?;
+        for (i, rec) in c.records.iter().enumerate() {
+            let samples = c.samples.get(i).map_or(&[][..], |s| s.as_slice());
+            folder.append_point(rec, samples, &[])?;
         }
         let (status, error) = match truncated {
             true => (

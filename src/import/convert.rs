@@ -1,14 +1,12 @@
 //! One run of a log as collbench points and metadata: op, world, nodes and GPUs from the log,
 //! each table half a point whose only time is the log's average per call. Pure: no I/O.
 
-use std::collections::BTreeMap;
-
 use super::bwcheck::mismatch;
 use super::log::{Half, LogRun, Row, Tool};
 use crate::collective::{algbw_gbps, busbw_gbps, Algo, DType, Op, Proto, ReduceOp};
 use crate::meta::{HostInfo, ImportInfo, Meta};
 use crate::model::call::BackendKind;
-use crate::model::record::{PointKey, PointRecord};
+use crate::model::record::{IterSample, PointKey, PointRecord};
 
 /// What the user told `collbench import` where the log is silent.
 #[derive(Clone, Debug, Default)]
@@ -29,6 +27,8 @@ pub struct Converted {
     pub op: Op,
     pub meta: Meta,
     pub records: Vec<PointRecord>,
+    /// Each record's per-iteration samples (empty where the log has none).
+    pub samples: Vec<Vec<IterSample>>,
     /// What the user should hear (bandwidth mismatches, rows skipped), one line each.
     pub warnings: Vec<String>,
 }
@@ -87,15 +87,17 @@ pub fn convert(
             "unknown",
             world,
             keys.nodes,
-            options(run),
+            super::info::options(run),
         ),
         records: Vec::new(),
+        samples: Vec::new(),
         warnings: Vec::new(),
     };
-    let mut info = import_info(tool, run, source, op, algo_from);
+    let mut info = super::info::import_info(tool, run, source, op, algo_from);
     for row in &run.rows {
         add_row(row, &keys, &mut out, &mut info);
     }
+    info.per_iteration_samples = out.samples.iter().any(|s| !s.is_empty());
     describe_machine(&mut out.meta, run, hosts, rank_nodes);
     out.meta.import = Some(info);
     out.meta.timing = None;
@@ -151,51 +153,6 @@ fn algo_and_proto(tool: Tool, run: &LogRun, ov: &Overrides) -> (Algo, Option<Pro
     (algo, proto, from.to_string())
 }
 
-/// meta.json `options`: the log's header settings, so the folder says how it was measured.
-fn options(run: &LogRun) -> serde_json::Value {
-    let settings: BTreeMap<&str, &str> = run
-        .header
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    serde_json::json!({ "imported": true, "settings": settings })
-}
-
-fn import_info(tool: Tool, run: &LogRun, source: &str, op: Op, algo_from: String) -> ImportInfo {
-    let test = run.test.clone().unwrap_or_else(|| op.name().to_string());
-    let mut notes = Vec::new();
-    if run.foreign_lines > 0 {
-        notes.push(format!(
-            "{} line(s) inside the run were not the benchmark's (NCCL INFO, other output); \
-             ignored",
-            run.foreign_lines
-        ));
-    }
-    ImportInfo {
-        tool: tool.name().into(),
-        tool_version: run.tool_version.clone(),
-        test,
-        source: source.into(),
-        lines: [run.first_line, run.last_line],
-        per_iteration_samples: false,
-        time_statistic: match tool {
-            Tool::NcclTests => "average time per call over the timed iterations, averaged \
-                                over ranks (nccl-tests -a 1, the default)"
-                .into(),
-            Tool::Osu => "average latency per call, averaged over ranks (OSU `Avg Latency`)".into(),
-        },
-        algo_from,
-        settings: run.header.clone(),
-        // -1: the collective has no root.
-        root: run.rows.iter().find_map(|r| r.root).filter(|r| *r >= 0),
-        checked: true,
-        max_error: None,
-        bandwidth_mismatches: 0,
-        truncated: run.truncated,
-        notes,
-    }
-}
-
 /// The points of one row (out-of-place, then in-place), or a note saying why it was skipped.
 fn add_row(row: &Row, keys: &RunKeys, out: &mut Converted, info: &mut ImportInfo) {
     let typed = dtype_of(&row.type_name)
@@ -213,6 +170,7 @@ fn add_row(row: &Row, keys: &RunKeys, out: &mut Converted, info: &mut ImportInfo
             Ok(rec) => {
                 note_checks(row, half, keys, out, info);
                 out.records.push(rec);
+                out.samples.push(half.samples.clone());
             }
             Err(why) => skip(out, info, row.line, &why),
         }
@@ -266,8 +224,9 @@ fn root_of(op: Op, column: Option<i64>) -> Option<usize> {
         .then(|| column.and_then(|r| usize::try_from(r).ok()).unwrap_or(0))
 }
 
-/// One half of a row as a point. Its only time is the log's average: the quantile and spread
-/// columns stay undefined (empty in summary.csv), and busbw comes from the mean.
+/// One half of a row as a point. Its time is the log's average, and busbw comes from it; the
+/// quantile and spread columns come from the half's per-iteration times where the log has them
+/// (nccl-tests -I), else stay undefined (empty in summary.csv).
 fn point(
     row: &Row,
     half: &Half,
@@ -294,6 +253,16 @@ fn point(
     let algbw = algbw_gbps(keys.op, bytes, keys.world, half.time_us);
     let busbw = busbw_gbps(keys.op, keys.world, algbw);
     let undefined = f64::NAN;
+    // nccl-tests -I: the spread from its per-iteration times; the mean stays its loop average.
+    let times: Vec<f64> = half.samples.iter().map(|s| s.time_us).collect();
+    let spread = crate::stats::Summary::of(&times);
+    let of = |f: fn(&crate::stats::Summary) -> f64| spread.as_ref().map_or(undefined, f);
+    // Else the table's -I columns: min, max, p99 and CV as printed.
+    let printed = |f: fn(&super::log::PrintedSpread) -> f64| match spread {
+        Some(_) => undefined,
+        None => half.spread.as_ref().map_or(undefined, f),
+    };
+    let either = |a: f64, b: f64| if a.is_nan() { b } else { a };
     Ok(PointRecord {
         key: PointKey {
             backend: keys.backend.into(),
@@ -313,14 +282,14 @@ fn point(
         iters: half.iters.unwrap_or(keys.iters),
         warmup: keys.warmup,
         time_us_mean: half.time_us,
-        time_us_median: undefined,
-        time_us_min: undefined,
-        time_us_p95: undefined,
-        time_us_p99: undefined,
-        time_us_max: undefined,
-        time_us_stddev: undefined,
-        time_cv: undefined,
-        time_us_mad: undefined,
+        time_us_median: of(|s| s.median),
+        time_us_min: either(of(|s| s.min), printed(|p| p.min_us)),
+        time_us_p95: of(|s| s.p95),
+        time_us_p99: either(of(|s| s.p99), printed(|p| p.p99_us)),
+        time_us_max: either(of(|s| s.max), printed(|p| p.max_us)),
+        time_us_stddev: of(|s| s.stddev),
+        time_cv: either(of(|s| s.cv), printed(|p| p.cv)),
+        time_us_mad: of(|s| s.mad),
         algbw_gbps: algbw,
         busbw_gbps: busbw,
         busbw_gbps_mean: busbw,

@@ -52,6 +52,21 @@ pub struct Half {
     pub iters: Option<usize>,
     /// The step of the time's last printed digit (µs; for the bandwidth cross-check).
     pub time_step_us: f64,
+    /// Per-iteration times where the log has them (nccl-tests `-I 1`, its JSON's
+    /// `*_per_iter.times_us`), each with the slowest and fastest process where it lists them.
+    pub samples: Vec<crate::model::record::IterSample>,
+    /// nccl-tests `-I 1`'s printed per-iteration spread (`i_min i_max i_p99 i_cv%`).
+    pub spread: Option<PrintedSpread>,
+}
+
+/// The per-iteration spread a table prints beside a half (nccl-tests `-I 1`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PrintedSpread {
+    pub min_us: f64,
+    pub max_us: f64,
+    pub p99_us: f64,
+    /// Coefficient of variation as a fraction (the table prints a percentage).
+    pub cv: f64,
 }
 
 /// One row of a table: one message size.

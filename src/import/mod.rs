@@ -19,6 +19,7 @@ pub mod command;
 pub mod convert;
 pub mod files;
 pub mod infer;
+mod info;
 pub mod lines;
 pub mod log;
 pub mod names;

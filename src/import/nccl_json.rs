@@ -1,12 +1,14 @@
 //! Reading the JSON that nccl-tests writes with `-J FILE` (`"version": 1`: `config` with the
 //! header settings and `devices`, `results` with one object per size holding `out_of_place`
-//! and `in_place` {time, alg_bw, bus_bw, nwrong}). Several documents in one file (one per test,
-//! concatenated) are read in turn.
+//! and `in_place` {time, alg_bw, bus_bw, nwrong}, and with `-I 1` `out_of_place_per_iter` and
+//! `in_place_per_iter` {times_us, per_process_max_times_us, ...}). Several documents in one
+//! file (one per test, concatenated) are read in turn.
 
 use serde_json::Value;
 
 use super::log::{Half, LogRun, RankLine, Row};
 use super::ParseError;
+use crate::model::record::IterSample;
 
 /// Whether `text` is JSON rather than the printed table.
 pub fn looks_like_json(text: &str) -> bool {
@@ -45,10 +47,12 @@ fn next_offset(text: &str, from: usize) -> usize {
 }
 
 fn run(doc: &Value, line: usize) -> Result<LogRun, String> {
+    // 1: nccl-tests 2.18 (ad956f1), 2: per-iteration timing (0fdb00a), 3: -K (e1dc979),
+    // 4: 2.20.0, whose fields read here are those of 3 (tests/data/import's 2.20.0 document).
     let version = doc.get("version").and_then(Value::as_u64);
-    if !matches!(version, Some(1..=3)) {
+    if !matches!(version, Some(1..=4)) {
         return Err(format!(
-            "a JSON document without `\"version\"` 1, 2 or 3: not nccl-tests -J output this \
+            "a JSON document without `\"version\"` 1 to 4: not nccl-tests -J output this \
              release reads (found {})",
             doc.get("version").map_or("none".into(), Value::to_string)
         ));
@@ -162,8 +166,16 @@ fn row(r: &Value, line: usize) -> Result<Row, String> {
         type_name: text("type"),
         redop_name: text("redop"),
         root,
-        out_of_place: half(r.get("out_of_place"))?,
-        in_place: half(r.get("in_place"))?,
+        out_of_place: with_samples(
+            half(r.get("out_of_place"))?,
+            r.get("out_of_place_per_iter"),
+            "out_of_place_per_iter",
+        )?,
+        in_place: with_samples(
+            half(r.get("in_place"))?,
+            r.get("in_place_per_iter"),
+            "in_place_per_iter",
+        )?,
         line,
     })
 }
@@ -192,7 +204,90 @@ fn half(h: Option<&Value>) -> Result<Option<Half>, String> {
         error: None,
         iters: None,
         time_step_us: printed_step(time_us),
+        samples: Vec::new(),
+        spread: None,
     }))
+}
+
+/// The most per-iteration times one half may bring (nccl-tests' `-n` is an int, but a log's
+/// list sizes memory here).
+const MAX_ITER_SAMPLES: usize = 1_000_000;
+
+/// The half with its `-I 1` samples: `times_us` (the iteration's time, the slowest process's
+/// where several ran), and from `per_process_max_times_us` (one list per process, each its
+/// slowest GPU's time) which process was slowest and the fastest's time.
+fn with_samples(
+    h: Option<Half>,
+    per_iter: Option<&Value>,
+    key: &str,
+) -> Result<Option<Half>, String> {
+    let Some(per_iter) = per_iter else {
+        return Ok(h);
+    };
+    let Some(mut h) = h else {
+        return Ok(None);
+    };
+    let times = times_list(per_iter.get("times_us"), &format!("{key}.times_us"))?;
+    let procs = match per_iter.get("per_process_max_times_us") {
+        Some(Value::Array(rows)) => rows
+            .iter()
+            .enumerate()
+            .map(|(p, row)| times_list(Some(row), &format!("{key}.per_process_max_times_us[{p}]")))
+            .collect::<Result<Vec<_>, String>>()?,
+        Some(_) => return Err(format!("{key}.per_process_max_times_us is not a list")),
+        None => Vec::new(),
+    };
+    if let Some(p) = procs.iter().position(|row| row.len() != times.len()) {
+        return Err(format!(
+            "{key}.per_process_max_times_us[{p}] has {} times, times_us {}",
+            procs[p].len(),
+            times.len()
+        ));
+    }
+    h.samples = times
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| sample(t, procs.iter().map(|row| row[i])))
+        .collect();
+    Ok(Some(h))
+}
+
+/// A list of positive finite times (µs), at most [`MAX_ITER_SAMPLES`].
+fn times_list(v: Option<&Value>, what: &str) -> Result<Vec<f64>, String> {
+    let items = v
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{what} is not a list of times"))?;
+    if items.len() > MAX_ITER_SAMPLES {
+        return Err(format!(
+            "{what} has {} times; at most {MAX_ITER_SAMPLES}",
+            items.len()
+        ));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, x)| match x.as_f64() {
+            Some(t) if t.is_finite() && t > 0.0 => Ok(t),
+            _ => Err(format!("{what}[{i}] = {x} is not a positive time in µs")),
+        })
+        .collect()
+}
+
+/// One iteration: its time, the slowest and the fastest process where each is listed.
+fn sample(time_us: f64, per_process: impl Iterator<Item = f64>) -> IterSample {
+    let mut s = IterSample {
+        time_us,
+        slowest_rank: 0,
+        fastest_us: time_us,
+    };
+    let mut slowest = f64::NEG_INFINITY;
+    for (p, t) in per_process.enumerate() {
+        if t > slowest {
+            (slowest, s.slowest_rank) = (t, p);
+        }
+        s.fastest_us = if p == 0 { t } else { s.fastest_us.min(t) };
+    }
+    s
 }
 
 /// The step of the last digit nccl-tests keeps of a time: it prints times in 7 characters with
@@ -216,6 +311,14 @@ mod tests {
         assert_eq!(printed_step(4366.46), 0.01);
         assert_eq!(printed_step(14977.1), 0.1);
         assert_eq!(printed_step(160344.0), 1.0);
+    }
+
+    #[test]
+    fn the_slowest_and_fastest_process_of_an_iteration() {
+        let s = sample(5.0, [3.0, 5.0, 4.0].into_iter());
+        assert_eq!((s.time_us, s.slowest_rank, s.fastest_us), (5.0, 1, 3.0));
+        let alone = sample(2.5, std::iter::empty());
+        assert_eq!((alone.slowest_rank, alone.fastest_us), (0, 2.5));
     }
 
     #[test]

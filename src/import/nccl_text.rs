@@ -230,8 +230,8 @@ impl Reader {
         let cols = parse_columns(w).ok_or_else(|| ParseError {
             line: n,
             msg: format!(
-                "a table header with columns collbench does not read (nccl-tests -I, -S and -C \
-                 add i_min.., timestamp and cputime): `# {}`",
+                "a table header with columns collbench does not read (nccl-tests -S and -C \
+                 add timestamp and cputime): `# {}`",
                 w.join(" ")
             ),
         })?;
@@ -265,7 +265,7 @@ impl Reader {
         }
         let cut_here = n == self.last_line && !self.ends_whole;
         // (Not on a log's last line, where a short row is one the log was cut in.)
-        if cols.halves == 2 && fields.len() + 4 == cols.fields() && n != self.last_line {
+        if cols.halves == 2 && fields.len() + cols.width == cols.fields() && n != self.last_line {
             // One half of the two: nccl-tests' blank out-of-place half (32 spaces) before an
             // in-place one, or a table that measured no in-place half (NCCL's point-to-point
             // ops in collbench's --format nccl-tests). The missing half reads as N/A.
@@ -274,7 +274,7 @@ impl Reader {
             } else {
                 fields.len()
             };
-            fields.splice(at..at, ["N/A"; 4]);
+            fields.splice(at..at, std::iter::repeat("N/A").take(cols.width));
         }
         if n == self.last_line && (fields.len() < cols.fields() || cut_here) {
             // The log ends in the middle of this row: keep the rows before it.

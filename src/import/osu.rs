@@ -170,6 +170,8 @@ fn row(n: usize, f: &[&str], c: &Columns, run: &LogRun) -> Result<Row, ParseErro
             error: None,
             iters,
             time_step_us: last_digit_step(f[c.avg]),
+            samples: Vec::new(),
+            spread: None,
         }),
         in_place: None,
         line: n,

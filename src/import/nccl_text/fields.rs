@@ -2,7 +2,7 @@
 //! version code, a rank line, the table's column header and its rows.
 
 use crate::import::lines::last_digit_step;
-use crate::import::log::{Half, RankLine, Row};
+use crate::import::log::{Half, PrintedSpread, RankLine, Row};
 use crate::import::ParseError;
 
 /// The columns of a table, from its header line.
@@ -15,6 +15,8 @@ pub(super) struct Columns {
     pub(super) root: bool,
     /// Groups of (time, algbw, busbw, wrong|error): 1 or 2.
     pub(super) halves: usize,
+    /// Columns per group: 4, or 8 with nccl-tests `-I 1`'s `i_min i_max i_p99 i_cv%`.
+    pub(super) width: usize,
 }
 
 impl Columns {
@@ -23,7 +25,7 @@ impl Columns {
     }
 
     pub(super) fn fields(&self) -> usize {
-        self.lead() + 4 * self.halves
+        self.lead() + self.width * self.halves
     }
 }
 
@@ -93,17 +95,28 @@ pub(super) fn parse_columns(w: &[&str]) -> Option<Columns> {
         _ => return None,
     };
     let groups = &names[lead..];
-    let halves = groups.len() / 4;
-    let group_ok = |g: &[String]| {
-        g[0] == "time" && g[1] == "algbw" && g[2] == "busbw" && (g[3] == "wrong" || g[3] == "error")
+    let width = if groups.iter().any(|g| g == "i_min") {
+        8
+    } else {
+        4
     };
-    if groups.len() % 4 != 0 || !(1..=2).contains(&halves) || !groups.chunks(4).all(group_ok) {
+    let halves = groups.len() / width;
+    let group_ok = |g: &[String]| {
+        g[0] == "time"
+            && g[1] == "algbw"
+            && g[2] == "busbw"
+            && (g[3] == "wrong" || g[3] == "error")
+            && (width == 4 || g[4..] == ["i_min", "i_max", "i_p99", "i_cv%"])
+    };
+    let whole = groups.len() % width == 0 && (1..=2).contains(&halves);
+    if !whole || !groups.chunks(width).all(group_ok) {
         return None;
     }
     Some(Columns {
         redop,
         root,
         halves,
+        width,
     })
 }
 
@@ -130,7 +143,8 @@ pub(super) fn parse_row(n: usize, f: &[&str], cols: &Columns) -> Result<Row, Par
         false => None,
     };
     let lead = cols.lead();
-    let half = |h: usize| parse_half(&f[lead + 4 * h..lead + 4 * h + 4]).map_err(&bad);
+    let w = cols.width;
+    let half = |h: usize| parse_half(&f[lead + w * h..lead + w * h + w]).map_err(&bad);
     Ok(Row {
         bytes: int(0, "size")?,
         count: Some(int(1, "count")?),
@@ -143,7 +157,8 @@ pub(super) fn parse_row(n: usize, f: &[&str], cols: &Columns) -> Result<Row, Par
     })
 }
 
-/// `time algbw busbw wrong|error`; `None` where the time is `N/A` (no such measurement).
+/// `time algbw busbw wrong|error`, and with `-I 1` `i_min i_max i_p99 i_cv%`; `None` where the
+/// time is `N/A` (no such measurement).
 fn parse_half(f: &[&str]) -> Result<Option<Half>, String> {
     if f[0] == "N/A" {
         return Ok(None);
@@ -178,7 +193,33 @@ fn parse_half(f: &[&str]) -> Result<Option<Half>, String> {
         error,
         iters: None,
         time_step_us: last_digit_step(f[0]),
+        samples: Vec::new(),
+        spread: match f.len() {
+            8 => Some(spread(&f[4..])?),
+            _ => None,
+        },
     }))
+}
+
+/// `-I 1`'s per-iteration minimum, maximum and p99 (µs) and CV (%, kept as a fraction).
+fn spread(f: &[&str]) -> Result<PrintedSpread, String> {
+    let cv = number(f[3], "i_cv%")?;
+    if cv < 0.0 {
+        return Err(format!("i_cv% '{}' is negative", f[3]));
+    }
+    let s = PrintedSpread {
+        min_us: positive(f[0], "i_min")?,
+        max_us: positive(f[1], "i_max")?,
+        p99_us: positive(f[2], "i_p99")?,
+        cv: cv / 100.0,
+    };
+    if !(s.min_us <= s.p99_us && s.p99_us <= s.max_us) {
+        return Err(format!(
+            "i_min {} <= i_p99 {} <= i_max {} does not hold",
+            f[0], f[2], f[1]
+        ));
+    }
+    Ok(s)
 }
 
 pub(super) fn is_number(t: &str) -> bool {
