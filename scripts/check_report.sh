@@ -43,7 +43,7 @@ fi
 failed=0
 fail() { echo "check_report: FAIL: $*" >&2; failed=1; }
 
-for id in summary verdict figures fit points environment; do
+for id in summary verdict figures fit points stragglers environment; do
     grep -q "<section id=\"$id\"" "$work/dom.html" || fail "section '$id' missing from the rendered page"
 done
 svgs=$(grep -o '<svg' "$work/dom.html" | wc -l)
@@ -70,4 +70,4 @@ fi
 if (( failed )); then
     exit 1
 fi
-echo "check_report: ok: $html loads in $($browser --version 2>/dev/null | head -1) with 6 sections, $svgs inline SVG figures, no console or network errors; screenshot $shot"
+echo "check_report: ok: $html loads in $($browser --version 2>/dev/null | head -1) with 7 sections, $svgs inline SVG figures, no console or network errors; screenshot $shot"

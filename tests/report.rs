@@ -63,6 +63,7 @@ fn assert_structure(html: &str) {
         "figures",
         "fit",
         "points",
+        "stragglers",
         "environment",
     ] {
         assert_eq!(
@@ -123,6 +124,9 @@ fn a_real_sweep_makes_a_self_contained_page() {
     assert!(html.contains(&meta.host.hostname));
     assert!(html.contains("host.cpu_model"));
     assert!(html.contains("Sweep options"));
+    // Stragglers from samples.csv: 7 sizes at worlds 2 and 3, 10 iterations each.
+    assert!(html.contains("140 iterations of 14 points"), "stragglers");
+    assert!(html.contains("<h3>Ranks</h3>") && html.contains("<th>slowest in</th>"));
     check_in_chromium(&out);
 }
 

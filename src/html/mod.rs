@@ -11,6 +11,7 @@ pub mod args;
 pub mod command;
 pub mod page;
 pub mod sections;
+pub mod stragglers;
 pub mod verdict;
 
 use serde_json::Value;
@@ -37,12 +38,13 @@ pub struct ReportInput<'a> {
 }
 
 /// The section ids, in page order, with their titles.
-pub const SECTIONS: [(&str, &str); 6] = [
+pub const SECTIONS: [(&str, &str); 7] = [
     ("summary", "Summary"),
     ("verdict", "Verdict"),
     ("figures", "Figures"),
     ("fit", "Fit quality"),
     ("points", "Measured points"),
+    ("stragglers", "Stragglers"),
     ("environment", "Environment"),
 ];
 
@@ -81,6 +83,11 @@ pub fn render(input: &ReportInput<'_>) -> Result<String> {
         "points",
         "Measured points",
         &sections::points(input.run),
+    ));
+    body.push_str(&section(
+        "stragglers",
+        "Stragglers",
+        &stragglers::section(input.run),
     ));
     body.push_str(&section(
         "environment",
