@@ -6,7 +6,6 @@
 use serde::{Deserialize, Serialize};
 
 mod rank_test;
-pub mod straggler;
 pub use rank_test::{mann_whitney_p, normal_sf};
 
 /// The summary of a set of samples.

@@ -143,3 +143,30 @@ fn a_baseline_from_a_good_run_passes_that_run_and_sweeps_it_again() {
     let r = accept(&["--baseline-from", run, "--expect", "h100-nvswitch"]);
     assert_eq!(r.code(), 2, "{r:?}");
 }
+
+#[test]
+fn the_slowest_rank_bias_is_judged_from_samples_and_names_the_rank() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = recorded().to_str().unwrap();
+    // A bias is at most 1 (the same rank slowest in every iteration): this always passes.
+    let text = "[[criterion]]\nname = \"no-straggler\"\nmax_slowest_bias = 1.0\n";
+    let c = write(tmp.path(), "c.toml", text);
+    let r = accept(&["--criteria", c.to_str().unwrap(), "--run", run, "--json"]);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let v = verdict(&r);
+    let check = &v["criteria"][0]["points"][0]["checks"][0];
+    assert_eq!(check["check"], "max_slowest_bias", "{v}");
+    let bias = check["measured"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&bias), "{v}");
+    assert!(
+        check["note"].as_str().unwrap().contains("slowest in"),
+        "{v}"
+    );
+    let bad = write(
+        tmp.path(),
+        "bad.toml",
+        "[[criterion]]\nmax_slowest_bias = -0.5\n",
+    );
+    let r = accept(&["--criteria", bad.to_str().unwrap(), "--run", run]);
+    refused(&r, &["max_slowest_bias = -0.5"]);
+}

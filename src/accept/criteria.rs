@@ -75,6 +75,7 @@ struct RawCriterion {
     max_cv: Option<f64>,
     max_rank_skew: Option<f64>,
     max_node_skew: Option<f64>,
+    max_slowest_bias: Option<f64>,
     max_fit_deviation: Option<f64>,
     max_fit_slowdown: Option<f64>,
     reference_fit: Option<String>,
@@ -291,6 +292,12 @@ fn checks(rc: &RawCriterion) -> Result<Vec<Check>, String> {
     push("max_cv", rc.max_cv, false, Check::MaxCv)?;
     push("max_rank_skew", rc.max_rank_skew, false, Check::MaxRankSkew)?;
     push("max_node_skew", rc.max_node_skew, false, Check::MaxNodeSkew)?;
+    push(
+        "max_slowest_bias",
+        rc.max_slowest_bias,
+        false,
+        Check::MaxSlowestBias,
+    )?;
     push(
         "max_fit_deviation",
         rc.max_fit_deviation,

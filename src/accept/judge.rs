@@ -219,6 +219,7 @@ fn judge_check(
     let note = match (&missing, values.len()) {
         (Some(why), 0) => Some(why.clone()),
         (Some(why), n) => Some(format!("{n} of {} repeats: {why}", g.obs.len())),
+        (None, _) if matches!(chk, Check::MaxSlowestBias(_)) => slowest_note(g),
         (None, _) => (g.key.nodes <= 1 && matches!(chk, Check::MaxNodeSkew(_)))
             .then(|| "one node: judged as per-rank skew".to_string()),
     };
@@ -235,6 +236,17 @@ fn judge_check(
         culprit: None,
         note,
     }
+}
+
+/// Which rank was slowest most often, per repeat: `rank 3 slowest in 92% of iterations`.
+fn slowest_note(g: &PointGroup) -> Option<String> {
+    let parts: Vec<String> = g
+        .obs
+        .iter()
+        .filter_map(|o| o.slowest)
+        .map(|s| format!("rank {} slowest in {:.0}%", s.rank, s.share * 100.0))
+        .collect();
+    (!parts.is_empty()).then(|| format!("{} of iterations", parts.join(", ")))
 }
 
 /// The judged quantity in one repeat, or why it is not defined there.
@@ -262,6 +274,12 @@ fn repeat_value(
         Check::MaxNodeSkew(_) => node_skew(&o.ranks, k.world, k.nodes)
             .map(|s| s.0)
             .ok_or_else(no_ranks),
+        // One rank is never a straggler among others.
+        Check::MaxSlowestBias(_) if k.world < 2 => Ok(0.0),
+        Check::MaxSlowestBias(_) => o
+            .slowest
+            .map(|s| s.bias)
+            .ok_or_else(|| "no per-iteration samples for the point".to_string()),
         Check::MaxFitDeviation(_) | Check::MaxFitSlowdown(_) => {
             let pred = match predicted {
                 Some(Ok(p)) if *p > 0.0 => *p,

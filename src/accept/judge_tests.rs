@@ -38,6 +38,7 @@ fn run(points: Vec<(PointRecord, Vec<RankSummary>)>) -> RunData {
         has_ranks: true,
         hosts: vec!["h".into()],
         points,
+        slowest: Vec::new(),
     }
 }
 

@@ -43,6 +43,43 @@ pub struct Observation {
     pub ranks: Vec<RankSummary>,
     /// meta.json's `hosts` of the run: the host of each node index.
     pub hosts: Vec<String>,
+    /// The rank slowest in most of the point's iterations (samples.csv), where it has 2 or
+    /// more ranks and samples.
+    pub slowest: Option<SlowestRank>,
+}
+
+/// The rank slowest in most iterations of a point, and how far from chance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SlowestRank {
+    pub rank: usize,
+    /// The share of the iterations it was slowest in.
+    pub share: f64,
+    /// (share − 1/p) / (1 − 1/p): 0 at chance, 1 when slowest in every iteration.
+    pub bias: f64,
+}
+
+impl SlowestRank {
+    /// From a point's per-iteration slowest ranks at `world` ranks; `None` below 2 ranks or
+    /// without iterations.
+    pub fn of(slowest: &[usize], world: usize) -> Option<SlowestRank> {
+        if world < 2 || slowest.is_empty() {
+            return None;
+        }
+        let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
+        for &r in slowest {
+            *counts.entry(r).or_default() += 1;
+        }
+        let (rank, n) = counts
+            .into_iter()
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?;
+        let share = n as f64 / slowest.len() as f64;
+        let chance = 1.0 / world as f64;
+        Some(SlowestRank {
+            rank,
+            share,
+            bias: ((share - chance) / (1.0 - chance)).max(0.0),
+        })
+    }
 }
 
 /// A point with all its repeats.
@@ -62,6 +99,8 @@ pub struct RunData {
     /// meta.json's `hosts` (empty in folders written before it existed).
     pub hosts: Vec<String>,
     pub points: Vec<(PointRecord, Vec<RankSummary>)>,
+    /// Per point, the rank slowest most often (empty where samples.csv was not read).
+    pub slowest: Vec<Option<SlowestRank>>,
 }
 
 /// Every repeat, grouped.
@@ -127,6 +166,7 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
             }
         }
     }
+    let worlds: Vec<usize> = run.points.iter().map(|p| p.record.key.world).collect();
     let points = run
         .points
         .into_iter()
@@ -139,7 +179,24 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
         has_ranks,
         hosts: run.meta.hosts.clone(),
         points,
+        slowest: slowest_ranks(dir, &worlds)?,
     })
+}
+
+/// Each point's rank slowest most often, from samples.csv (already checked by `read_run`).
+fn slowest_ranks(dir: &Path, worlds: &[usize]) -> Result<Vec<Option<SlowestRank>>> {
+    let path = dir.join(crate::report::samples_csv::SAMPLES_FILE);
+    let mut per_point: Vec<Vec<usize>> = vec![Vec::new(); worlds.len()];
+    for (point, s) in crate::report::samples_csv::read_samples(&path)? {
+        if let Some(v) = per_point.get_mut(point) {
+            v.push(s.slowest_rank);
+        }
+    }
+    Ok(per_point
+        .iter()
+        .zip(worlds)
+        .map(|(ranks, &world)| SlowestRank::of(ranks, world))
+        .collect())
 }
 
 /// Reads every folder (in order: the repeats) and groups their points.
@@ -155,7 +212,7 @@ pub fn read_measured(dirs: &[PathBuf]) -> Result<Measured> {
 pub fn group(runs: Vec<RunData>) -> Measured {
     let mut map: BTreeMap<GroupKey, Vec<Observation>> = BTreeMap::new();
     for (repeat, run) in runs.iter().enumerate() {
-        for (record, ranks) in &run.points {
+        for (i, (record, ranks)) in run.points.iter().enumerate() {
             map.entry(GroupKey::of(record))
                 .or_default()
                 .push(Observation {
@@ -163,6 +220,7 @@ pub fn group(runs: Vec<RunData>) -> Measured {
                     record: record.clone(),
                     ranks: ranks.clone(),
                     hosts: run.hosts.clone(),
+                    slowest: run.slowest.get(i).copied().flatten(),
                 });
         }
     }
@@ -178,6 +236,21 @@ mod tests {
     use super::*;
     use crate::collective::Op;
     use crate::model::call::Register;
+
+    #[test]
+    fn the_most_often_slowest_rank_and_its_distance_from_chance() {
+        // 4 ranks, 10 iterations: rank 2 slowest in 7 (chance 2.5): (0.7 - 0.25) / 0.75.
+        let ranks = [2, 2, 1, 2, 2, 0, 2, 2, 3, 2];
+        let s = SlowestRank::of(&ranks, 4).unwrap();
+        assert_eq!((s.rank, s.share), (2, 0.7));
+        assert!((s.bias - 0.6).abs() < 1e-12);
+        // Always the same rank: 1; evenly spread: 0; a tie goes to the lower rank.
+        assert_eq!(SlowestRank::of(&[1; 5], 2).unwrap().bias, 1.0);
+        let even = SlowestRank::of(&[0, 1, 0, 1], 2).unwrap();
+        assert_eq!((even.rank, even.bias), (0, 0.0));
+        assert_eq!(SlowestRank::of(&[0, 0], 1), None);
+        assert_eq!(SlowestRank::of(&[], 4), None);
+    }
 
     #[test]
     fn points_of_other_roots_or_communicator_setups_are_other_groups() {
@@ -198,6 +271,7 @@ mod tests {
                 .into_iter()
                 .map(|r| (r, Vec::new()))
                 .collect(),
+            slowest: Vec::new(),
         };
         let m = group(vec![run]);
         assert_eq!(m.groups.len(), 3);

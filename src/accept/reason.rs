@@ -40,7 +40,7 @@ impl Reason {
             Check::MinBusbw(_) => Reason::BandwidthLow,
             Check::MaxTime(_) => Reason::LatencyHigh,
             Check::MaxCv(_) => Reason::Unstable,
-            Check::MaxRankSkew(_) => Reason::RankStraggler,
+            Check::MaxRankSkew(_) | Check::MaxSlowestBias(_) => Reason::RankStraggler,
             Check::MaxNodeSkew(_) => Reason::NodeSlow,
             Check::MaxFitDeviation(_) => Reason::OffModel,
             Check::MaxFitSlowdown(_) => Reason::SlowerThanModel,

@@ -171,6 +171,7 @@ mod tests {
             record: crate::report::summary_csv::tests::awkward_record(),
             ranks: r,
             hosts: vec!["alpha".into(), "beta".into()],
+            slowest: None,
         }
     }
 

@@ -20,6 +20,9 @@ pub enum Check {
     MaxCv(f64),
     MaxRankSkew(f64),
     MaxNodeSkew(f64),
+    /// How far the rank slowest most often is from chance toward always: 0 at chance (1/p of
+    /// the iterations), 1 when it is the slowest of every iteration.
+    MaxSlowestBias(f64),
     MaxFitDeviation(f64),
     MaxFitSlowdown(f64),
     MaxWrong(u64),
@@ -61,6 +64,7 @@ impl Check {
             Check::MaxCv(_) => "max_cv",
             Check::MaxRankSkew(_) => "max_rank_skew",
             Check::MaxNodeSkew(_) => "max_node_skew",
+            Check::MaxSlowestBias(_) => "max_slowest_bias",
             Check::MaxFitDeviation(_) => "max_fit_deviation",
             Check::MaxFitSlowdown(_) => "max_fit_slowdown",
             Check::MaxWrong(_) => "max_wrong",
@@ -85,6 +89,7 @@ impl Check {
             | Check::MaxCv(x)
             | Check::MaxRankSkew(x)
             | Check::MaxNodeSkew(x)
+            | Check::MaxSlowestBias(x)
             | Check::MaxFitDeviation(x)
             | Check::MaxFitSlowdown(x) => x,
             Check::MaxWrong(n) => n as f64,
@@ -133,4 +138,4 @@ impl Check {
 
 /// Every threshold key, for messages.
 pub const THRESHOLD_KEYS: &str = "min_busbw_gbps, max_time_us, max_cv, max_rank_skew, \
-     max_node_skew, max_fit_deviation, max_fit_slowdown, max_wrong";
+     max_node_skew, max_slowest_bias, max_fit_deviation, max_fit_slowdown, max_wrong";

@@ -1,12 +1,12 @@
 //! The report's straggler section: from samples.csv, per rank and node how often it was the
 //! slowest of an iteration and by how much, persistent or in spikes, and the first-iteration
-//! effect ([`crate::stats::straggler`]).
+//! effect ([`crate::report::straggler`]).
 
 use super::page::{esc, fixed, num, pct, table, text, Cell};
 use crate::model::record::IterSample;
 use crate::report::run_reader::Run;
 use crate::report::samples_csv::{read_samples, SAMPLES_FILE};
-use crate::stats::straggler::{analyze, PointIters, Straggler, Stragglers, SPIKE};
+use crate::report::straggler::{analyze, PointIters, Straggler, Stragglers, SPIKE};
 
 /// Rows shown per table; the rest are counted.
 const SHOWN: usize = 16;
