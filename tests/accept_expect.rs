@@ -170,3 +170,45 @@ fn the_slowest_rank_bias_is_judged_from_samples_and_names_the_rank() {
     let r = accept(&["--criteria", bad.to_str().unwrap(), "--run", run]);
     refused(&r, &["max_slowest_bias = -0.5"]);
 }
+
+#[test]
+fn an_expect_table_in_a_criteria_file_works_as_the_flags_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = recorded().to_str().unwrap();
+    write(tmp.path(), "node.toml", &profile(90_000.0, "64K"));
+    // The profile path is relative to the criteria file; no [[criterion]] is needed.
+    let text = "name = \"with-expect\"\n[expect]\nprofiles = [\"node.toml\"]\nmargin = 0.5\n";
+    let c = write(tmp.path(), "c.toml", text);
+    let r = accept(&["--criteria", c.to_str().unwrap(), "--run", run, "--json"]);
+    assert_eq!(r.code(), 1, "{r:?}");
+    let v = verdict(&r);
+    let threshold = v["criteria"][1]["points"][0]["checks"][0]["threshold"].as_f64();
+    assert_eq!(threshold, Some(45_000.0), "{v}");
+    // --expect replaces the file's table.
+    let easy = write(tmp.path(), "easy.toml", &profile(1e-6, "64K"));
+    let args = [
+        "--criteria",
+        c.to_str().unwrap(),
+        "--expect",
+        easy.to_str().unwrap(),
+    ];
+    let r = accept(&[&args[..], &["--run", run]].concat());
+    assert_eq!(r.code(), 0, "{r:?}");
+    for (bad, want) in [
+        (
+            "[expect]\nprofiles = [\"node.toml\"]\nmargin = 2.0\n",
+            "[expect]: margin 2",
+        ),
+        ("[expect]\nprofiles = []\n", "names no profile"),
+        ("[expect]\nprofiles = [\"ib-ndr-400\"]\n", "nics N"),
+        (
+            "[expect]\nprofiles = [\"ib-ndr-400\"]\nnics = 500\n",
+            "nics 500 is not from 1 to 64",
+        ),
+        ("[expect]\nprofile = [\"node.toml\"]\n", "profile"),
+    ] {
+        let c = write(tmp.path(), "bad.toml", bad);
+        let r = accept(&["--criteria", c.to_str().unwrap(), "--run", run]);
+        refused(&r, &["bad.toml", want]);
+    }
+}

@@ -48,11 +48,15 @@ pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
         return super::baseline::print(&req.baseline_from, req.margin);
     }
     let judged_elsewhere = req.criteria.is_some() || !req.runs.is_empty();
-    let expect = Expect::from_flags(&req.expect, (req.margin, req.nics), judged_elsewhere)?;
+    let mut expect = Expect::from_flags(&req.expect, (req.margin, req.nics), judged_elsewhere)?;
     let mut criteria = match &req.criteria {
         Some(path) => Criteria::load(path)?,
         None => Criteria::empty(Path::new("--expect"), "expect"),
     };
+    // The file's [expect], unless --expect replaces it.
+    if let (None, Some(spec)) = (&expect, &criteria.expect) {
+        expect = Expect::from_file(spec, &criteria.path)?;
+    }
     // Refused before any sweep, so that a refusal costs nothing (a default folder is new).
     for path in output_paths(req.out.as_deref(), req.junit.as_deref()) {
         check_new(&path, req.force)?;

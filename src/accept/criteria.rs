@@ -24,6 +24,23 @@ pub struct Criteria {
     /// What to sweep when no `--run` folders are given.
     pub sweep: Option<SweepSpec>,
     pub criteria: Vec<Criterion>,
+    /// `[expect]`: `--expect` written in the file (docs/ACCEPTANCE.md).
+    pub expect: Option<ExpectSpec>,
+}
+
+/// The `[expect]` table: profiles (bundled names, or paths relative to the criteria file),
+/// margin and NICs per node, checked where they are loaded.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectSpec {
+    pub profiles: Vec<String>,
+    #[serde(default = "default_margin")]
+    pub margin: f64,
+    pub nics: Option<usize>,
+}
+
+fn default_margin() -> f64 {
+    0.1
 }
 
 /// One `[[criterion]]`: which points it applies to, the statistic across repeats, and the
@@ -52,6 +69,7 @@ struct RawFile {
     name: Option<String>,
     description: Option<String>,
     sweep: Option<SweepSpec>,
+    expect: Option<ExpectSpec>,
     #[serde(default)]
     criterion: Vec<RawCriterion>,
 }
@@ -101,6 +119,7 @@ impl Criteria {
             name: name.into(),
             sweep: None,
             criteria: Vec::new(),
+            expect: None,
         }
     }
 
@@ -116,8 +135,13 @@ impl Criteria {
 
     fn from_raw(raw: RawFile, path: &Path) -> Result<Criteria, String> {
         let _ = raw.description;
-        if raw.criterion.is_empty() {
-            return Err("no [[criterion]] table; add at least one (see docs/ACCEPTANCE.md)".into());
+        if raw.criterion.is_empty() && raw.expect.is_none() {
+            return Err(
+                "no [[criterion]] or [expect] table; add one (see docs/ACCEPTANCE.md)".into(),
+            );
+        }
+        if raw.expect.as_ref().is_some_and(|e| e.profiles.is_empty()) {
+            return Err("[expect] profiles = [] names no profile".into());
         }
         if raw.criterion.len() > MAX_CRITERIA {
             return Err(format!(
@@ -148,6 +172,7 @@ impl Criteria {
             name: raw.name.or(stem).unwrap_or_else(|| "criteria".into()),
             sweep: raw.sweep,
             criteria,
+            expect: raw.expect,
         })
     }
 }

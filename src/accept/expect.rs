@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::criteria::{Check, Criterion, Selector, Stat};
+use super::criteria::{Check, Criterion, ExpectSpec, Selector, Stat};
 use super::measure::GroupKey;
 use crate::collective::{Algo, Op};
 use crate::error::{Error, Result};
@@ -197,6 +197,41 @@ impl Expect {
             ));
         }
         Expect::load(names, margin, nics).map(Some)
+    }
+
+    /// A criteria file's `[expect]`: profile paths relative to the file, errors naming it.
+    pub fn from_file(spec: &ExpectSpec, file: &Path) -> Result<Option<Expect>> {
+        if spec.nics.is_some_and(|n| !(1..=64).contains(&n)) {
+            return Err(Error::Input {
+                path: file.to_path_buf(),
+                msg: format!(
+                    "[expect]: nics {} is not from 1 to 64",
+                    spec.nics.unwrap_or(0)
+                ),
+            });
+        }
+        let base = file.parent().unwrap_or(Path::new(""));
+        let names: Vec<String> = spec
+            .profiles
+            .iter()
+            .map(
+                |n| match BUNDLED.iter().any(|(b, _)| b == n) || Path::new(n).is_absolute() {
+                    true => n.clone(),
+                    false => base.join(n).display().to_string(),
+                },
+            )
+            .collect();
+        let in_file = |e: Error| match e {
+            Error::Usage(m) => Error::Input {
+                path: file.to_path_buf(),
+                msg: format!(
+                    "[expect]: {}",
+                    m.replace("--margin", "margin").replace("--nics", "nics")
+                ),
+            },
+            other => other,
+        };
+        Expect::from_flags(&names, (spec.margin, spec.nics), true).map_err(in_file)
     }
 
     /// Loads the profiles and checks that a per-NIC one has its NIC count.
