@@ -128,6 +128,9 @@ pub fn usage_error(e: clap::Error) -> u8 {
     // rank 0's line says it once (the launcher printed one copy per rank). Other launchers may
     // start ranks by hand, each with a line of its own: every rank says its own there.
     if crate::launch::env::uniform_launch_rank().is_some_and(|r| r > 0) {
+        // mpirun aborts the job at the first rank that exits non-zero and may kill rank 0
+        // before its line is forwarded: the others give it a moment (bounded) first.
+        std::thread::sleep(std::time::Duration::from_secs(2));
         return 2;
     }
     crate::say!("collbench: {}", one_line(&e.render().to_string()));
