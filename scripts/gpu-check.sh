@@ -306,7 +306,7 @@ step_build() {
 }
 
 # NCCL at world 1: which reductions of fp8 it refuses (collbench leaves out those it knows of,
-# src/backend/nccl/map.rs one_rank_refuses). FAIL: this library differs from what collbench
+# BackendKind::refuses_at in src/model/call.rs). FAIL: this library differs from what collbench
 # assumes, and the table there needs its version bound.
 step_onerank() {
     [ -x "$NT_BUILD/nccl_onerank_fp8" ] || skip "the probe did not build (logs/build-nccl-tests.log)"
@@ -314,7 +314,7 @@ step_onerank() {
         bounded $(($(step_left) - 1)) "$NT_BUILD/nccl_onerank_fp8"
     local rc=$?
     [ "$rc" -eq 0 ] && echo "NOTE: fp8 avg at world 1 refused as collbench assumes; sum, bf16/f32/i32 avg exact"
-    [ "$rc" -eq 0 ] || echo "FAIL: NCCL at world 1 differs from map::one_rank_refuses (log above)"
+    [ "$rc" -eq 0 ] || echo "FAIL: NCCL at world 1 differs from BackendKind::refuses_at (log above)"
     return "$rc"
 }
 

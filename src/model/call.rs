@@ -63,6 +63,34 @@ impl BackendKind {
         }
     }
 
+    /// Why the backend refuses `op` on `dtype` with `redop` in a group of `world` ranks, or
+    /// `None` where it runs it. NCCL at world 1: every reducing collective is a copy
+    /// (`ncclLaunchOneRank`, src/device/onerank.cu) except a PreMulSum (avg on floats, and
+    /// mulsum), which scales in a kernel chosen in host code under `#if
+    /// defined(__CUDA_FP8_TYPES_EXIST__) && __CUDA_ARCH__ >= 900`; `__CUDA_ARCH__` is never
+    /// defined in host code, so fp8 falls to `default: return ncclInvalidArgument` with no
+    /// message. Read in every release with fp8 (2.24.3 to 2.30.7); on an H100 with 2.28.9 a
+    /// one-rank sweep of every type and reduction ended in exactly that error
+    /// (results/nccl-h100x1); scripts/nccl_onerank_fp8.cu (gpu-check step 05b) isolates it.
+    /// Two or more ranks take the ordinary kernels, which have fp8.
+    pub fn refuses_at(
+        self,
+        op: Op,
+        dtype: DType,
+        redop: ReduceOp,
+        world: usize,
+    ) -> Option<&'static str> {
+        let fp8 = matches!(dtype, DType::F8E4M3 | DType::F8E5M2);
+        let pre_mul_sum = matches!(redop, ReduceOp::Avg | ReduceOp::MulSum);
+        match self {
+            BackendKind::Nccl if world == 1 && op.reduces() && fp8 && pre_mul_sum => Some(
+                "NCCL's single-rank path has no fp8 PreMulSum kernel (ncclInvalidArgument); it \
+                 runs from 2 ranks",
+            ),
+            _ => None,
+        }
+    }
+
     /// Why the backend does not measure `op` in place, or `None` where it does (NCCL's
     /// point-to-point ops, [`Op::nccl_no_in_place`]).
     pub fn no_in_place(self, op: Op) -> Option<&'static str> {

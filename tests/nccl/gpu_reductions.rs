@@ -3,7 +3,8 @@
 use super::common::summary;
 use super::common::sweep_ok;
 use super::gpu::{gpus_or_skip, GPU_LIMIT};
-use collbench::collective::DType;
+use collbench::collective::{DType, Op};
+use collbench::model::call::BackendKind;
 
 /// Every reduction NCCL runs (`--redop all`: sum, prod, max, min, avg, and mulsum through
 /// `ncclRedOpCreatePreMulSum`) over the reducing ops in every type the library has (fp8 from
@@ -39,9 +40,14 @@ fn gpu_every_reduction_is_exact_in_every_type() {
     assert!(bad.is_empty(), "wrong results: {bad:?}");
     let measured: std::collections::BTreeSet<_> =
         rows.iter().map(|r| (r.key.dtype, r.key.redop)).collect();
-    // One GPU: world 1, where NCCL refuses fp8 avg and mulsum (map::one_rank_refuses); the
+    // One GPU: world 1, where NCCL refuses fp8 avg and mulsum (BackendKind::refuses_at); the
     // sweep leaves them out and says so.
-    let refused = |d: DType, r| gpus == 1 && collbench::backend::nccl::map::one_rank_refuses(d, r);
+    let refused = |d: DType, r| {
+        gpus == 1
+            && BackendKind::Nccl
+                .refuses_at(Op::AllReduce, d, r, 1)
+                .is_some()
+    };
     for d in &dtypes {
         for r in collbench::collective::ReduceOp::ALL {
             let want = !refused(*d, *r);
@@ -53,7 +59,7 @@ fn gpu_every_reduction_is_exact_in_every_type() {
         .any(|d| refused(*d, collbench::collective::ReduceOp::Avg))
     {
         assert!(
-            said.contains("left out: fp8 avg and mulsum at world 1"),
+            said.contains("avg at world 1: NCCL's single-rank path"),
             "{said}"
         );
     }

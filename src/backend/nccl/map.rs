@@ -42,20 +42,6 @@ fn v2(minor: i32, patch: i32) -> Version {
     }
 }
 
-/// Whether NCCL refuses a reduction of `dtype` with `redop` on a communicator of one rank.
-/// There every reducing collective is a copy (`ncclLaunchOneRank`, src/device/onerank.cu),
-/// except a PreMulSum (avg on floats, and mulsum), which scales in a kernel chosen in host code
-/// under `#if defined(__CUDA_FP8_TYPES_EXIST__) && __CUDA_ARCH__ >= 900`; `__CUDA_ARCH__` is
-/// never defined in host code, so fp8 falls to `default: return ncclInvalidArgument` with no
-/// message. Read in every release with fp8 (2.24.3 to 2.30.7). On an H100 with 2.28.9 a
-/// one-rank sweep of every type and reduction ended in exactly that `ncclInvalidArgument`
-/// (results/nccl-h100x1, 02-gpu-tests); scripts/nccl_onerank_fp8.cu (gpu-check step 05b)
-/// isolates the case. Two or more ranks take the ordinary kernels, which have fp8.
-pub fn one_rank_refuses(dtype: DType, redop: ReduceOp) -> bool {
-    matches!(dtype, DType::F8E4M3 | DType::F8E5M2)
-        && matches!(redop, ReduceOp::Avg | ReduceOp::MulSum)
-}
-
 /// Refuses `d` on a library older than the release that has it, naming both.
 pub fn check_dtype(d: DType, library: Version) -> Result<(), String> {
     let since = dtype_since(d);

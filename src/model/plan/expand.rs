@@ -125,6 +125,13 @@ impl SweepOptions {
                     .filter(|a| self.measures(backend, op, **a))
                 {
                     for (dtype, redop) in self.elements_of(op) {
+                        let world = shape.world();
+                        if let Some(why) = backend.refuses_at(op, dtype, redop, world) {
+                            plan.notes.push(format!(
+                                "{op} {dtype} {redop} at world {world}: {why}; skipped"
+                            ));
+                            continue;
+                        }
                         for &in_place in &self.in_place {
                             if in_place && backend.no_in_place(op).is_some() {
                                 continue;

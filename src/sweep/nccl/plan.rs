@@ -2,11 +2,10 @@
 //! (one per algorithm, protocol and communicator setup), or one usage error saying why nothing
 //! can be measured. Checked once by the local launcher and again by every rank.
 
-use crate::backend::nccl::map;
 use crate::backend::nccl::tuning::{self, Stage};
 use crate::error::{Error, Result};
 use crate::model::call::BackendKind;
-use crate::model::plan::{Plan, Point, SweepOptions};
+use crate::model::plan::{Plan, SweepOptions};
 use crate::sweep::request::SweepRequest;
 
 /// The options, plan and stages of a launch of `world` ranks; a usage error when they are
@@ -14,7 +13,6 @@ use crate::sweep::request::SweepRequest;
 pub fn check_plan(req: &SweepRequest, world: usize) -> Result<(SweepOptions, Plan, Vec<Stage>)> {
     let opts = resolve(req, world)?;
     let mut plan = opts.plan_for(BackendKind::Nccl);
-    skip_one_rank_gaps(&mut plan);
     let stages = tuning::stages(&plan.points, &req.protos, &req.comm.setups());
     let ops: Vec<_> = plan.points.iter().map(|p| p.call.op).collect();
     if let Some(note) = tuning::protocol_note(&ops, &req.protos) {
@@ -33,23 +31,6 @@ pub fn check_plan(req: &SweepRequest, world: usize) -> Result<(SweepOptions, Pla
         )));
     }
     Ok((opts, plan, stages))
-}
-
-/// Leaves out the points NCCL refuses at world 1 ([`map::one_rank_refuses`]), with a note.
-fn skip_one_rank_gaps(plan: &mut Plan) {
-    let refused = |p: &Point| {
-        p.world == 1 && p.call.op.reduces() && map::one_rank_refuses(p.call.dtype, p.call.redop)
-    };
-    let before = plan.points.len();
-    plan.points.retain(|p| !refused(p));
-    let left_out = before - plan.points.len();
-    if left_out > 0 {
-        plan.notes.push(format!(
-            "{left_out} point(s) left out: fp8 avg and mulsum at world 1, which NCCL's \
-             single-rank path refuses (ncclInvalidArgument: it has no fp8 PreMulSum kernel \
-             there); they run from 2 ranks"
-        ));
-    }
 }
 
 /// The options of this launch: its world, and the world sizes measured (groups of the first
