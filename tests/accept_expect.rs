@@ -200,7 +200,7 @@ fn an_expect_table_in_a_criteria_file_works_as_the_flags_do() {
             "[expect]: margin 2",
         ),
         ("[expect]\nprofiles = []\n", "names no profile"),
-        ("[expect]\nprofiles = [\"ib-ndr-400\"]\n", "nics N"),
+        ("[expect]\nprofiles = [\"ib-ndr-400\"]\n", "give nics = N"),
         (
             "[expect]\nprofiles = [\"ib-ndr-400\"]\nnics = 500\n",
             "nics 500 is not from 1 to 64",

@@ -27,7 +27,7 @@ type Curve = Vec<(usize, f64, f64)>;
 
 /// `--baseline-from`: the criteria file of the folders `dirs` on stdout; exit 0.
 pub fn print(dirs: &[PathBuf], margin: f64) -> Result<u8> {
-    super::expect::check_margin(margin)?;
+    super::expect::check_margin(margin, "--margin")?;
     let measured = super::measure::read_measured(dirs)?;
     let first = dirs
         .first()
@@ -88,14 +88,10 @@ fn curves(groups: &[PointGroup]) -> BTreeMap<GroupKey, Curve> {
     curves
 }
 
+/// The median of the finite values (NaN where none is).
 fn median(values: impl Iterator<Item = f64>) -> f64 {
     let mut v: Vec<f64> = values.filter(|x| x.is_finite()).collect();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => 0.0,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
+    crate::stats::median_of(&mut v)
 }
 
 fn header(meta: &Meta, margin: f64, dirs: &str) -> String {

@@ -104,7 +104,7 @@ impl Profile {
         if !path.is_file() {
             let names: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
             return Err(Error::usage(format!(
-                "--expect {name}: no such profile or file; the bundled ones are {}",
+                "expect profile {name}: no such profile or file; the bundled ones are {}",
                 names.join(", ")
             )));
         }
@@ -189,7 +189,7 @@ impl Expect {
                 None => Ok(None),
             };
         }
-        check_margin(margin)?;
+        check_margin(margin, "--margin")?;
         if !sourced {
             return Err(Error::usage(
                 "--expect without --criteria judges existing folders: add --run DIR, or a \
@@ -224,18 +224,28 @@ impl Expect {
         let in_file = |e: Error| match e {
             Error::Usage(m) => Error::Input {
                 path: file.to_path_buf(),
-                msg: format!(
-                    "[expect]: {}",
-                    m.replace("--margin", "margin").replace("--nics", "nics")
-                ),
+                msg: format!("[expect]: {m}"),
             },
             other => other,
         };
-        Expect::from_flags(&names, (spec.margin, spec.nics), true).map_err(in_file)
+        check_margin(spec.margin, "margin").map_err(in_file)?;
+        Expect::load_as(&names, spec.margin, spec.nics, "nics = N")
+            .map_err(in_file)
+            .map(Some)
     }
 
     /// Loads the profiles and checks that a per-NIC one has its NIC count.
     pub fn load(names: &[String], margin: f64, nics: Option<usize>) -> Result<Expect> {
+        Expect::load_as(names, margin, nics, "--nics N")
+    }
+
+    /// [`Expect::load`], the NIC count asked for as `nics_key` says where it goes.
+    fn load_as(
+        names: &[String],
+        margin: f64,
+        nics: Option<usize>,
+        nics_key: &str,
+    ) -> Result<Expect> {
         let profiles = names
             .iter()
             .map(|n| Profile::load(n))
@@ -245,7 +255,7 @@ impl Expect {
             .find(|p| p.per == Per::Nic && nics.is_none())
         {
             return Err(Error::usage(format!(
-                "--expect {}: its rates are per NIC; give --nics N, the NICs of each node",
+                "expect profile {}: its rates are per NIC; give {nics_key}, the NICs of each node",
                 p.name
             )));
         }
@@ -303,13 +313,13 @@ impl Expect {
     }
 }
 
-/// `--margin` within 0 to 0.9.
-pub fn check_margin(margin: f64) -> Result<()> {
+/// A margin within 0 to 0.9; the error names it as `key` (`--margin`, or `margin` in a file).
+pub fn check_margin(margin: f64, key: &str) -> Result<()> {
     if (0.0..=0.9).contains(&margin) {
         return Ok(());
     }
     Err(Error::usage(format!(
-        "--margin {margin}: give a share from 0 to 0.9 (0.1 accepts 90% of a busbw, 110% of a time)"
+        "{key} {margin}: give a share from 0 to 0.9 (0.1 accepts 90% of a busbw, 110% of a time)"
     )))
 }
 

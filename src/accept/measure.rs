@@ -166,7 +166,14 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
             }
         }
     }
-    let worlds: Vec<usize> = run.points.iter().map(|p| p.record.key.world).collect();
+    let slowest = run
+        .points
+        .iter()
+        .map(|p| {
+            let ranks: Vec<usize> = p.samples.iter().map(|s| s.slowest_rank).collect();
+            SlowestRank::of(&ranks, p.record.key.world)
+        })
+        .collect();
     let points = run
         .points
         .into_iter()
@@ -179,24 +186,8 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
         has_ranks,
         hosts: run.meta.hosts.clone(),
         points,
-        slowest: slowest_ranks(dir, &worlds)?,
+        slowest,
     })
-}
-
-/// Each point's rank slowest most often, from samples.csv (already checked by `read_run`).
-fn slowest_ranks(dir: &Path, worlds: &[usize]) -> Result<Vec<Option<SlowestRank>>> {
-    let path = dir.join(crate::report::samples_csv::SAMPLES_FILE);
-    let mut per_point: Vec<Vec<usize>> = vec![Vec::new(); worlds.len()];
-    for (point, s) in crate::report::samples_csv::read_samples(&path)? {
-        if let Some(v) = per_point.get_mut(point) {
-            v.push(s.slowest_rank);
-        }
-    }
-    Ok(per_point
-        .iter()
-        .zip(worlds)
-        .map(|(ranks, &world)| SlowestRank::of(ranks, world))
-        .collect())
 }
 
 /// Reads every folder (in order: the repeats) and groups their points.

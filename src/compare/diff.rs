@@ -271,7 +271,7 @@ fn pair(k: &MatchKey, pa: &MeasuredPoint, pb: &MeasuredPoint, rule: &Rule) -> Po
     let (a, b) = (&pa.record, &pb.record);
     let [time_a, time_b, busbw_a, busbw_b] = compared(a, b);
     let time_ratio = ratio(time_b, time_a);
-    let p_value = mann_whitney_p(&pa.samples, &pb.samples);
+    let p_value = mann_whitney_p(&pa.times(), &pb.times());
     // More than noise: beyond the absolute floor, and significant where there are samples.
     let counts =
         (time_b - time_a).abs() > rule.min_diff_us && p_value.map_or(true, |p| p <= rule.alpha);

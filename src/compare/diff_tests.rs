@@ -27,10 +27,7 @@ fn rule(threshold: f64) -> Rule {
 fn sampled(bytes: usize, samples: &[f64]) -> MeasuredPoint {
     let mut sorted = samples.to_vec();
     sorted.sort_by(f64::total_cmp);
-    MeasuredPoint {
-        record: rec(bytes, crate::stats::median(&sorted), 0),
-        samples: samples.to_vec(),
-    }
+    MeasuredPoint::with_times(rec(bytes, crate::stats::median(&sorted), 0), samples)
 }
 
 #[test]

@@ -70,8 +70,9 @@ pub fn group_curves(runs: &[Run]) -> Curves {
                 continue;
             }
             let average = [p.record.time_us_mean];
-            let observed: &[f64] = match (p.samples.is_empty(), averages_only) {
-                (false, _) => &p.samples,
+            let times = p.times();
+            let observed: &[f64] = match (times.is_empty(), averages_only) {
+                (false, _) => &times,
                 (true, true) => &average,
                 (true, false) => {
                     out.notes
@@ -151,9 +152,8 @@ mod tests {
         };
         let mut mixed = run(&[truth], &[2]);
         let slower: Vec<MeasuredPoint> = (mixed.points.iter())
-            .map(|p| MeasuredPoint {
-                record: p.record.clone().with_redop(ReduceOp::Prod),
-                samples: vec![1e6; 5],
+            .map(|p| {
+                MeasuredPoint::with_times(p.record.clone().with_redop(ReduceOp::Prod), &[1e6; 5])
             })
             .collect();
         mixed.points.extend(slower);

@@ -39,10 +39,10 @@ pub fn run(truths: &[Truth], worlds: &[usize]) -> Run {
             for i in 0..9 {
                 let bytes = 1024usize << (2 * i);
                 let time = t.time_us(bytes);
-                points.push(MeasuredPoint {
-                    record: record(t.proto, world, bytes, time),
-                    samples: vec![time; 5],
-                });
+                points.push(MeasuredPoint::with_times(
+                    record(t.proto, world, bytes, time),
+                    &[time; 5],
+                ));
             }
         }
     }

@@ -3,9 +3,7 @@
 //! effect ([`crate::report::straggler`]).
 
 use super::page::{esc, fixed, num, pct, table, text, Cell};
-use crate::model::record::IterSample;
 use crate::report::run_reader::Run;
-use crate::report::samples_csv::{read_samples, SAMPLES_FILE};
 use crate::report::straggler::{analyze, PointIters, Straggler, Stragglers, SPIKE};
 
 /// Rows shown per table; the rest are counted.
@@ -13,17 +11,12 @@ const SHOWN: usize = 16;
 
 /// The section's body; a note where the run has no per-iteration samples to analyse.
 pub fn section(run: &Run) -> String {
-    let per_point = match read_samples(&run.dir.join(SAMPLES_FILE)) {
-        Ok(rows) => group(rows, run.points.len()),
-        Err(e) => return note(&format!("samples.csv could not be read: {e}")),
-    };
     let points: Vec<PointIters> = run
         .points
         .iter()
-        .zip(&per_point)
-        .map(|(p, iters)| PointIters {
+        .map(|p| PointIters {
             world: p.record.key.world,
-            iters,
+            iters: &p.samples,
         })
         .collect();
     let s = analyze(&points, &run.meta.rank_nodes);
@@ -31,17 +24,6 @@ pub fn section(run: &Run) -> String {
         return note("No point of 2 or more ranks has per-iteration samples: nothing to analyse.");
     }
     body(&s, &run.meta.hosts, &run.meta.rank_nodes)
-}
-
-/// samples.csv's rows per point index, in iteration order, for the run's points only.
-fn group(rows: Vec<(usize, IterSample)>, points: usize) -> Vec<Vec<IterSample>> {
-    let mut out = vec![Vec::new(); points];
-    for (point, s) in rows {
-        if let Some(v) = out.get_mut(point) {
-            v.push(s);
-        }
-    }
-    out
 }
 
 fn note(msg: &str) -> String {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::meta::{Meta, RunStatus, META_FILE};
-use crate::model::record::PointRecord;
+use crate::model::record::{IterSample, PointRecord};
 use crate::report::samples_csv::{read_samples_until_cut, Sample, SAMPLES_FILE};
 use crate::report::summary_csv::{read_summary_until_cut, SUMMARY_FILE};
 use crate::report::telemetry_csv::{read_telemetry, TelemetryRow, TELEMETRY_FILE};
@@ -25,11 +25,32 @@ pub struct Run {
     pub telemetry: Vec<TelemetryRow>,
 }
 
-/// A point of a run with its per-iteration times (µs).
+/// A point of a run with its per-iteration samples (samples.csv's rows, in iteration order).
 #[derive(Debug)]
 pub struct MeasuredPoint {
     pub record: PointRecord,
-    pub samples: Vec<f64>,
+    pub samples: Vec<IterSample>,
+}
+
+impl MeasuredPoint {
+    /// A point whose iterations took `times` (µs), rank 0 the slowest and alone: what fits and
+    /// tests that make points of their own need.
+    pub fn with_times(record: PointRecord, times: &[f64]) -> MeasuredPoint {
+        let samples = times
+            .iter()
+            .map(|&t| IterSample {
+                time_us: t,
+                slowest_rank: 0,
+                fastest_us: t,
+            })
+            .collect();
+        MeasuredPoint { record, samples }
+    }
+
+    /// The iterations' times (µs).
+    pub fn times(&self) -> Vec<f64> {
+        self.samples.iter().map(|s| s.time_us).collect()
+    }
 }
 
 /// Reads `dir`: meta.json, summary.csv and samples.csv, cross-checked, then telemetry.csv.
@@ -143,8 +164,8 @@ fn samples_per_point(
     points: usize,
     ignored: impl Fn(usize) -> bool,
     path: &Path,
-) -> Result<Vec<Vec<f64>>> {
-    let mut per_point: Vec<Vec<f64>> = vec![Vec::new(); points];
+) -> Result<Vec<Vec<IterSample>>> {
+    let mut per_point: Vec<Vec<IterSample>> = vec![Vec::new(); points];
     for (i, (point, s)) in samples.iter().enumerate() {
         // Line 1 is the header; every later line is one sample.
         let line = i + 2;
@@ -163,7 +184,7 @@ fn samples_per_point(
         if !(s.time_us.is_finite() && s.time_us > 0.0) {
             return Err(bad(format!("time_us {} is not a positive time", s.time_us)));
         }
-        per_point[*point].push(s.time_us);
+        per_point[*point].push(*s);
     }
     Ok(per_point)
 }
@@ -196,7 +217,7 @@ fn keep_complete_points(
 /// which its own reading cannot tell. Their numbers would be read from a part of their samples.
 fn keep_points_with_their_samples(
     records: &mut Vec<PointRecord>,
-    per_point: &mut Vec<Vec<f64>>,
+    per_point: &mut Vec<Vec<IterSample>>,
     expected: impl Fn(&PointRecord) -> usize,
     path: &Path,
 ) {
@@ -281,7 +302,11 @@ mod tests {
     #[test]
     fn samples_of_unknown_points_are_skipped_or_refused_with_the_line() {
         let per = samples_per_point(&samples(&[0, 1, 2]), 2, |_| true, Path::new("s")).unwrap();
-        assert_eq!(per, vec![vec![1.0], vec![1.0]]);
+        let times: Vec<Vec<f64>> = per
+            .iter()
+            .map(|p| p.iter().map(|s| s.time_us).collect())
+            .collect();
+        assert_eq!(times, vec![vec![1.0], vec![1.0]]);
         let e = samples_per_point(&samples(&[0, 2]), 2, |_| false, Path::new("s"));
         let e = e.unwrap_err().to_string();
         assert!(e.contains("line 3: point 2 is not a row"), "{e}");

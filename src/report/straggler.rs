@@ -69,13 +69,13 @@ pub fn analyze(points: &[PointIters], rank_nodes: &[usize]) -> Stragglers {
         counted += 1;
         iterations += p.iters.len();
         let median = median(p.iters.iter().map(|s| s.time_us).collect());
+        let mut on_node: std::collections::BTreeMap<usize, usize> = Default::default();
         for r in 0..p.world {
             ranks.member(r, p.iters.len(), 1.0 / p.world as f64);
-            let on_node = (0..p.world).filter(|&q| node_of(q) == node_of(r)).count();
-            if (0..r).all(|q| node_of(q) != node_of(r)) {
-                let share = on_node as f64 / p.world as f64;
-                per_node.member(node_of(r), p.iters.len(), share);
-            }
+            *on_node.entry(node_of(r)).or_default() += 1;
+        }
+        for (node, n) in on_node {
+            per_node.member(node, p.iters.len(), n as f64 / p.world as f64);
         }
         for s in p.iters {
             let spike = s.time_us > SPIKE * median;

@@ -168,15 +168,8 @@ pub fn measure(
         true => None,
     };
     barrier()?;
-    let loop_us = match &looped {
-        Some((graph, held)) => time_graph_loop(&launcher, &bufs.done, (graph, *held), timing)?,
-        None => time_loop(
-            &launcher,
-            &bufs.done,
-            (first, iters),
-            (stall, timing.blocking),
-        )?,
-    };
+    let graph = looped.as_ref().map(|(g, held)| (g, *held));
+    let loop_us = time_loop(&launcher, &bufs.done, (first, iters), graph, timing)?;
     drop(looped);
     let wrong = check(bufs, p, &pl, &launcher, stall)?;
     Ok(Measured {
@@ -193,47 +186,41 @@ pub fn measure(
 /// the completion of the last, divided by the calls. Completion is polled without sleeping,
 /// as nccl-tests' `testStreamSynchronize` does, so the time is not rounded up to a poll. With
 /// `blocking` (nccl-tests `-z 1`) each iteration is waited for before the next is enqueued.
+/// Under `-G N` (`looped`: the graph of `held` iterations) the loop is that graph launched N
+/// times, every call it made counted.
 fn time_loop(
     launcher: &Launcher,
     done: &CudaEvent,
     (first, iters): (usize, usize),
-    (stall, blocking): (Duration, bool),
-) -> Result<f64> {
-    let (gpu, m) = (launcher.gpu, launcher.m);
-    let iters = iters.max(1);
-    let start = std::time::Instant::now();
-    for k in first..first + iters {
-        launcher.go(k)?;
-        if blocking {
-            // nccl-tests -z 1: the host waits for each iteration before enqueuing the next.
-            record(done, gpu)?;
-            wait_events(&[done], m.comm, stall, Poll::Spinning)?;
-        }
-    }
-    record(done, gpu)?;
-    wait_events(&[done], m.comm, stall, Poll::Spinning)?;
-    let calls = iters * launcher.agg();
-    Ok(start.elapsed().as_secs_f64() * 1e6 / calls as f64)
-}
-
-/// nccl-tests' loop under `-G N` (`BenchTime`): the graph of `held` iterations launched
-/// `graph_launches` times back to back, the host's wall clock from the first launch to the
-/// completion of the last, divided by every call the launches made.
-fn time_graph_loop(
-    launcher: &Launcher,
-    done: &CudaEvent,
-    (graph, held): (&Graph, usize),
+    looped: Option<(&Graph, usize)>,
     timing: Timing,
 ) -> Result<f64> {
-    let (gpu, m) = (launcher.gpu, launcher.m);
-    let launches = timing.graph_launches.max(1);
+    let (gpu, m, stall) = (launcher.gpu, launcher.m, timing.stall);
+    let wait =
+        || record(done, gpu).and_then(|()| wait_events(&[done], m.comm, stall, Poll::Spinning));
+    let iters = iters.max(1);
     let start = std::time::Instant::now();
-    for _ in 0..launches {
-        graph.launch()?;
-    }
-    record(done, gpu)?;
-    wait_events(&[done], m.comm, timing.stall, Poll::Spinning)?;
-    let calls = held * launcher.agg() * launches;
+    let calls = match looped {
+        Some((graph, held)) => {
+            let launches = timing.graph_launches.max(1);
+            for _ in 0..launches {
+                graph.launch()?;
+            }
+            held * launches
+        }
+        None => {
+            for k in first..first + iters {
+                launcher.go(k)?;
+                if timing.blocking {
+                    // nccl-tests -z 1: the host waits for each iteration before the next.
+                    wait()?;
+                }
+            }
+            iters
+        }
+    };
+    wait()?;
+    let calls = calls * launcher.agg();
     Ok(start.elapsed().as_secs_f64() * 1e6 / calls as f64)
 }
 

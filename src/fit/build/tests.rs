@@ -332,7 +332,7 @@ fn an_imported_log_too_noisy_to_fit_is_not_told_to_rerun_with_more_iters() {
         for (i, p) in r.points.iter_mut().enumerate() {
             let wild = if i % 2 == 0 { 9.0 } else { 0.2 };
             p.record.time_us_median *= wild;
-            p.samples.iter_mut().for_each(|s| *s *= wild);
+            p.samples.iter_mut().for_each(|s| s.time_us *= wild);
         }
         if imported {
             r.meta.options = serde_json::json!({"imported": true});
