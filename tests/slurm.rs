@@ -233,7 +233,8 @@ fn srun_starts_the_mpi_backend_through_pmix() {
     // Both nodes of this cluster are one host: Open MPI's shared-memory transport (vader) names
     // its segments by host name and local rank, so rank 0 of n1 and rank 0 of n2 would map the
     // same segment and crash (SIGSEGV in MPI_Init). Without it ranks talk over TCP, as they
-    // would between real nodes.
+    // would between real nodes, on loopback: the one host's other interfaces may refuse a
+    // connection to itself (seen once: "connect() to 192.0.2.2:1027 failed", then SIGSEGV).
     let r = srun_to_end(
         &conf,
         &[
@@ -241,7 +242,7 @@ fn srun_starts_the_mpi_backend_through_pmix() {
             "2",
             "--ntasks-per-node=2",
             "--mpi=pmix",
-            "--export=ALL,OMPI_MCA_btl=^vader",
+            "--export=ALL,OMPI_MCA_btl=^vader,OMPI_MCA_btl_tcp_if_include=lo",
         ],
         &sweep_args(&out, &extra),
         limit(),
