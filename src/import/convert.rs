@@ -305,6 +305,8 @@ fn point(
         nccl_call: None,
         nccl_algo: None,
         nccl_proto: None,
+        cycle: 0,
+        ended_utc: None,
     })
 }
 

@@ -54,6 +54,9 @@ pub struct SweepOptions {
     /// How nccl-tests' back-to-back loop (and, with `agg`, each timed sample) runs.
     #[serde(default)]
     pub loop_timing: LoopTiming,
+    /// How many times the plan is measured (`--cycles`, `--duration`, nccl-tests' `-N`).
+    #[serde(default, skip_serializing_if = "Soak::is_plain")]
+    pub soak: Soak,
 }
 
 /// nccl-tests' timing flags: calls per timed iteration (`-m`), whether each waits for its
@@ -82,6 +85,8 @@ impl Default for LoopTiming {
 
 mod roots;
 pub use roots::Roots;
+mod soak;
+pub use soak::{Soak, MAX_CYCLES, MAX_DURATION};
 
 named_enum!(
     /// Whether rank processes are pinned to cores.
@@ -125,6 +130,9 @@ pub struct Point {
     /// nccl-tests' `-m`, `-z` and `-a`: calls per timed iteration (every time is the
     /// iteration's divided by them), blocking, and which rank's loop time is reported.
     pub timing: LoopTiming,
+    /// The soak cycle it is measured in (0 outside soaks; [`Point::in_cycle`]).
+    #[serde(default)]
+    pub cycle: u64,
 }
 
 /// Bytes moved per point that the default iteration count aims at (256 MiB).
@@ -145,8 +153,11 @@ pub fn default_warmup(iters: usize) -> usize {
 
 /// The expanded plan and the notes worth telling the user (skipped or rounded sizes).
 pub struct Plan {
+    /// The points of one cycle.
     pub points: Vec<Point>,
     pub notes: Vec<String>,
+    /// How many cycles of them are measured.
+    pub soak: Soak,
 }
 
 impl Point {

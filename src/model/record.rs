@@ -98,6 +98,13 @@ pub struct PointRecord {
     pub nccl_algo: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nccl_proto: Option<String>,
+    /// The soak cycle that measured the point (0 outside soaks).
+    #[serde(default)]
+    pub cycle: u64,
+    /// When the lead wrote the point, RFC 3339 UTC to the millisecond; `None` in imports and
+    /// in folders written before the column.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_utc: Option<String>,
 }
 
 /// The names `nccl_algo` takes (NCCL's `NCCL_ALGO_*`, lower case), and `unknown`.
@@ -195,6 +202,8 @@ impl PointRecord {
             nccl_call: None,
             nccl_algo: None,
             nccl_proto: None,
+            cycle: 0,
+            ended_utc: None,
         };
         unset.with_time_us(EXAMPLE_TIME_US)
     }

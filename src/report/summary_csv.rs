@@ -22,7 +22,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// The columns of summary.csv, in order. The last ones were added after the schema first
 /// appeared (see [`REQUIRED_COLUMNS`]).
-pub const SUMMARY_COLUMNS: [&str; 39] = [
+pub const SUMMARY_COLUMNS: [&str; 41] = [
     "backend",
     "op",
     "algo",
@@ -62,6 +62,8 @@ pub const SUMMARY_COLUMNS: [&str; 39] = [
     "nccl_register",
     "nccl_cta_policy",
     "nccl_ctas",
+    "cycle",
+    "ended_utc",
 ];
 
 /// The columns every summary.csv has; `proto`, `nccl_estimate_us`, `root`, the `loop_` columns
@@ -152,6 +154,8 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         optional_field(rec.key.comm.register),
         optional_field(rec.key.comm.cta_policy),
         optional_field(rec.key.comm.ctas),
+        rec.cycle.to_string(),
+        csvio::text("ended_utc", rec.ended_utc.as_deref().unwrap_or(""))?,
     ])
 }
 
@@ -219,7 +223,23 @@ fn read_record(row: &Row) -> Result<PointRecord> {
         nccl_call: optional_text(row, "nccl_call")?,
         nccl_algo: optional_text(row, "nccl_algo")?,
         nccl_proto: optional_text(row, "nccl_proto")?,
+        cycle: row.parse_or("cycle", 0)?,
+        ended_utc: parse_time(row)?,
     })
+}
+
+/// The `ended_utc` column: an RFC 3339 time, or empty (imports, older files).
+fn parse_time(row: &Row) -> Result<Option<String>> {
+    let text = optional_text(row, "ended_utc")?;
+    if let Some(t) = &text {
+        humantime::parse_rfc3339(t).map_err(|e| {
+            row.error(format!(
+                "column ended_utc: '{t}' is not an RFC 3339 time such as \
+                 2026-11-28T05:30:00.125Z: {e}"
+            ))
+        })?;
+    }
+    Ok(text)
 }
 
 /// A text column added after v1 first appeared: `None` where empty or absent.

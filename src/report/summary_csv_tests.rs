@@ -43,6 +43,8 @@ pub(crate) fn awkward_record() -> PointRecord {
         nccl_call: None,
         nccl_algo: None,
         nccl_proto: None,
+        cycle: 7,
+        ended_utc: Some("2026-11-28T05:30:00.125Z".into()),
     }
 }
 
@@ -94,7 +96,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",ll128,12.125,,,,,,,,,,"),
+            .ends_with(",ll128,12.125,,,,,,,,,,,7,2026-11-28T05:30:00.125Z"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -104,7 +106,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..12).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..14).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -137,7 +139,10 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     w.append(&b).unwrap();
     let text = std::fs::read_to_string(w.path()).unwrap();
     assert!(
-        text.lines().nth(1).unwrap().ends_with(",12.125,2,,,,,,,,,"),
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .ends_with(",12.125,2,,,,,,,,,,7,2026-11-28T05:30:00.125Z"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -146,7 +151,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..10).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..12).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -244,7 +249,7 @@ fn loop_time_round_trips_with_nccl_tests_bandwidths_and_older_files_read_as_none
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",250,4.194304,6.291456,,,,,,"),
+            .ends_with(",250,4.194304,6.291456,,,,,,,0,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -323,7 +328,7 @@ fn comm_setup_round_trips_and_older_files_and_none_read_as_the_default() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",local,efficiency,2:16"),
+            .ends_with(",local,efficiency,2:16,0,"),
         "{text}"
     );
     let path = dir.path().join("other.csv");
@@ -335,10 +340,10 @@ fn comm_setup_round_trips_and_older_files_and_none_read_as_the_default() {
         msg.contains("column nccl_ctas: cannot read '16:2'"),
         "{msg}"
     );
-    // A file written before the columns: the header and rows end at nccl_proto.
+    // A file written before the columns (and the soak's): rows end at nccl_proto.
     let old: String = text
         .lines()
-        .map(|l| l.rsplitn(4, ',').last().unwrap().to_string() + "\n")
+        .map(|l| l.rsplitn(6, ',').last().unwrap().to_string() + "\n")
         .collect();
     std::fs::write(&path, old).unwrap();
     assert_eq!(
@@ -370,4 +375,48 @@ fn a_root_outside_the_group_or_an_algorithm_the_backend_lacks_is_refused() {
         e.contains("column algo: gather has no bruck algorithm on the host backend"),
         "{e}"
     );
+}
+
+#[test]
+fn soak_cycles_and_times_round_trip_and_older_files_read_as_cycle_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SummaryWriter::create(dir.path()).unwrap();
+    let a = awkward_record();
+    w.append(&a).unwrap();
+    let back = read_summary(w.path()).unwrap();
+    assert_eq!(
+        (back[0].cycle, back[0].ended_utc.as_deref()),
+        (7, Some("2026-11-28T05:30:00.125Z"))
+    );
+    // A file without the two columns: cycle 0, no time.
+    let text = std::fs::read_to_string(w.path()).unwrap();
+    let cut = |line: &str| line.rsplitn(3, ',').nth(2).unwrap().to_string();
+    let older: Vec<String> = text.lines().map(cut).collect();
+    let path = dir.path().join("older.csv");
+    std::fs::write(&path, older.join("\n") + "\n").unwrap();
+    let back = read_summary(&path).unwrap();
+    assert_eq!((back[0].cycle, back[0].ended_utc.clone()), (0, None));
+}
+
+#[test]
+fn near_valid_cycles_and_times_are_refused_naming_the_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SummaryWriter::create(dir.path()).unwrap();
+    w.append(&awkward_record()).unwrap();
+    let text = std::fs::read_to_string(w.path()).unwrap();
+    let good = ",7,2026-11-28T05:30:00.125Z";
+    for (bad, column) in [
+        (",-1,2026-11-28T05:30:00.125Z", "cycle"),
+        (",7x,2026-11-28T05:30:00.125Z", "cycle"),
+        (",7,2026-11-28 05:30:00", "ended_utc"),
+        (",7,2026-13-28T05:30:00Z", "ended_utc"),
+        (",7,2026-11-28T05:30:00+01:00", "ended_utc"),
+        (",7,yesterday", "ended_utc"),
+    ] {
+        let path = dir.path().join("bad.csv");
+        std::fs::write(&path, text.replace(good, bad)).unwrap();
+        let msg = read_summary(&path).unwrap_err().to_string();
+        assert!(msg.contains(column), "{bad}: {msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+    }
 }

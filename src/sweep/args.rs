@@ -168,6 +168,8 @@ pub struct SweepArgs {
     /// exporter's textfile collector at its folder.
     #[arg(long, value_name = "FILE")]
     pub metrics: Option<PathBuf>,
+    #[command(flatten)]
+    pub soak: SoakFlags,
     /// nccl-tests' flags without a collbench flag of their letter.
     #[command(flatten)]
     pub nccl_tests: NcclTestsFlags,
@@ -225,18 +227,6 @@ fn flag<T>(name: &str, r: Result<T>) -> Result<T> {
         Error::Usage(msg) => Error::Usage(format!("{name}: {msg}")),
         other => other,
     })
-}
-
-/// `--proto`: NCCL protocols, refused for the other backends (they have no such choice).
-fn parse_protos(backend: BackendKind, text: Option<&str>) -> Result<Vec<Proto>> {
-    match (backend, text) {
-        (BackendKind::Nccl, t) => parse_names::<Proto>(t.unwrap_or("auto")),
-        (_, None) => Ok(Vec::new()),
-        (b, Some(t)) => Err(Error::usage(format!(
-            "--proto {}: protocols are NCCL's; drop --proto or use --backend nccl (this is --backend {b})",
-            t.trim()
-        ))),
-    }
 }
 
 fn default_ranks() -> usize {
@@ -330,6 +320,7 @@ impl SweepArgs {
             root: self.root,
             default_algos: self.algo.is_none() && backend == BackendKind::Host,
             loop_timing,
+            soak: self.soak.soak(self.nccl_tests.run_cycles)?,
         };
         Ok(SweepRequest {
             opts,
@@ -383,6 +374,11 @@ use outputs::{check_json_out, check_metrics};
 
 #[path = "args_backend.rs"]
 mod backend;
+use backend::parse_protos;
+
+#[path = "args_soak.rs"]
+mod soak;
+use soak::SoakFlags;
 
 #[path = "args_algos.rs"]
 mod algos;

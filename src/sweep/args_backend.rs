@@ -3,7 +3,9 @@
 //! would ignore it; and nccl-tests' timing flags, which every backend takes.
 
 use super::{parse_list, BackendKind, CommAxes, Error, Result, SweepArgs, TransportKind, MAX_AGG};
+use crate::collective::Proto;
 use crate::model::plan::LoopTiming;
+use crate::named::parse_names;
 
 impl SweepArgs {
     /// Launches of the loop's graph: `--graph-launches`, else nccl-tests' `-G N`, else 1;
@@ -96,5 +98,17 @@ where
     match text {
         Some(t) => parse_list(t).map_err(|e| Error::usage(format!("{flag}: {e}"))),
         None => Ok(Vec::new()),
+    }
+}
+
+/// `--proto`: NCCL protocols, refused for the other backends (they have no such choice).
+pub(super) fn parse_protos(backend: BackendKind, text: Option<&str>) -> Result<Vec<Proto>> {
+    match (backend, text) {
+        (BackendKind::Nccl, t) => parse_names::<Proto>(t.unwrap_or("auto")),
+        (_, None) => Ok(Vec::new()),
+        (b, Some(t)) => Err(Error::usage(format!(
+            "--proto {}: protocols are NCCL's; drop --proto or use --backend nccl (this is --backend {b})",
+            t.trim()
+        ))),
     }
 }

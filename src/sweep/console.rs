@@ -97,13 +97,32 @@ impl Console {
         }
     }
 
-    /// Counts one more point done on the bar.
+    /// Counts one more point done on the bar; a soak's next cycle starts the bar again.
     fn advance(&self) {
         let k = self.done.get();
         self.done.set(k + 1);
+        let n = self.weights.len().max(1);
+        let (cycle, i) = (k / n, k % n);
         if let Some(bar) = &self.bar {
-            bar.inc(self.weights.get(k).copied().unwrap_or(1));
-            bar.set_prefix(format!("{}/{}", k + 1, self.weights.len()));
+            if i == 0 && cycle > 0 {
+                bar.set_position(0);
+            }
+            bar.inc(self.weights.get(i).copied().unwrap_or(1));
+            bar.set_prefix(match cycle {
+                0 => format!("{}/{n}", i + 1),
+                c => format!("cycle {c}: {}/{n}", i + 1),
+            });
+        }
+    }
+
+    /// A soak's first point of each cycle after the first: a note line saying which cycle
+    /// starts (collbench's table only: nccl-tests' repeats its rows without one).
+    fn cycle_note(&self, rec: &PointRecord) {
+        let n = self.weights.len().max(1);
+        let k = self.done.get();
+        if k % n == 0 && k > 0 && !self.nccl_text() {
+            let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now());
+            self.note(&format!("cycle {} from {now}", rec.cycle));
         }
     }
 
@@ -150,6 +169,7 @@ impl Console {
 
     /// Prints a measured point and advances the bar.
     pub fn point(&self, rec: &PointRecord) {
+        self.cycle_note(rec);
         self.export(rec);
         if let Some(t) = &self.nccl {
             self.print_all(t.borrow_mut().point(rec));
@@ -163,6 +183,7 @@ impl Console {
     /// Prints a measured point with what the row alone does not say (a `--pairs` point's two
     /// nodes) after it, and advances the bar.
     pub fn point_tagged(&self, rec: &PointRecord, tag: &str) {
+        self.cycle_note(rec);
         self.export(rec);
         if let Some(t) = &self.nccl {
             if self.nccl_text() {

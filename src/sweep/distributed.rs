@@ -19,6 +19,7 @@ use crate::launch::env::Bootstrap;
 use crate::meta::Meta;
 use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point, SweepOptions, TransportKind};
+use crate::model::record::{PointRecord, RankSummary};
 use crate::model::topology::{Topology, WorldShape};
 use crate::report::pairs_csv::PairRow;
 use crate::report::run_dir::run_dir_or_default;
@@ -126,38 +127,61 @@ fn start_limit(prev: Option<&Point>, timeout: Duration) -> Duration {
     timeout.saturating_mul(iterations.saturating_add(2))
 }
 
-/// A rank other than 0: wait for each point's start, measure if a member, send the results.
+/// A rank other than 0: wait for each point's start, measure if a member, send the results;
+/// in every cycle of a soak, until the cycles are counted out or rank 0 says the soak is over.
 fn follow(req: &SweepRequest, plan: &Plan, c: &mut Cluster, abort: &AtomicBool) -> Result<()> {
     let mut bufs = RankBuffers::default();
     let t = &mut c.transport;
     let mut prev = None;
-    for (k, point) in plan.points.iter().enumerate() {
-        let started = wait_start(t.tcp(), k, start_limit(prev, req.timeout));
-        started.map_err(|e| interrupted(e, abort))?;
-        if let Some(g) = group_of(&c.topology, point, c.rank) {
-            let m = measure(t, &g, point, &mut bufs, &|| {}).map_err(|e| interrupted(e, abort))?;
-            let mut payload: Vec<u64> = vec![m.wrong.to_le(), m.loop_us.to_bits().to_le()];
-            payload.extend(m.times.iter().map(|t| t.to_bits().to_le()));
-            t.tcp().send(0, bytemuck::cast_slice(&payload))?;
+    let soak = req.opts.soak;
+    let mut k = 0;
+    for cycle in 0u64.. {
+        let counted = !soak.lead_decides();
+        if cycle > 0
+            && counted
+            && !soak.another_counted(cycle, Duration::ZERO, plan.points.len(), 63)
+        {
+            break;
         }
-        prev = Some(point);
+        for point in &plan.points {
+            let started = wait_start(t.tcp(), k, start_limit(prev, req.timeout));
+            if !started.map_err(|e| interrupted(e, abort))? {
+                return Ok(());
+            }
+            if let Some(g) = group_of(&c.topology, point, c.rank) {
+                let m =
+                    measure(t, &g, point, &mut bufs, &|| {}).map_err(|e| interrupted(e, abort))?;
+                let mut payload: Vec<u64> = vec![m.wrong.to_le(), m.loop_us.to_bits().to_le()];
+                payload.extend(m.times.iter().map(|t| t.to_bits().to_le()));
+                t.tcp().send(0, bytemuck::cast_slice(&payload))?;
+            }
+            prev = Some(point);
+            k += 1;
+        }
     }
     Ok(())
 }
 
-/// Receives rank 0's start message for point `k`.
-fn wait_start(t: &mut TcpTransport, k: usize, limit: Duration) -> Result<()> {
+/// Rank 0's word in place of a point's start where a soak ends at a cycle's end.
+const SOAK_OVER: u64 = u64::MAX;
+
+/// Receives rank 0's start message for point `k`: true to measure it, false where the soak is
+/// over.
+fn wait_start(t: &mut TcpTransport, k: usize, limit: Duration) -> Result<bool> {
     t.wait_message(0, limit)?;
     let mut word = [0u8; 8];
     t.recv(0, &mut word, Combine::Copy)?;
     let got = u64::from_le_bytes(word);
+    if got == SOAK_OVER {
+        return Ok(false);
+    }
     if got != k as u64 {
         return Err(Error::Rank(format!(
             "rank {}: rank 0 started point {got} where point {k} was due",
             t.rank()
         )));
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Rank 0: the results folder, the console, and every point.
@@ -191,41 +215,37 @@ fn lead(
         false => lead.out.add_pairs(),
     };
     let result = result
-        .and_then(|()| lead_points(plan, c, &mut lead, req.timeout))
+        .and_then(|()| lead_points(plan, c, &mut lead, req))
         .map_err(|e| interrupted(e, abort))
         .map_err(|e| name_the_dead(e, c));
     lead.close(result)
 }
 
-/// Rank 0's loop: start, measure, gather, write, print. Returns the points with wrong results.
-fn lead_points(plan: &Plan, c: &mut Cluster, lead: &mut Lead, timeout: Duration) -> Result<()> {
+/// Rank 0's loop: start, measure, gather, write, print, in every cycle of a soak.
+fn lead_points(plan: &Plan, c: &mut Cluster, lead: &mut Lead, req: &SweepRequest) -> Result<()> {
     let mut bufs = RankBuffers::default();
     let mut pairs = Vec::new();
     let mut node_times = Vec::new();
-    for (k, point) in plan.points.iter().enumerate() {
-        lead.console.running(&point.describe());
-        let during = |e: Error| match e {
-            Error::Rank(m) => Error::Rank(format!("{m} during {}", point.describe())),
-            e => e,
-        };
-        let (members, rank_times, wrongs, loops) =
-            run_point(c, k, point, &mut bufs, timeout).map_err(during)?;
-        let key = point.key(BackendKind::Host.name());
-        let (mut rec, samples, mut per_rank) = summarize_point(key, point, &rank_times, &wrongs)?;
-        rec.loop_time_us = loop_time_of(&loops, point.timing.rank);
-        for (s, &global) in per_rank.iter_mut().zip(&members) {
-            s.global_rank = global;
-            s.node = c.topology.node_of[global];
-        }
-        if point.nodes > 1 && point.pair.is_none() {
-            node_times.extend(links::node_ratios(&per_rank, rec.time_us_median));
-        }
-        match pair_row(&c.topology, point, &members) {
-            Some(row) => {
-                lead.pair_point(&rec, &samples, &per_rank, &row)?;
-                pairs.push(pair_bandwidth(point, &row, rec.busbw_gbps));
+    let (soak, began, n) = (req.opts.soak, std::time::Instant::now(), plan.points.len());
+    let mut k = 0;
+    for cycle in 0u64.. {
+        if cycle > 0 && !soak.another_counted(cycle, began.elapsed(), n, 63) {
+            if soak.lead_decides() {
+                for r in 1..c.transport.nranks() {
+                    c.transport.tcp().send(r, &SOAK_OVER.to_le_bytes())?;
+                }
             }
-            None => lead.point(&rec, &samples, &per_rank)?,
+            break;
+        }
+        for point in &plan.points {
+            let point = &point.in_cycle(cycle);
+            let (rec, row, per_rank) = lead_point(c, k, point, (&mut bufs, lead), req.timeout)?;
+            if let Some(row) = row {
+                pairs.push(pair_bandwidth(point, &row, rec.busbw_gbps));
+            } else if point.nodes > 1 {
+                node_times.extend(links::node_ratios(&per_rank, rec.time_us_median));
+            }
+            k += 1;
         }
     }
     let standings = links::standings(&links::largest_sizes(&pairs));
@@ -236,6 +256,37 @@ fn lead_points(plan: &Plan, c: &mut Cluster, lead: &mut Lead, timeout: Duration)
         lead.console.note(&line);
     }
     Ok(())
+}
+
+/// Rank 0's part of one point: measured, gathered, summarised, written and printed; its
+/// record, its `--pairs` row and its ranks.
+fn lead_point(
+    c: &mut Cluster,
+    k: usize,
+    point: &Point,
+    (bufs, lead): (&mut RankBuffers, &mut Lead),
+    timeout: Duration,
+) -> Result<(PointRecord, Option<PairRow>, Vec<RankSummary>)> {
+    lead.console.running(&point.describe());
+    let during = |e: Error| match e {
+        Error::Rank(m) => Error::Rank(format!("{m} during {}", point.describe())),
+        e => e,
+    };
+    let (members, rank_times, wrongs, loops) =
+        run_point(c, k, point, bufs, timeout).map_err(during)?;
+    let key = point.key(BackendKind::Host.name());
+    let (mut rec, samples, mut per_rank) = summarize_point(key, point, &rank_times, &wrongs)?;
+    rec.loop_time_us = loop_time_of(&loops, point.timing.rank);
+    for (s, &global) in per_rank.iter_mut().zip(&members) {
+        s.global_rank = global;
+        s.node = c.topology.node_of[global];
+    }
+    let row = pair_row(&c.topology, point, &members);
+    match &row {
+        Some(row) => lead.pair_point(&rec, &samples, &per_rank, row)?,
+        None => lead.point(&rec, &samples, &per_rank)?,
+    }
+    Ok((rec, row, per_rank))
 }
 
 /// Rank 0's part of point `k`: start every rank, measure if a member, and gather the members'

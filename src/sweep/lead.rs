@@ -66,7 +66,7 @@ impl Lead {
         samples: &[IterSample],
         per_rank: &[RankSummary],
     ) -> Result<()> {
-        self.out.append_point(rec, samples, per_rank)?;
+        self.out.append_point(&stamped(rec), samples, per_rank)?;
         self.count(rec);
         Ok(())
     }
@@ -84,7 +84,8 @@ impl Lead {
         per_rank: &[RankSummary],
         row: &PairRow,
     ) -> Result<()> {
-        self.out.append_pair_point(rec, samples, per_rank, row)?;
+        self.out
+            .append_pair_point(&stamped(rec), samples, per_rank, row)?;
         let tag = format!("pair {}-{}", row.host_a, row.host_b);
         self.console.point_tagged(rec, &tag);
         self.count(rec);
@@ -104,6 +105,14 @@ impl Lead {
         let result = result.and(json.map_or(Ok(()), Err));
         close_run(self.out, self.dir, result.map(|()| wrong_points))
     }
+}
+
+/// The record with the time it is written (summary.csv's `ended_utc`), to the millisecond.
+fn stamped(rec: &PointRecord) -> PointRecord {
+    let mut rec = rec.clone();
+    let now = humantime::format_rfc3339_millis(std::time::SystemTime::now());
+    rec.ended_utc = Some(now.to_string());
+    rec
 }
 
 /// Records how a run ended in meta.json and turns the measuring's result (points with wrong

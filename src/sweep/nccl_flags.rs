@@ -1,7 +1,7 @@
 //! nccl-tests' flags on `collbench sweep`. Most have a collbench flag of the same letter
 //! (`-b -e -f -n -w -m -d -o -r -T -R -x`, in `args.rs`); the ones here are the rest: those with
 //! a meaning collbench has (`-t`/`-g` ranks, `-i` linear steps, `-G` graph launches, `-c`
-//! checks) are read, and every other letter nccl-tests 2.19 takes is refused with one line that
+//! checks, `-N` soak cycles) are read, and every other letter nccl-tests 2.19 takes is refused with one line that
 //! says what to use instead. One table ([`REFUSED`]) feeds the parser, `--help` and the message.
 
 use clap::{Arg, ArgMatches, Args, Command, FromArgMatches};
@@ -21,12 +21,6 @@ pub struct RefusedFlag {
 /// Every nccl-tests 2.19 flag (`longopts` in its src/common.cu) with no collbench meaning yet.
 pub const REFUSED: &[RefusedFlag] = &[
     RefusedFlag {
-        short: 'N',
-        long: "run_cycles",
-        meaning: "repeat the whole sweep",
-        instead: "run collbench again (each run keeps its own folder), or collbench accept for repeats judged together",
-    },
-    RefusedFlag {
         short: 'p',
         long: "parallel_init",
         meaning: "create communicators in parallel",
@@ -42,13 +36,14 @@ pub const REFUSED: &[RefusedFlag] = &[
         short: 'C',
         long: "report_cputime",
         meaning: "report CPU time instead of GPU time",
-        instead: "collbench's NCCL times are CUDA events; the loop time is wall-clock (loop_time_us)",
+        instead:
+            "collbench's NCCL times are CUDA events; the loop time is wall-clock (loop_time_us)",
     },
     RefusedFlag {
         short: 'S',
         long: "report_timestamps",
         meaning: "print a timestamp per row",
-        instead: "meta.json records the run's start and end; samples.csv keeps every iteration",
+        instead: "summary.csv's ended_utc column holds the time each point was written",
     },
     RefusedFlag {
         short: 'D',
@@ -113,6 +108,8 @@ pub struct NcclTestsFlags {
     pub cuda_graph_launches: Option<u64>,
     /// nccl-tests -c: checked iterations.
     pub check: Option<u64>,
+    /// nccl-tests -N: cycles of the whole sweep, 0 without end.
+    pub run_cycles: Option<u64>,
     /// The first refused flag given, with its value.
     refused: Option<(&'static RefusedFlag, String)>,
 }
@@ -124,6 +121,7 @@ const READ: &[(char, &str, &str)] = &[
     ('i', "stepbytes", "Linear steps: sizes -b, -b+I, ... up to -e (nccl-tests -i; taken where -f is not given or is 1)"),
     ('G', "cudagraph", "nccl-tests -G N: N > 0 is --cuda-graph --graph-launches N, 0 leaves it off"),
     ('c', "check", "nccl-tests -c: collbench checks every point once after timing; -c 0 is refused"),
+    ('N', "run_cycles", "nccl-tests -N: N > 0 is --cycles N; 0 repeats until --duration or Ctrl-C"),
 ];
 
 impl NcclTestsFlags {
@@ -198,6 +196,7 @@ impl FromArgMatches for NcclTestsFlags {
             step_bytes: text("stepbytes"),
             cuda_graph_launches: number("cudagraph")?,
             check: number("check")?,
+            run_cycles: number("run_cycles")?,
             refused,
         })
     }
@@ -260,7 +259,11 @@ mod tests {
 
     #[test]
     fn read_flags_keep_their_meaning() {
-        let f = parse(&["-t", "2", "-g", "4", "-i", "1M", "-G", "3", "-c", "1"]).unwrap();
+        let f = parse(&[
+            "-t", "2", "-g", "4", "-i", "1M", "-G", "3", "-c", "1", "-N", "0",
+        ]);
+        let f = f.unwrap();
+        assert_eq!(f.run_cycles, Some(0));
         assert_eq!(f.ranks(), Some(8));
         assert_eq!(f.step_bytes.as_deref(), Some("1M"));
         assert_eq!((f.cuda_graph_launches, f.check), (Some(3), Some(1)));

@@ -112,34 +112,55 @@ fn tcp_mesh(shared: &Shared, rank: usize) -> Result<TcpTransport> {
     TcpTransport::connect(rank, n, listener, &peers, token, MESH_TIMEOUT)
 }
 
-/// Every point of the plan, in order: meet all ranks, measure if in the point's group, meet
-/// again, and (rank 0) tell the launcher the samples are ready.
+/// Every point of the plan, in order, in every cycle of a soak: meet all ranks, measure if in
+/// the point's group, meet again, and (rank 0) tell the launcher the samples are ready.
 fn sweep_points<T: Transport>(t: &mut T, ctl: &Shared, opts: &SweepOptions) -> Result<()> {
     let rank = t.rank();
     let all = Group::first(t.nranks(), rank)
         .ok_or_else(|| Error::usage(format!("rank {rank} outside the launch")))?;
     let mut bufs = RankBuffers::default();
-    for (k, point) in opts.plan().points.iter().enumerate() {
-        if rank == 0 {
-            wait_consumed(ctl, k as u32)?;
+    let plan = opts.plan();
+    let soak = opts.soak;
+    let mut k = 0u32;
+    for cycle in 0u64.. {
+        let counted = !soak.lead_decides();
+        if cycle > 0
+            && counted
+            && !soak.another_counted(cycle, Duration::ZERO, plan.points.len(), 32)
+        {
+            break;
         }
-        barrier(t, &all)?;
-        if let Some(g) = Group::first(point.world, rank) {
-            let progress = || {
-                ctl.progress(rank).fetch_add(1, Ordering::Relaxed);
-            };
-            let m = measure(t, &g, point, &mut bufs, &progress)?;
-            publish(ctl, rank, &m);
-        }
-        barrier(t, &all)?;
-        if rank == 0 {
-            let published = ctl.points_published();
-            published.store(k as u32 + 1, Ordering::SeqCst);
-            futex_wake_all(published);
+        for (i, point) in plan.points.iter().enumerate() {
+            if rank == 0 {
+                wait_consumed(ctl, k)?;
+            }
+            barrier(t, &all)?;
+            // The launcher's word at a cycle's start: go on, or the soak is over.
+            let stop = ctl.points_consumed().load(Ordering::SeqCst) == SOAK_OVER;
+            if cycle > 0 && i == 0 && !counted && stop {
+                return Ok(());
+            }
+            if let Some(g) = Group::first(point.world, rank) {
+                let progress = || {
+                    ctl.progress(rank).fetch_add(1, Ordering::Relaxed);
+                };
+                let m = measure(t, &g, point, &mut bufs, &progress)?;
+                publish(ctl, rank, &m);
+            }
+            barrier(t, &all)?;
+            k += 1;
+            if rank == 0 {
+                let published = ctl.points_published();
+                published.store(k, Ordering::SeqCst);
+                futex_wake_all(published);
+            }
         }
     }
     Ok(())
 }
+
+/// What the launcher stores as the points consumed when a soak ends at a cycle's end.
+pub(crate) const SOAK_OVER: u32 = u32::MAX;
 
 /// Rank 0 waits until the launcher has read the previous point's samples.
 fn wait_consumed(sh: &Shared, k: u32) -> Result<()> {

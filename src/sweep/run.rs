@@ -171,6 +171,7 @@ fn launch_and_measure(req: &SweepRequest, plan: &Plan, lead: &mut Lead) -> Resul
         ranks: &mut ranks,
         pids,
         timeout: req.timeout,
+        soak: req.opts.soak,
     };
     let result = sup.measure_all(plan, lead).and_then(|()| sup.wait_exit());
     if result.is_err() {

@@ -22,12 +22,14 @@ pub fn summarize_point(
     rank_times: &[Vec<f64>],
     wrong: &[u64],
 ) -> Result<Summarized> {
-    summarize(key, point.warmup, rank_times, wrong).ok_or_else(|| {
+    let mut summarized = summarize(key, point.warmup, rank_times, wrong).ok_or_else(|| {
         Error::Rank(format!(
             "invalid samples from the ranks for {}",
             point.describe()
         ))
-    })
+    })?;
+    summarized.0.cycle = point.cycle;
+    Ok(summarized)
 }
 
 /// [`summarize_point`] for a group of the first `point.world` ranks of `topo` (the groups of
@@ -94,6 +96,8 @@ pub fn summarize(
         nccl_call: None,
         nccl_algo: None,
         nccl_proto: None,
+        cycle: 0,
+        ended_utc: None,
         key,
     };
     Some((record, samples, ranks))
@@ -350,6 +354,7 @@ mod tests {
             iters: 2,
             warmup: 1,
             timing: Default::default(),
+            cycle: 0,
         }
     }
 

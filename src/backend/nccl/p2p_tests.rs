@@ -38,6 +38,7 @@ fn rooted(op: Op, dtype: DType, bytes: usize, world: usize, in_place: bool, root
         iters: 1,
         warmup: 0,
         timing: Default::default(),
+        cycle: 0,
     }
 }
 

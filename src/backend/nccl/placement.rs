@@ -169,6 +169,7 @@ mod tests {
             iters: 1,
             warmup: 0,
             timing: Default::default(),
+            cycle: 0,
         }
     }
 

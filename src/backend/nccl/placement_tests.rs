@@ -54,6 +54,7 @@ fn allgather_point(bytes: usize, world: usize, in_place: bool) -> Point {
         iters: 1,
         warmup: 0,
         timing: Default::default(),
+        cycle: 0,
     }
 }
 

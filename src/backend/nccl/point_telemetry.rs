@@ -78,6 +78,7 @@ mod tests {
             iters: 20,
             warmup: 5,
             timing: Default::default(),
+            cycle: 0,
         };
         assert_eq!(calls(&p, 1), 5 + 40 + 1);
         assert_eq!(calls(&p, 4), (5 + 40) * 4 + 1);

@@ -23,6 +23,7 @@ fn opts(algos: &[Algo], world_sizes: &[usize]) -> SweepOptions {
         root: Default::default(),
         default_algos: false,
         loop_timing: Default::default(),
+        soak: Default::default(),
     }
 }
 

@@ -109,6 +109,7 @@ impl SweepOptions {
         let mut plan = Plan {
             points: Vec::new(),
             notes: Vec::new(),
+            soak: self.soak,
         };
         for (shape, pair) in self.groups() {
             for &op in &self.ops {
@@ -167,6 +168,13 @@ impl SweepOptions {
                     "{op} in place is not measured on the {backend} backend: {why}; skipped"
                 ));
             }
+        }
+        if self.soak.is_soak() && !plan.points.is_empty() {
+            plan.notes.push(format!(
+                "soak: the plan's {} points, {}",
+                plan.points.len(),
+                self.soak.describe()
+            ));
         }
         plan
     }
@@ -267,6 +275,7 @@ impl SweepOptions {
                 iters,
                 warmup,
                 timing: self.loop_timing,
+                cycle: 0,
             });
         }
     }

@@ -25,6 +25,7 @@ fn opts() -> SweepOptions {
         root: Roots::default(),
         default_algos: false,
         loop_timing: Default::default(),
+        soak: Default::default(),
     }
 }
 
@@ -172,6 +173,7 @@ fn memory_estimate_counts_only_the_scratch_an_algorithm_uses() {
             iters: 1,
             warmup: 0,
             timing: Default::default(),
+            cycle: 0,
         }
     };
     let mib = 1 << 20;

@@ -10,7 +10,7 @@ use crate::backend::mpi::{Handles, Library, MpiBuffers};
 use crate::error::{Error, Result};
 use crate::meta::Meta;
 use crate::model::call::BackendKind;
-use crate::model::plan::{Plan, SweepOptions};
+use crate::model::plan::{Plan, Point, Soak, SweepOptions};
 use crate::model::topology::Topology;
 use crate::report::run_dir::run_dir_or_default;
 use crate::stats::loop_time_of;
@@ -57,16 +57,39 @@ pub(super) fn run(
     }
 }
 
-/// A rank other than 0: every point, measured where a member, samples sent to rank 0.
+/// A rank other than 0: every point, measured where a member, samples sent to rank 0; in every
+/// cycle of a soak, until they are counted out or rank 0 says the soak is over.
 fn follow(world: &SimpleCommunicator, groups: &Groups, plan: &Plan, h: &Handles) -> Result<()> {
     let mut bufs = MpiBuffers::default();
     let root = world.process_at_rank(0);
-    for point in &plan.points {
-        super::stall::at(&point.describe());
-        let payload = point_payload(world, groups, point, (&mut bufs, h))?;
-        root.gather_into(&payload[..]);
+    for cycle in 0u64.. {
+        if cycle > 0 && !another_cycle(world, &plan.soak, cycle, None) {
+            break;
+        }
+        for point in &plan.points {
+            super::stall::at(&point.describe());
+            let payload = point_payload(world, groups, point, (&mut bufs, h))?;
+            root.gather_into(&payload[..]);
+        }
     }
     Ok(())
+}
+
+/// Whether cycle `done` (0-based, after `done` whole cycles) starts: counted by every rank,
+/// or, where rank 0's clock decides (`elapsed` is given there), broadcast from rank 0.
+fn another_cycle(
+    world: &SimpleCommunicator,
+    soak: &Soak,
+    done: u64,
+    elapsed: Option<std::time::Duration>,
+) -> bool {
+    let mine = soak.another(done, elapsed.unwrap_or_default());
+    if !soak.lead_decides() {
+        return mine;
+    }
+    let mut word = u8::from(mine);
+    world.process_at_rank(0).broadcast_into(&mut word);
+    word == 1
 }
 
 /// Rank 0: the results folder, the console, and every point.
@@ -106,34 +129,55 @@ fn lead(
     lead.close(result)
 }
 
-/// Rank 0's loop: measure, gather, summarise, write, print. Returns the points with wrong
-/// results.
+/// Rank 0's loop: every point of every cycle.
 fn lead_points(
     plan: &Plan,
     (world, groups, topo): (&SimpleCommunicator, &Groups, &Topology),
     (lead, handles): (&mut Lead, &Handles),
 ) -> Result<()> {
     let mut bufs = MpiBuffers::default();
-    let root = world.process_at_rank(0);
-    for point in &plan.points {
-        lead.console.running(&point.describe());
-        super::stall::at(&point.describe());
-        let payload = point_payload(world, groups, point, (&mut bufs, handles))?;
-        let mut all = vec![0u64; payload.len() * world.size() as usize];
-        root.gather_into_root(&payload[..], &mut all[..]);
-        let (rank_times, wrongs, loops) = members_samples(&all, payload.len());
-        let key = point.key(BackendKind::Mpi.name());
-        let (mut rec, samples, per_rank) =
-            summarize_first_ranks(key, point, topo, &rank_times, &wrongs)?;
-        rec.loop_time_us = loop_time_of(&loops, point.timing.rank);
-        {
-            // The signal handler sees whole points only: it waits for this lock.
-            let mut guard = interrupt::writing();
-            lead.append(&rec, &samples, &per_rank)?;
-            let dir = lead.dir().to_path_buf();
-            interrupt::record(&mut guard, dir, lead.out.meta(), lead.out.points());
+    let began = std::time::Instant::now();
+    for cycle in 0u64.. {
+        if cycle > 0 && !another_cycle(world, &plan.soak, cycle, Some(began.elapsed())) {
+            return Ok(());
         }
-        lead.show(&rec);
+        for point in &plan.points {
+            lead_point(
+                &point.in_cycle(cycle),
+                (world, groups, topo),
+                (lead, handles),
+                &mut bufs,
+            )?;
+        }
     }
+    Ok(())
+}
+
+/// Rank 0's part of one point: measured, gathered, summarised, written and printed.
+fn lead_point(
+    point: &Point,
+    (world, groups, topo): (&SimpleCommunicator, &Groups, &Topology),
+    (lead, handles): (&mut Lead, &Handles),
+    bufs: &mut MpiBuffers,
+) -> Result<()> {
+    let root = world.process_at_rank(0);
+    lead.console.running(&point.describe());
+    super::stall::at(&point.describe());
+    let payload = point_payload(world, groups, point, (bufs, handles))?;
+    let mut all = vec![0u64; payload.len() * world.size() as usize];
+    root.gather_into_root(&payload[..], &mut all[..]);
+    let (rank_times, wrongs, loops) = members_samples(&all, payload.len());
+    let key = point.key(BackendKind::Mpi.name());
+    let (mut rec, samples, per_rank) =
+        summarize_first_ranks(key, point, topo, &rank_times, &wrongs)?;
+    rec.loop_time_us = loop_time_of(&loops, point.timing.rank);
+    {
+        // The signal handler sees whole points only: it waits for this lock.
+        let mut guard = interrupt::writing();
+        lead.append(&rec, &samples, &per_rank)?;
+        let dir = lead.dir().to_path_buf();
+        interrupt::record(&mut guard, dir, lead.out.meta(), lead.out.points());
+    }
+    lead.show(&rec);
     Ok(())
 }

@@ -26,7 +26,7 @@ use crate::backend::nccl::telemetry::Telemetry;
 use crate::backend::nccl::tuning::{self, Stage};
 use crate::error::{Error, Result};
 use crate::model::call::Register;
-use crate::model::plan::{Plan, Point};
+use crate::model::plan::{Plan, Point, Soak};
 use crate::sweep::lead::{Lead, Outcome};
 use crate::sweep::request::SweepRequest;
 
@@ -45,6 +45,8 @@ struct Walk<'a> {
     version: Version,
     /// The configuration of the current stage's communicators.
     config: ncclConfig_t,
+    /// The soak cycle under way (0 outside soaks).
+    cycle: u64,
 }
 
 /// Runs this rank's sweep; rank 0 returns the outcome, the others `None`.
@@ -80,6 +82,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
         user,
         version,
         config: comm_config(version, &Default::default()),
+        cycle: 0,
     };
     if walk.ctx.rank != 0 {
         return walk
@@ -91,6 +94,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     let ordered = Plan {
         points: stages.iter().flat_map(stage_points).cloned().collect(),
         notes: plan.notes,
+        soak: plan.soak,
     };
     let lead = Lead::open(walk.ctx.out.clone(), &meta, &ordered, &req.view)?;
     let mut writer = PointWriter { lead, topo };
@@ -149,7 +153,33 @@ impl Walk<'_> {
         }
     }
 
+    /// Every stage, in every cycle of a soak (each cycle creates its communicators again).
     fn stages(&mut self, stages: &[Stage], mut lead: Option<&mut PointWriter>) -> Result<()> {
+        let (soak, began) = (self.req.opts.soak, std::time::Instant::now());
+        for cycle in 0u64.. {
+            if cycle > 0 && !self.another_cycle(&soak, cycle, began.elapsed())? {
+                return Ok(());
+            }
+            self.cycle = cycle;
+            self.cycle_stages(stages, lead.as_deref_mut())?;
+        }
+        Ok(())
+    }
+
+    /// Whether cycle `done` starts: counted by every rank, or rank 0's word through the store
+    /// where its clock decides.
+    fn another_cycle(&mut self, soak: &Soak, done: u64, elapsed: Duration) -> Result<bool> {
+        let mine = soak.another(done, elapsed);
+        if !soak.lead_decides() {
+            return Ok(mine);
+        }
+        let words = self.ctx.store.all_gather("nccl-soak", &[u8::from(mine)])?;
+        Ok(words.first().and_then(|w| w.first()) == Some(&1))
+    }
+
+    /// One cycle: every combination in turn, its NCCL variables set while no thread of ours
+    /// runs.
+    fn cycle_stages(&mut self, stages: &[Stage], mut lead: Option<&mut PointWriter>) -> Result<()> {
         for (k, stage) in stages.iter().enumerate() {
             let vars = tuning::env_for(stage.algo, stage.proto, &self.user);
             // The sampler thread is joined first: no thread of ours runs while the environment
@@ -166,7 +196,8 @@ impl Walk<'_> {
 
     /// One combination: its world communicator, a group per world size, every point.
     fn stage(&mut self, k: usize, stage: &Stage, mut lead: Option<&mut PointWriter>) -> Result<()> {
-        let world = self.init(&format!("nccl-id-{k}"), self.ctx.world)?;
+        // A key per cycle: the store keeps an earlier cycle's id under the same name.
+        let world = self.init(&format!("nccl-id-{}-{k}", self.cycle), self.ctx.world)?;
         let mut world = world.ok_or_else(|| Error::Rank("no world communicator".into()))?;
         self.register(&mut world, stage)?;
         for (w, points) in &stage.groups {
@@ -180,6 +211,7 @@ impl Walk<'_> {
                 sub.as_ref()
             };
             for p in points {
+                let p = &p.in_cycle(self.cycle);
                 self.point(comm, p, stage, lead.as_deref_mut())?;
             }
             if let Some(sub) = sub {
@@ -223,7 +255,7 @@ impl Walk<'_> {
             return Ok(None);
         }
         if !self.nccl.has_split() {
-            return self.init(&format!("nccl-id-{k}-{w}"), w);
+            return self.init(&format!("nccl-id-{}-{k}-{w}", self.cycle), w);
         }
         let color = tuning::split_color(self.ctx.rank, w);
         world

@@ -9,10 +9,11 @@ use crate::backend::host::wait::{futex_wait, notify};
 use crate::error::{Error, Result};
 use crate::launch::local::{LocalRanks, RankExit};
 use crate::model::call::BackendKind;
-use crate::model::plan::{Plan, Point};
+use crate::model::plan::{Plan, Point, Soak};
 use crate::model::record::{IterSample, PointRecord, RankSummary};
 use crate::stats::loop_time_of;
 use crate::sweep::lead::Lead;
+use crate::sweep::rank::SOAK_OVER;
 use crate::sweep::summarize::summarize_point;
 use crate::sweep::watchdog::{blame, Watchdog};
 
@@ -24,22 +25,40 @@ pub(super) struct Supervisor<'a> {
     pub(super) ranks: &'a mut LocalRanks,
     pub(super) pids: Vec<Option<u32>>,
     pub(super) timeout: Duration,
+    pub(super) soak: Soak,
 }
 
 impl Supervisor<'_> {
     pub(super) fn measure_all(&mut self, plan: &Plan, lead: &mut Lead) -> Result<()> {
         let mut dog = Watchdog::new(self.timeout);
-        for (k, point) in plan.points.iter().enumerate() {
-            lead.console.running(&point.describe());
-            let last = k + 1 == plan.points.len();
-            self.wait_published(k as u32 + 1, point, last, &mut dog)?;
-            let (rec, samples, per_rank) = self.collect(point)?;
-            lead.point(&rec, &samples, &per_rank)?;
-            self.shared
-                .points_consumed()
-                .store(k as u32 + 1, Ordering::SeqCst);
-            notify(self.shared.doorbell(0), self.shared.sleeping(0));
-            dog.kick();
+        let soak = self.soak;
+        let began = Instant::now();
+        let n = plan.points.len();
+        let mut k = 0u32;
+        for cycle in 0u64.. {
+            for (i, point) in plan.points.iter().enumerate() {
+                let point = &point.in_cycle(cycle);
+                lead.console.running(&point.describe());
+                let more = |done| soak.another_counted(done, began.elapsed(), n, 32);
+                // Ranks leave after the last point only where they can count the cycles.
+                let last = i + 1 == n && !soak.lead_decides() && !more(cycle + 1);
+                self.wait_published(k + 1, point, last, &mut dog)?;
+                let (rec, samples, per_rank) = self.collect(point)?;
+                lead.point(&rec, &samples, &per_rank)?;
+                k += 1;
+                let over = i + 1 == n && !more(cycle + 1);
+                let word = if over && soak.lead_decides() {
+                    SOAK_OVER
+                } else {
+                    k
+                };
+                self.shared.points_consumed().store(word, Ordering::SeqCst);
+                notify(self.shared.doorbell(0), self.shared.sleeping(0));
+                dog.kick();
+                if over {
+                    return Ok(());
+                }
+            }
         }
         Ok(())
     }
