@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 mod rank_test;
 pub use rank_test::{mann_whitney_p, normal_sf};
+mod drift;
+pub use drift::drift;
 
 /// The summary of a set of samples.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -64,6 +64,7 @@ fn assert_structure(html: &str) {
         "fit",
         "points",
         "stragglers",
+        "soak",
         "environment",
     ] {
         assert_eq!(

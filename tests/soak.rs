@@ -72,6 +72,64 @@ fn counted_cycles_repeat_the_plan_with_cycle_and_time_on_every_row() {
 }
 
 #[test]
+fn a_soak_folder_is_judged_over_its_cycles_and_reported_with_drift() {
+    let _guard = common::serial();
+    let (tmp, out) = common::tempdir();
+    let mut args = SMALL.to_vec();
+    args.extend(["--cycles", "4"]);
+    common::sweep_ok(&args, &out, LIMIT);
+    let run = out.to_str().unwrap();
+    // A drift ceiling no host can miss by this much, and wrong elements: a verdict that passes.
+    let lenient = tmp.path().join("lenient.toml");
+    std::fs::write(
+        &lenient,
+        "[[criterion]]\nmax_drift = 1000.0\nmax_wrong = 0\n",
+    )
+    .unwrap();
+    let json = tmp.path().join("v");
+    let c = lenient.to_str().unwrap();
+    let accept = [
+        "accept",
+        "--criteria",
+        c,
+        "--run",
+        run,
+        "--out",
+        json.to_str().unwrap(),
+    ];
+    let r = common::run(&accept, LIMIT);
+    assert_eq!(r.code(), 0, "{}{}", r.stdout, r.stderr);
+    let v = common::read_json(&json.join("verdict.json"));
+    let point = &v["criteria"][0]["points"][0];
+    let drift = &point["checks"][0];
+    assert_eq!(drift["check"], "max_drift");
+    assert_eq!(drift["values"].as_array().unwrap().len(), 4, "{drift}");
+    assert!(drift["measured"].as_f64().unwrap().is_finite(), "{drift}");
+    // A negative ceiling is refused by name.
+    std::fs::write(&lenient, "[[criterion]]\nmax_drift = -0.1\n").unwrap();
+    let r = common::run(&["accept", "--criteria", c, "--run", run], LIMIT);
+    assert_eq!(r.code(), 2, "{}", r.stderr);
+    assert!(r.stderr.contains("max_drift = -0.1"), "{}", r.stderr);
+    // The report's soak section.
+    let page = tmp.path().join("page.html");
+    let r = common::run(&["report", run, "-o", page.to_str().unwrap()], LIMIT);
+    assert_eq!(r.code(), 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("4 cycles of 2 points from "), "soak section");
+    assert!(html.contains("<th>drift</th>") && html.contains("<th>wrong cycles</th>"));
+    // compare says once that it compares the first cycle.
+    let r = common::run(&["compare", run, run], LIMIT);
+    assert_eq!(r.code(), 0, "{}", r.stderr);
+    assert_eq!(
+        r.stderr.matches("is a soak of 4 cycles").count(),
+        2,
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("twice"), "{}", r.stderr);
+}
+
+#[test]
 fn nccl_tests_n_is_cycles_and_a_duration_ends_on_a_whole_cycle() {
     let _guard = common::serial();
     let (_tmp, out) = common::tempdir();

@@ -208,6 +208,9 @@ fn judge_check(
         None
     } else if let Check::MaxWrong(_) = chk {
         Some(values.iter().sum())
+    } else if let Check::MaxDrift(_) = chk {
+        // Over the series, in order: the soak's cycles, the repeats.
+        crate::stats::drift(&values)
     } else {
         Some(statistic(stat, chk.bound(), &values))
     };
@@ -218,6 +221,9 @@ fn judge_check(
     };
     let note = match (&missing, values.len()) {
         (Some(why), 0) => Some(why.clone()),
+        (None, n) if n < 2 && matches!(chk, Check::MaxDrift(_)) => {
+            Some("one cycle and one repeat: no drift to judge".into())
+        }
         (Some(why), n) => Some(format!("{n} of {} repeats: {why}", g.obs.len())),
         (None, _) if matches!(chk, Check::MaxSlowestBias(_)) => slowest_note(g),
         (None, _) => (g.key.nodes <= 1 && matches!(chk, Check::MaxNodeSkew(_)))
@@ -295,6 +301,7 @@ fn repeat_value(
             })
         }
         Check::MaxWrong(_) => Ok(r.wrong as f64),
+        Check::MaxDrift(_) => finite(r.time_us_typical(), "time_us_median"),
     }
 }
 

@@ -357,3 +357,39 @@ fn statistic_of_even_counts_is_the_middle_mean() {
     assert_eq!(statistic(Stat::Worst, Bound::AtMost, &[4.0, 1.0]), 4.0);
     assert_eq!(statistic(Stat::Worst, Bound::AtLeast, &[4.0, 1.0]), 1.0);
 }
+
+#[test]
+fn drift_is_judged_over_a_soaks_cycles_in_order() {
+    // One run, one point measured in 8 cycles: 100 µs, then 130 µs in the last two.
+    let times = [100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 130.0, 130.0];
+    let points = (0..8)
+        .map(|c| {
+            let mut r = rec(1 << 20, times[c], 10.0);
+            r.cycle = c as u64;
+            (r, vec![])
+        })
+        .collect();
+    let m = group(vec![run(points)]);
+    for (limit, result) in [(0.25, Outcome::Fail), (0.31, Outcome::Pass)] {
+        let c = criteria(&format!("[[criterion]]\nmax_drift = {limit}\n"));
+        let v = judge(&c, &m, header());
+        let chk = only_check(&v);
+        assert_eq!(chk.values, times.to_vec());
+        assert_eq!(
+            (chk.measured, chk.result),
+            (Some(130.0 / 100.0 - 1.0), result)
+        );
+        let want = (result == Outcome::Fail).then_some(Reason::Drift);
+        assert_eq!(chk.reason, want);
+    }
+    // One cycle, one repeat: nothing to judge, and said.
+    let one = group(vec![run(vec![(rec(1 << 20, 100.0, 10.0), vec![])])]);
+    let v = judge(
+        &criteria("[[criterion]]\nmax_drift = 0.1\n"),
+        &one,
+        header(),
+    );
+    let chk = only_check(&v);
+    assert_eq!((chk.measured, chk.result), (None, Outcome::NoData));
+    assert!(chk.note.as_deref().unwrap().contains("no drift"), "{chk:?}");
+}

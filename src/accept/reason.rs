@@ -30,6 +30,8 @@ named_enum!(
         NoData => "no-data",
         /// A results folder did not complete (meta.json's status), so the verdict cannot be.
         RunIncomplete => "run-incomplete",
+        /// Slower at the end of a soak's cycles (or of the repeats) than `max_drift` allows.
+        Drift => "drift",
     }
 );
 
@@ -42,6 +44,7 @@ impl Reason {
             Check::MaxCv(_) => Reason::Unstable,
             Check::MaxRankSkew(_) | Check::MaxSlowestBias(_) => Reason::RankStraggler,
             Check::MaxNodeSkew(_) => Reason::NodeSlow,
+            Check::MaxDrift(_) => Reason::Drift,
             Check::MaxFitDeviation(_) => Reason::OffModel,
             Check::MaxFitSlowdown(_) => Reason::SlowerThanModel,
             Check::MaxWrong(_) => Reason::WrongResults,

@@ -23,6 +23,9 @@ pub enum Check {
     /// How far the rank slowest most often is from chance toward always: 0 at chance (1/p of
     /// the iterations), 1 when it is the slowest of every iteration.
     MaxSlowestBias(f64),
+    /// How much slower the point got from the first quarter of its cycles and repeats to the
+    /// last ([`crate::stats::drift`]): 0.1 is 10% slower at the end.
+    MaxDrift(f64),
     MaxFitDeviation(f64),
     MaxFitSlowdown(f64),
     MaxWrong(u64),
@@ -65,6 +68,7 @@ impl Check {
             Check::MaxRankSkew(_) => "max_rank_skew",
             Check::MaxNodeSkew(_) => "max_node_skew",
             Check::MaxSlowestBias(_) => "max_slowest_bias",
+            Check::MaxDrift(_) => "max_drift",
             Check::MaxFitDeviation(_) => "max_fit_deviation",
             Check::MaxFitSlowdown(_) => "max_fit_slowdown",
             Check::MaxWrong(_) => "max_wrong",
@@ -90,6 +94,7 @@ impl Check {
             | Check::MaxRankSkew(x)
             | Check::MaxNodeSkew(x)
             | Check::MaxSlowestBias(x)
+            | Check::MaxDrift(x)
             | Check::MaxFitDeviation(x)
             | Check::MaxFitSlowdown(x) => x,
             Check::MaxWrong(n) => n as f64,
@@ -138,4 +143,4 @@ impl Check {
 
 /// Every threshold key, for messages.
 pub const THRESHOLD_KEYS: &str = "min_busbw_gbps, max_time_us, max_cv, max_rank_skew, \
-     max_node_skew, max_slowest_bias, max_fit_deviation, max_fit_slowdown, max_wrong";
+     max_node_skew, max_slowest_bias, max_drift, max_fit_deviation, max_fit_slowdown, max_wrong";

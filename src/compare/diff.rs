@@ -215,14 +215,23 @@ pub fn compare(a: &[MeasuredPoint], b: &[MeasuredPoint], rule: &Rule) -> Compari
     }
 }
 
-/// The points of one run by key; a repeated key keeps its first row, with a note.
+/// The points of one run by key; a repeated key keeps its first row, with a note. A soak's
+/// later cycles repeat every key: its first cycle is compared, said once.
 fn index<'a>(
     rows: &'a [MeasuredPoint],
     side: &str,
     notes: &mut Vec<String>,
 ) -> BTreeMap<MatchKey, &'a MeasuredPoint> {
     let mut m = BTreeMap::new();
-    for r in rows {
+    let first = rows.iter().map(|r| r.record.cycle).min().unwrap_or(0);
+    let cycles = rows.iter().map(|r| r.record.cycle).max().unwrap_or(0) - first + 1;
+    if cycles > 1 {
+        notes.push(format!(
+            "{side} is a soak of {cycles} cycles: its first cycle is compared (collbench report \
+             shows every point's drift over the cycles)"
+        ));
+    }
+    for r in rows.iter().filter(|r| r.record.cycle == first) {
         let k = MatchKey::of(&r.record);
         let label = k.label();
         if let std::collections::btree_map::Entry::Vacant(e) = m.entry(k.matching()) {

@@ -11,6 +11,7 @@ pub mod args;
 pub mod command;
 pub mod page;
 pub mod sections;
+pub mod soak;
 pub mod stragglers;
 pub mod verdict;
 
@@ -38,13 +39,14 @@ pub struct ReportInput<'a> {
 }
 
 /// The section ids, in page order, with their titles.
-pub const SECTIONS: [(&str, &str); 7] = [
+pub const SECTIONS: [(&str, &str); 8] = [
     ("summary", "Summary"),
     ("verdict", "Verdict"),
     ("figures", "Figures"),
     ("fit", "Fit quality"),
     ("points", "Measured points"),
     ("stragglers", "Stragglers"),
+    ("soak", "Soak"),
     ("environment", "Environment"),
 ];
 
@@ -89,6 +91,7 @@ pub fn render(input: &ReportInput<'_>) -> Result<String> {
         "Stragglers",
         &stragglers::section(input.run),
     ));
+    body.push_str(&section("soak", "Soak", &soak::section(input.run)));
     body.push_str(&section(
         "environment",
         "Environment",

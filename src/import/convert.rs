@@ -97,11 +97,23 @@ pub fn convert(
     for row in &run.rows {
         add_row(row, &keys, &mut out, &mut info);
     }
+    number_cycles(&mut out.records);
     info.per_iteration_samples = out.samples.iter().any(|s| !s.is_empty());
     describe_machine(&mut out.meta, run, hosts, rank_nodes);
     out.meta.import = Some(info);
     out.meta.timing = None;
     Ok(out)
+}
+
+/// nccl-tests `-N N` prints the table N times over: the k-th row of a point is its cycle k,
+/// as a soak of collbench's own numbers them.
+fn number_cycles(records: &mut [PointRecord]) {
+    let mut seen: std::collections::BTreeMap<String, u64> = Default::default();
+    for r in records {
+        let k = seen.entry(format!("{:?}", r.key)).or_insert(0);
+        r.cycle = *k;
+        *k += 1;
+    }
 }
 
 /// The ranks of the run: its rank list, or `--world`; both must agree.

@@ -10,6 +10,7 @@ pub mod run_dir;
 pub mod run_reader;
 pub mod samples_csv;
 pub mod sink;
+pub mod soak;
 pub mod straggler;
 pub mod summary_csv;
 pub mod table;

@@ -321,3 +321,7 @@ fn parse_proto(row: &Row) -> Result<Option<Proto>> {
 #[cfg(test)]
 #[path = "summary_csv_tests.rs"]
 pub(crate) mod tests;
+
+#[cfg(test)]
+#[path = "summary_csv_soak_tests.rs"]
+mod soak_tests;

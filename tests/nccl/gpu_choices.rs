@@ -292,3 +292,44 @@ fn gpu_a_stopped_rank_is_named_and_the_run_closed_as_failed() {
     );
     assert!(!summary(&dir).is_empty());
 }
+
+#[test]
+#[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
+fn gpu_a_soak_for_a_duration_repeats_whole_cycles_exactly() {
+    if gpus_or_skip().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    let args = [
+        "--backend",
+        "nccl",
+        "--op",
+        "allreduce,allgather",
+        "-b",
+        "1K",
+        "-e",
+        "1M",
+        "-f",
+        "32",
+        "--iters",
+        "10",
+        "--warmup",
+        "2",
+        "--duration",
+        "3s",
+    ];
+    sweep_dir(&args, &dir);
+    let rows = summary(&dir);
+    // 3 sizes of 2 ops a cycle; at least one whole cycle, none cut.
+    assert!(
+        !rows.is_empty() && rows.len() % 6 == 0,
+        "{} rows",
+        rows.len()
+    );
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!((r.cycle, r.wrong), ((i / 6) as u64, 0), "{r:?}");
+        assert!(r.ended_utc.is_some(), "{r:?}");
+    }
+    assert_eq!(meta(&dir).options["soak"]["duration_s"], 3.0);
+}

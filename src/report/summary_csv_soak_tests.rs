@@ -1,0 +1,48 @@
+//! summary.csv's soak columns, `cycle` and `ended_utc`.
+
+use super::tests::awkward_record;
+use super::*;
+
+#[test]
+fn soak_cycles_and_times_round_trip_and_older_files_read_as_cycle_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SummaryWriter::create(dir.path()).unwrap();
+    let a = awkward_record();
+    w.append(&a).unwrap();
+    let back = read_summary(w.path()).unwrap();
+    assert_eq!(
+        (back[0].cycle, back[0].ended_utc.as_deref()),
+        (7, Some("2026-11-28T05:30:00.125Z"))
+    );
+    // A file without the two columns: cycle 0, no time.
+    let text = std::fs::read_to_string(w.path()).unwrap();
+    let cut = |line: &str| line.rsplitn(3, ',').nth(2).unwrap().to_string();
+    let older: Vec<String> = text.lines().map(cut).collect();
+    let path = dir.path().join("older.csv");
+    std::fs::write(&path, older.join("\n") + "\n").unwrap();
+    let back = read_summary(&path).unwrap();
+    assert_eq!((back[0].cycle, back[0].ended_utc.clone()), (0, None));
+}
+
+#[test]
+fn near_valid_cycles_and_times_are_refused_naming_the_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SummaryWriter::create(dir.path()).unwrap();
+    w.append(&awkward_record()).unwrap();
+    let text = std::fs::read_to_string(w.path()).unwrap();
+    let good = ",7,2026-11-28T05:30:00.125Z";
+    for (bad, column) in [
+        (",-1,2026-11-28T05:30:00.125Z", "cycle"),
+        (",7x,2026-11-28T05:30:00.125Z", "cycle"),
+        (",7,2026-11-28 05:30:00", "ended_utc"),
+        (",7,2026-13-28T05:30:00Z", "ended_utc"),
+        (",7,2026-11-28T05:30:00+01:00", "ended_utc"),
+        (",7,yesterday", "ended_utc"),
+    ] {
+        let path = dir.path().join("bad.csv");
+        std::fs::write(&path, text.replace(good, bad)).unwrap();
+        let msg = read_summary(&path).unwrap_err().to_string();
+        assert!(msg.contains(column), "{bad}: {msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+    }
+}
