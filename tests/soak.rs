@@ -120,13 +120,9 @@ fn a_soak_folder_is_judged_over_its_cycles_and_reported_with_drift() {
     // compare says once that it compares the first cycle.
     let r = common::run(&["compare", run, run], LIMIT);
     assert_eq!(r.code(), 0, "{}", r.stderr);
-    assert_eq!(
-        r.stderr.matches("is a soak of 4 cycles").count(),
-        2,
-        "{}",
-        r.stderr
-    );
-    assert!(!r.stderr.contains("twice"), "{}", r.stderr);
+    let said = format!("{}{}", r.stdout, r.stderr);
+    assert_eq!(said.matches("is a soak of 4 cycles").count(), 2, "{said}");
+    assert!(!said.contains("twice"), "{said}");
 }
 
 #[test]
