@@ -16,7 +16,7 @@ fn an_nccl_tests_log_of_three_cycles_imports_as_a_soak() {
     let text = fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     let is_row = |l: &&str| l.trim_start().starts_with(|c: char| c.is_ascii_digit());
-    let first = lines.iter().position(|l| is_row(l)).unwrap();
+    let first = lines.iter().position(is_row).unwrap();
     let end = first + lines[first..].iter().take_while(|l| is_row(l)).count();
     let rows = &lines[first..end];
     let mut cycled: Vec<&str> = lines[..end].to_vec();
