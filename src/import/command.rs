@@ -11,10 +11,18 @@ use crate::meta::RunStatus;
 use crate::output::stdout;
 use crate::report::run_dir::{new_unique_dir, RunDir};
 
+/// What the files are: a tool's logs, each run on its own, or NCCL Inspector's per-process
+/// logs, read together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    Log(Tool),
+    Inspector,
+}
+
 /// A typed `collbench import`.
 #[derive(Debug, Clone)]
 pub struct ImportRequest {
-    pub tool: Tool,
+    pub source: Source,
     /// Files and folders, as given.
     pub logs: Vec<PathBuf>,
     /// The results folder (one run) or the folder to put one folder per run in (several).
@@ -24,18 +32,22 @@ pub struct ImportRequest {
 }
 
 /// One run read from one file, ready to be written.
-struct Ready {
-    source: PathBuf,
-    converted: Converted,
+pub(super) struct Ready {
+    pub(super) source: PathBuf,
+    pub(super) converted: Converted,
 }
 
 /// Runs the command: exit 0 when at least one run was imported, errors (exit 2) otherwise.
 pub fn run_import(req: &ImportRequest) -> Result<u8> {
+    let tool = match req.source {
+        Source::Log(tool) => tool,
+        Source::Inspector => return super::inspector_run::run(req),
+    };
     let mut refused = Vec::new();
     let found = files::expand(&req.logs, &mut refused)?;
     let mut ready = Vec::new();
     for file in &found {
-        match read_file(req, &file.path) {
+        match read_file(req, tool, &file.path) {
             Ok(runs) => ready.extend(runs),
             Err(e) if file.named => return Err(e),
             // A file found in a folder that is not a log is left out, with one line.
@@ -48,7 +60,7 @@ pub fn run_import(req: &ImportRequest) -> Result<u8> {
     if ready.is_empty() {
         return Err(Error::usage(format!(
             "no {} run found in {}; nothing imported",
-            req.tool.name(),
+            tool.name(),
             shown(&req.logs)
         )));
     }
@@ -61,13 +73,13 @@ pub fn run_import(req: &ImportRequest) -> Result<u8> {
 
 /// The runs of one file, converted; runs of tests collbench does not measure are left out with
 /// a warning. A file with no run at all is an error naming it and the line.
-fn read_file(req: &ImportRequest, path: &Path) -> Result<Vec<Ready>> {
+fn read_file(req: &ImportRequest, tool: Tool, path: &Path) -> Result<Vec<Ready>> {
     let text = files::read_text(path)?;
     let at = |e: ParseError| Error::Input {
         path: path.to_path_buf(),
         msg: format!("line {}: {}", e.line, e.msg),
     };
-    let runs = match req.tool {
+    let runs = match tool {
         Tool::NcclTests if nccl_json::looks_like_json(&text) => {
             nccl_json::parse(&text).map_err(at)?
         }
@@ -78,9 +90,9 @@ fn read_file(req: &ImportRequest, path: &Path) -> Result<Vec<Ready>> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for run in &runs {
-        let converted = op_of(req, run, path).and_then(|(op, note)| {
+        let converted = op_of(req, tool, run, path).and_then(|(op, note)| {
             let mut c = convert(
-                req.tool,
+                tool,
                 run,
                 op,
                 &source,
@@ -147,11 +159,12 @@ fn first_and_count(skipped: &[String]) -> String {
 /// what its columns say ([`super::infer`]), with the note that says so.
 fn op_of(
     req: &ImportRequest,
+    tool: Tool,
     run: &LogRun,
     path: &Path,
 ) -> std::result::Result<(Op, Option<String>), String> {
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    match req.tool {
+    match tool {
         Tool::NcclTests => {
             let from_name = file_name.as_deref().and_then(names::nccl_test_in_name);
             if let (Some(given), Some(own)) = (req.overrides.test.as_deref(), run.test.as_deref()) {
@@ -180,7 +193,7 @@ fn op_of(
 
 /// One folder per run: `--out` itself for a single run, else `--out/<file>-<n>-<op>` (or
 /// `results/import-...` without `--out`), each created new.
-fn folder_names(req: &ImportRequest, ready: &[Ready]) -> Result<Vec<PathBuf>> {
+pub(super) fn folder_names(req: &ImportRequest, ready: &[Ready]) -> Result<Vec<PathBuf>> {
     if let (Some(out), [_]) = (&req.out, ready) {
         return Ok(vec![out.clone()]);
     }
@@ -211,7 +224,7 @@ fn folder_names(req: &ImportRequest, ready: &[Ready]) -> Result<Vec<PathBuf>> {
 
 /// Writes one imported run: meta.json, summary.csv, samples.csv (the log's per-iteration times,
 /// where it has them) and ranks.csv without rows.
-fn write_folder(run: &Ready, dir: &Path) -> Result<()> {
+pub(super) fn write_folder(run: &Ready, dir: &Path) -> Result<()> {
     let c = &run.converted;
     let info = c.meta.import.as_ref();
     let truncated = info.is_some_and(|i| i.truncated);
@@ -262,7 +275,7 @@ fn write_folder(run: &Ready, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn shown(paths: &[PathBuf]) -> String {
+pub(super) fn shown(paths: &[PathBuf]) -> String {
     paths
         .iter()
         .map(|p| p.display().to_string())

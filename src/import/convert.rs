@@ -19,6 +19,8 @@ pub struct Overrides {
     pub world: Option<usize>,
     /// Hosts, when the log does not list the ranks.
     pub nodes: Option<usize>,
+    /// The element type, for logs that do not record it (NCCL Inspector's).
+    pub dtype: Option<DType>,
 }
 
 /// A run ready to be written as a results folder.
