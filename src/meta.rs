@@ -22,6 +22,8 @@ pub const META_SCHEMA: &str = "collbench.meta/v1";
 /// File name of the metadata inside a results folder.
 pub const META_FILE: &str = "meta.json";
 
+mod bisect;
+pub use bisect::{BisectRound, BisectSummary};
 mod host;
 pub use host::{mem_available_bytes, HostInfo};
 
@@ -94,6 +96,9 @@ pub struct Meta {
     /// `import.time_statistic` says) and for folders written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<Timing>,
+    /// What `sweep --bisect` found; absent for other runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<BisectSummary>,
 }
 
 /// The two timings of every measured point (docs/METHODOLOGY.md "Two timings").
@@ -244,6 +249,7 @@ impl Meta {
             gpus: Vec::new(),
             import: None,
             timing: Some(timing),
+            bisect: None,
         }
     }
 

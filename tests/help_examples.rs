@@ -121,6 +121,10 @@ fn sandbox() -> tempfile::TempDir {
         d.join("osu_allreduce.txt"),
     )
     .unwrap();
+    copy_dir(
+        &data("nccl-inspector/job-2rank"),
+        &d.join("nccl-inspector-1234"),
+    );
     std::fs::write(d.join("my-model.toml"), "base = \"llama2-7b\"\n").unwrap();
     std::fs::write(d.join("my.toml"), "[[criterion]]\nmax_time_us = 1e9\n").unwrap();
     tmp

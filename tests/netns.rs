@@ -346,3 +346,52 @@ fn pairs_name_the_node_with_the_slow_link() {
         "{notes:?}"
     );
 }
+
+#[test]
+fn bisect_names_the_node_with_the_slow_link_in_two_rounds() {
+    let _guard = common::serial();
+    if !lab_or_skip() {
+        return;
+    }
+    // Node 3's link runs at a quarter of the others': the halves 0,1 and 2,3, then 2 and 3
+    // each beside node 0.
+    let lab = NetLab::new(&[RATE_MBIT, RATE_MBIT, RATE_MBIT, RATE_MBIT / 4], "32kb");
+    let (_tmp, dir) = common::tempdir();
+    let out = dir.join("bisect");
+    let args = [
+        "sweep",
+        "--no-progress",
+        "--bisect",
+        "--op",
+        "allgather",
+        "-b",
+        "4M",
+        "-e",
+        "4M",
+        "--iters",
+        "4",
+        "--warmup",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let run = Launch::start(&lab, &[0, 1, 2, 3], 29587, &args).finish(Duration::from_secs(240));
+    let notes: Vec<&str> = (run.stdout.lines())
+        .filter(|l| l.starts_with("# note: bisect"))
+        .collect();
+    eprintln!("{}", notes.join("\n"));
+    assert!(
+        notes.iter().any(|l| l.contains("bisect: slow node node3")),
+        "{notes:?}"
+    );
+    let b = common::meta(&out).bisect.unwrap();
+    assert_eq!(
+        (b.verdict.as_str(), b.nodes.clone()),
+        ("slow-node", vec![3])
+    );
+    let groups: Vec<Vec<Vec<usize>>> = b.rounds.iter().map(|r| r.groups.clone()).collect();
+    assert_eq!(
+        groups,
+        [vec![vec![0, 1], vec![2, 3]], vec![vec![2, 0], vec![3, 0]]]
+    );
+}

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::command::{ImportRequest, Source};
 use super::convert::Overrides;
 use super::log::Tool;
+use super::request::{ImportRequest, Source};
 use crate::collective::{Algo, DType, Proto};
 use crate::error::{Error, Result};
 

@@ -5,10 +5,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::command::{folder_names, shown, write_folder, ImportRequest, Ready};
 use super::files;
 use super::inspector::{self, InspectorColl};
 use super::inspector_convert::{convert_comm, Comm, Common};
+use super::request::ImportRequest;
+use super::write::{folder_names, shown, write_folder, Ready};
 use crate::error::{Error, Result};
 
 /// The most collective objects one import holds (each a few dozen bytes once grouped).

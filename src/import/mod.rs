@@ -30,6 +30,8 @@ pub mod nccl_json;
 pub mod nccl_text;
 pub mod osu;
 pub mod publish;
+pub mod request;
+mod write;
 
 /// Where and why a log stopped making sense.
 #[derive(Clone, Debug, PartialEq)]

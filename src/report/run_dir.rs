@@ -137,6 +137,11 @@ impl RunDir {
         &self.meta
     }
 
+    /// Sets meta.json's `bisect`, written with the rest when the run ends.
+    pub fn set_bisect(&mut self, bisect: crate::meta::BisectSummary) {
+        self.meta.bisect = Some(bisect);
+    }
+
     /// Records how the run ended and rewrites meta.json with the end time and point count.
     pub fn finish(&mut self, status: RunStatus, error: Option<String>) -> Result<()> {
         self.meta.points = self.points;

@@ -148,6 +148,10 @@ pub struct SweepArgs {
     /// --world-sizes, and name the links well below the healthy pairs. Needs a multi-host launch.
     #[arg(long)]
     pub pairs: bool,
+    /// Find the slow node in about log2(nodes) rounds: halves of the nodes (one rank on each)
+    /// measured at one size, the slower half bisected again. Needs 3+ hosts of a launch.
+    #[arg(long, conflicts_with = "pairs")]
+    pub bisect: bool,
     /// Results folder [default: results/<date>-<time>-<ops>-<backend>].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -332,6 +336,7 @@ impl SweepArgs {
             out: self.out,
             ranks_given: requested.is_some(),
             pairs: self.pairs,
+            bisect: self.bisect,
             world_specs,
             view: View {
                 progress: !self.no_progress,

@@ -11,9 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::backend::host::algo::Group;
-use crate::backend::host::transport::tcp::TcpTransport;
-use crate::backend::host::transport::{Combine, Transport};
+use crate::backend::host::transport::Transport;
 use crate::error::{Error, Result};
 use crate::launch::env::Bootstrap;
 use crate::meta::Meta;
@@ -24,10 +22,14 @@ use crate::model::topology::{Topology, WorldShape};
 use crate::report::pairs_csv::PairRow;
 use crate::report::run_dir::run_dir_or_default;
 use crate::stats::loop_time_of;
+use crate::sweep::bisect_run;
 use crate::sweep::cluster::{self, Cluster};
+use crate::sweep::distributed_point::{
+    group_of, member_part, run_point, start_limit, wait_start, SOAK_OVER,
+};
 use crate::sweep::lead::{Lead, Outcome};
 use crate::sweep::links;
-use crate::sweep::rank::{measure, RankBuffers};
+use crate::sweep::rank::RankBuffers;
 use crate::sweep::request::SweepRequest;
 use crate::sweep::summarize::summarize_point;
 
@@ -53,14 +55,20 @@ pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Ou
     let flag = Arc::clone(&abort);
     // An error means a handler is already installed (a second sweep in one process): keep it.
     let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
-    if req.pairs && !req.world_specs.is_empty() {
+    if let (Some(flag), false) = (req.node_mode(), req.world_specs.is_empty()) {
+        return Err(Error::usage(format!(
+            "{flag} measures one rank on each node; drop --world-sizes"
+        )));
+    }
+    if req.bisect && opts.soak.is_soak() {
         return Err(Error::usage(
-            "--pairs measures one rank on each of two nodes; drop --world-sizes",
+            "--bisect measures each group once; drop --cycles and --duration",
         ));
     }
     let shm = opts.transport == TransportKind::Shm;
     let mut cluster = cluster::join(boot, &fingerprint, req.timeout, Arc::clone(&abort), shm)?;
-    if req.pairs {
+    if req.pairs || req.bisect {
+        // A bisection's groups are measured at the point a pair would be, resized.
         opts.pairs = node_pairs(&cluster.topology)?;
         opts.world_sizes = vec![2];
     } else {
@@ -72,10 +80,10 @@ pub fn run_distributed(req: &SweepRequest, boot: &Bootstrap) -> Result<Option<Ou
     if plan.points.is_empty() {
         return Err(Error::usage("nothing to measure: no point in the plan"));
     }
-    let result = if cluster.rank == 0 {
-        lead(req, &opts, &plan, &mut cluster, &abort).map(Some)
-    } else {
-        follow(req, &plan, &mut cluster, &abort).map(|()| None)
+    let result = match (cluster.rank, req.bisect) {
+        (0, _) => lead(req, &opts, &plan, &mut cluster, &abort).map(Some),
+        (_, false) => follow(req, &plan, &mut cluster, &abort).map(|()| None),
+        (_, true) => bisect_follow(&plan, &mut cluster, req.timeout, &abort).map(|()| None),
     };
     match result {
         Ok(outcome) => cluster.finish().map(|()| outcome),
@@ -101,32 +109,6 @@ fn node_pairs(topo: &Topology) -> Result<Vec<(usize, usize)>> {
         .collect())
 }
 
-/// The ranks of `point`'s group, in group order.
-fn members_of(topo: &Topology, point: &Point) -> Vec<usize> {
-    match point.pair {
-        // One rank on each node: every node holds a rank (nodes come from the ranks' hosts).
-        Some((a, b)) => [a, b].iter().map(|&n| topo.ranks_on(n)[0]).collect(),
-        None => topo.members(WorldShape {
-            nodes: point.nodes,
-            per_node: point.world / point.nodes.max(1),
-        }),
-    }
-}
-
-/// The members of `point`'s group and this rank's place in it, if it is one.
-fn group_of(topo: &Topology, point: &Point, rank: usize) -> Option<Group> {
-    let members = members_of(topo, point);
-    let me = members.iter().position(|&r| r == rank)?;
-    Some(Group { members, me })
-}
-
-/// How long a rank may wait for the start of the point after `prev`: every iteration of `prev`
-/// may take up to the stall timeout before a member notices.
-fn start_limit(prev: Option<&Point>, timeout: Duration) -> Duration {
-    let iterations = prev.map_or(0, |p| p.warmup + 2 * p.iters + 1) as u32;
-    timeout.saturating_mul(iterations.saturating_add(2))
-}
-
 /// A rank other than 0: wait for each point's start, measure if a member, send the results;
 /// in every cycle of a soak, until the cycles are counted out or rank 0 says the soak is over.
 fn follow(req: &SweepRequest, plan: &Plan, c: &mut Cluster, abort: &AtomicBool) -> Result<()> {
@@ -149,39 +131,13 @@ fn follow(req: &SweepRequest, plan: &Plan, c: &mut Cluster, abort: &AtomicBool) 
                 return Ok(());
             }
             if let Some(g) = group_of(&c.topology, point, c.rank) {
-                let m =
-                    measure(t, &g, point, &mut bufs, &|| {}).map_err(|e| interrupted(e, abort))?;
-                let mut payload: Vec<u64> = vec![m.wrong.to_le(), m.loop_us.to_bits().to_le()];
-                payload.extend(m.times.iter().map(|t| t.to_bits().to_le()));
-                t.tcp().send(0, bytemuck::cast_slice(&payload))?;
+                member_part(t, &g, point, &mut bufs).map_err(|e| interrupted(e, abort))?;
             }
             prev = Some(point);
             k += 1;
         }
     }
     Ok(())
-}
-
-/// Rank 0's word in place of a point's start where a soak ends at a cycle's end.
-const SOAK_OVER: u64 = u64::MAX;
-
-/// Receives rank 0's start message for point `k`: true to measure it, false where the soak is
-/// over.
-fn wait_start(t: &mut TcpTransport, k: usize, limit: Duration) -> Result<bool> {
-    t.wait_message(0, limit)?;
-    let mut word = [0u8; 8];
-    t.recv(0, &mut word, Combine::Copy)?;
-    let got = u64::from_le_bytes(word);
-    if got == SOAK_OVER {
-        return Ok(false);
-    }
-    if got != k as u64 {
-        return Err(Error::Rank(format!(
-            "rank {}: rank 0 started point {got} where point {k} was due",
-            t.rank()
-        )));
-    }
-    Ok(true)
 }
 
 /// Rank 0: the results folder, the console, and every point.
@@ -210,12 +166,18 @@ fn lead(
     meta.hosts = c.topology.hosts.clone();
     meta.rank_nodes = c.topology.node_of.clone();
     let mut lead = Lead::open(dir, &meta, plan, &req.view)?;
-    let result = match opts.pairs.is_empty() {
-        true => Ok(()),
-        false => lead.out.add_pairs(),
+    let result = match req.pairs {
+        false => Ok(()),
+        true => lead.out.add_pairs(),
     };
     let result = result
-        .and_then(|()| lead_points(plan, c, &mut lead, req))
+        .and_then(|()| match req.bisect {
+            false => lead_points(plan, c, &mut lead, req),
+            true => {
+                let template = bisect_template(plan)?;
+                bisect_run::lead(&template, c, &mut lead, req.timeout)
+            }
+        })
         .map_err(|e| interrupted(e, abort))
         .map_err(|e| name_the_dead(e, c));
     lead.close(result)
@@ -289,53 +251,6 @@ fn lead_point(
     Ok((rec, row, per_rank))
 }
 
-/// Rank 0's part of point `k`: start every rank, measure if a member, and gather the members'
-/// times, wrong counts and loop times in group order.
-type Gathered = (Vec<usize>, Vec<Vec<f64>>, Vec<u64>, Vec<f64>);
-fn run_point(
-    c: &mut Cluster,
-    k: usize,
-    point: &Point,
-    bufs: &mut RankBuffers,
-    timeout: Duration,
-) -> Result<Gathered> {
-    let t = &mut c.transport;
-    for r in 1..t.nranks() {
-        t.tcp().send(r, &(k as u64).to_le_bytes())?;
-    }
-    let members = members_of(&c.topology, point);
-    let mut rank_times = Vec::new();
-    let mut wrongs = Vec::new();
-    let mut loops = Vec::new();
-    let others = match group_of(&c.topology, point, 0) {
-        Some(g) => {
-            let m = measure(t, &g, point, bufs, &|| {})?;
-            rank_times.push(m.times);
-            wrongs.push(m.wrong);
-            loops.push(m.loop_us);
-            &members[1..]
-        }
-        None => {
-            // Not a member (a pair of other nodes): wait while they measure.
-            t.tcp()
-                .wait_message(members[0], start_limit(Some(point), timeout))?;
-            &members[..]
-        }
-    };
-    let mut payload = vec![0u64; 2 + point.iters];
-    for &r in others {
-        t.tcp()
-            .recv(r, bytemuck::cast_slice_mut(&mut payload), Combine::Copy)?;
-        wrongs.push(u64::from_le(payload[0]));
-        loops.push(f64::from_bits(u64::from_le(payload[1])));
-        let times = payload[2..]
-            .iter()
-            .map(|&b| f64::from_bits(u64::from_le(b)));
-        rank_times.push(times.collect());
-    }
-    Ok((members, rank_times, wrongs, loops))
-}
-
 /// One pair's bandwidth at one point, for the slow-link report.
 fn pair_bandwidth(point: &Point, row: &PairRow, busbw_gbps: f64) -> links::PairBandwidth {
     let c = &point.call;
@@ -380,4 +295,21 @@ fn interrupted(e: Error, abort: &AtomicBool) -> Error {
     } else {
         e
     }
+}
+
+/// The point a bisection's groups are measured at.
+fn bisect_template(plan: &Plan) -> Result<Point> {
+    bisect_run::template(plan)
+        .ok_or_else(|| Error::usage("nothing to measure: no point in the plan"))
+}
+
+/// A rank other than 0 of a bisection.
+fn bisect_follow(
+    plan: &Plan,
+    c: &mut Cluster,
+    timeout: Duration,
+    abort: &AtomicBool,
+) -> Result<()> {
+    let template = bisect_template(plan)?;
+    bisect_run::follow(&template, c, timeout).map_err(|e| interrupted(e, abort))
 }

@@ -2,10 +2,13 @@
 //! and the records each point produces.
 
 pub mod args;
+pub mod bisect;
+pub mod bisect_run;
 pub mod blame;
 pub mod cluster;
 pub mod console;
 pub mod distributed;
+pub mod distributed_point;
 pub mod execute;
 pub mod lead;
 pub mod links;

@@ -20,6 +20,8 @@ pub struct SweepRequest {
     pub world_specs: Vec<WorldSpec>,
     /// `--pairs`: measure every node pair (multi-host launches only).
     pub pairs: bool,
+    /// `--bisect`: find the slow node by halves (multi-host launches only).
+    pub bisect: bool,
     /// The live table's format and whether a progress bar may be shown.
     pub view: crate::sweep::console::View,
     pub command_line: Vec<String>,
@@ -31,4 +33,16 @@ pub struct SweepRequest {
     pub graph_launches: usize,
     /// `--register`, `--cta-policy` and `--ctas` (NCCL only): the communicator axes.
     pub comm: crate::model::comm_setup::CommAxes,
+}
+
+impl SweepRequest {
+    /// The flag of a mode that measures between nodes (`--pairs`, `--bisect`), if one is given:
+    /// the host backend's multi-host launches only.
+    pub fn node_mode(&self) -> Option<&'static str> {
+        match (self.pairs, self.bisect) {
+            (true, _) => Some("--pairs"),
+            (false, true) => Some("--bisect"),
+            (false, false) => None,
+        }
+    }
 }

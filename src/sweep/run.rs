@@ -66,11 +66,11 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
             s.nodes
         )));
     }
-    if req.pairs {
-        return Err(Error::usage(
-            "--pairs measures between nodes, but this launch is one host; start collbench on \
-             every host with mpirun, srun or torchrun (see the README)",
-        ));
+    if let Some(flag) = req.node_mode() {
+        return Err(Error::usage(format!(
+            "{flag} measures between nodes, but this launch is one host; start collbench on \
+             every host with mpirun, srun or torchrun (see the README)"
+        )));
     }
     req.opts.validate()?;
     // Checked here so that a bad value is one line from the launcher, not one per rank.

@@ -61,10 +61,10 @@ pub fn run_mpi_each(
 
 /// What the MPI backend cannot measure yet, refused before MPI starts.
 fn check_request(req: &SweepRequest) -> Result<()> {
-    if req.pairs {
-        return Err(Error::usage(
-            "--pairs is measured by the host backend; drop --backend mpi",
-        ));
+    if let Some(flag) = req.node_mode() {
+        return Err(Error::usage(format!(
+            "{flag} is measured by the host backend; drop --backend mpi"
+        )));
     }
     if let Some(WorldSpec::Shape(s)) = req
         .world_specs

@@ -57,10 +57,10 @@ pub fn run_sweep(req: &SweepRequest) -> Result<NcclRun> {
 
 /// What the nccl backend does not measure, refused before any GPU is touched.
 pub fn check_request(req: &SweepRequest) -> Result<()> {
-    if req.pairs {
-        return Err(Error::usage(
-            "--pairs is measured by the host backend; drop --backend nccl",
-        ));
+    if let Some(flag) = req.node_mode() {
+        return Err(Error::usage(format!(
+            "{flag} is measured by the host backend; drop --backend nccl"
+        )));
     }
     if let Some(s) = req.world_specs.iter().find_map(|w| match w {
         WorldSpec::Shape(s) => Some(s),
