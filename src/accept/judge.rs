@@ -34,6 +34,7 @@ pub fn judge(criteria: &Criteria, measured: &Measured, header: Header) -> Verdic
         .map(|r| RunView {
             path: r.dir.display().to_string(),
             status: status_name(r.status).into(),
+            error: r.error.clone(),
         })
         .collect();
     let notes: Vec<String> = runs

@@ -35,6 +35,7 @@ fn run(points: Vec<(PointRecord, Vec<RankSummary>)>) -> RunData {
     RunData {
         dir: PathBuf::from("r"),
         status: RunStatus::Complete,
+        error: None,
         has_ranks: true,
         hosts: vec!["h".into()],
         points,

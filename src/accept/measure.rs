@@ -95,6 +95,8 @@ pub struct RunData {
     pub dir: PathBuf,
     /// `complete`, or how the run ended otherwise.
     pub status: RunStatus,
+    /// meta.json's `error`: why it did not complete.
+    pub error: Option<String>,
     pub has_ranks: bool,
     /// meta.json's `hosts` (empty in folders written before it existed).
     pub hosts: Vec<String>,
@@ -183,6 +185,7 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
     Ok(RunData {
         dir: dir.to_path_buf(),
         status: run.meta.status,
+        error: run.meta.error.clone(),
         has_ranks,
         hosts: run.meta.hosts.clone(),
         points,
@@ -256,6 +259,7 @@ mod tests {
         let run = RunData {
             dir: PathBuf::from("/r"),
             status: RunStatus::Complete,
+            error: None,
             has_ranks: false,
             hosts: Vec::new(),
             points: [plain, root_2, registered]

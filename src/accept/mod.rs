@@ -23,6 +23,7 @@ pub mod judge;
 pub mod junit;
 pub mod measure;
 pub mod reason;
+pub mod run_cause;
 pub mod selector;
 pub mod skew;
 pub mod sweep_spec;

@@ -32,6 +32,10 @@ named_enum!(
         RunIncomplete => "run-incomplete",
         /// Slower at the end of a soak's cycles (or of the repeats) than `max_drift` allows.
         Drift => "drift",
+        /// A run ended because a rank stopped making progress; names the rank.
+        Hang => "hang",
+        /// A run ended because a rank died, was killed or ended early; names the rank.
+        RankMissing => "rank-missing",
     }
 );
 

@@ -70,6 +70,9 @@ pub struct RunView {
     pub path: String,
     /// meta.json's status: complete, failed, interrupted, running.
     pub status: String,
+    /// meta.json's error: why it did not complete.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// How many of each outcome.
@@ -258,6 +261,11 @@ pub fn tally(criteria: &[CriterionVerdict], runs: &[RunView]) -> Vec<ReasonCount
     }
     for r in runs.iter().filter(|r| r.status != "complete") {
         add(Reason::RunIncomplete, None, Some(r.path.clone()));
+        let cause = r.error.as_deref().and_then(super::run_cause::of_run_error);
+        if let Some((code, rank)) = cause {
+            let name = rank.map_or(r.path.clone(), |k| format!("{k} in {}", r.path));
+            add(code, None, Some(name));
+        }
     }
     out.sort_by_key(|r| r.code);
     out
