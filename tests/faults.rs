@@ -121,37 +121,6 @@ impl Launch {
     }
 }
 
-impl Launch {
-    /// `collbench accept` of the failed folder: verdict.json's reasons say `code`, naming `rank`.
-    fn assert_cause(&self, code: &str, rank: &str) {
-        let tmp = tempfile::tempdir().unwrap();
-        let criteria = tmp.path().join("c.toml");
-        std::fs::write(&criteria, "[[criterion]]\nmax_wrong = 0\n").unwrap();
-        let verdict = tmp.path().join("v");
-        let run = self.out.to_str().unwrap();
-        let args = [
-            "accept",
-            "--criteria",
-            criteria.to_str().unwrap(),
-            "--run",
-            run,
-            "--out",
-            verdict.to_str().unwrap(),
-        ];
-        let r = common::run(&args, Duration::from_secs(60));
-        assert_ne!(r.code(), 0, "{}", r.stdout);
-        let v = common::read_json(&verdict.join("verdict.json"));
-        let reasons = v["reasons"].as_array().unwrap();
-        let found = reasons
-            .iter()
-            .find(|x| x["code"] == code)
-            .unwrap_or_else(|| panic!("{v}"));
-        let names = found["names"][0].as_str().unwrap();
-        assert!(names.starts_with(&format!("{rank} in ")), "{names}");
-        assert!(reasons.iter().any(|x| x["code"] == "run-incomplete"), "{v}");
-    }
-}
-
 impl Drop for Launch {
     fn drop(&mut self) {
         for p in marked(&self.marker) {
@@ -204,7 +173,7 @@ fn a_killed_rank_ends_the_run_and_is_named() {
     }
     l.assert_clean();
     l.assert_kept(rows, RunStatus::Failed, &want);
-    l.assert_cause("rank-missing", "rank 1");
+    common::accept::assert_run_cause(&l.out, "rank-missing", "rank 1");
 }
 
 #[test]
@@ -265,7 +234,7 @@ fn a_stopped_rank_is_blamed_after_the_timeout() {
     assert_eq!(proc_info(victim.pid).filter(Proc::is_alive), None);
     l.assert_clean();
     l.assert_kept(rows, RunStatus::Failed, "made no progress");
-    l.assert_cause("hang", "rank 2");
+    common::accept::assert_run_cause(&l.out, "hang", "rank 2");
 }
 
 /// Sends `sig` to the launcher alone, or to its whole process group as a terminal's Ctrl-C does.

@@ -26,3 +26,27 @@ pub fn refused(r: &Run, names: &[&str]) {
     recorded::refused(r, names);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
 }
+
+/// `collbench accept` of a failed results folder: verdict.json's reasons hold `code` naming
+/// `rank`, beside `run-incomplete`.
+pub fn assert_run_cause(run: &Path, code: &str, rank: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let criteria = write(tmp.path(), "c.toml", "[[criterion]]\nmax_wrong = 0\n");
+    let verdict = tmp.path().join("v");
+    let r = accept(&[
+        "--criteria",
+        criteria.to_str().unwrap(),
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        verdict.to_str().unwrap(),
+    ]);
+    assert_ne!(r.code(), 0, "{}", r.stdout);
+    let v = super::read_json(&verdict.join("verdict.json"));
+    let reasons = v["reasons"].as_array().unwrap();
+    let found = reasons.iter().find(|x| x["code"] == code);
+    let found = found.unwrap_or_else(|| panic!("no {code} in {v}"));
+    let name = found["names"][0].as_str().unwrap();
+    assert!(name.starts_with(&format!("{rank} in ")), "{name}");
+    assert!(reasons.iter().any(|x| x["code"] == "run-incomplete"), "{v}");
+}
