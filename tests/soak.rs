@@ -234,41 +234,21 @@ fn an_mpi_soak_for_a_duration_ends_cleanly_on_a_whole_cycle() {
         return;
     }
     let _guard = common::serial();
+    // SMALL without --ranks: mpirun starts the ranks.
+    let base = &SMALL[..6]
+        .iter()
+        .chain(&SMALL[8..])
+        .copied()
+        .collect::<Vec<_>>();
     let (_tmp, out) = common::tempdir();
-    let args = [
-        "--op",
-        "allreduce",
-        "-b",
-        "1K",
-        "-e",
-        "2K",
-        "-n",
-        "3",
-        "-w",
-        "1",
-        "--duration",
-        "300ms",
-    ];
+    let args = [&base[..], &["--duration", "300ms"]].concat();
     let r = common::mpirun::sweep(2, &out, &args, LIMIT);
     assert_eq!(r.code(), 0, "{}", r.stderr);
     assert!(whole_cycles(&summary(&out), 2) >= 1);
     let m = meta(&out);
     assert_eq!((m.status, m.backend.as_str()), (RunStatus::Complete, "mpi"));
     let (_tmp2, out) = common::tempdir();
-    let counted = [
-        "--op",
-        "allreduce",
-        "-b",
-        "1K",
-        "-e",
-        "2K",
-        "-n",
-        "3",
-        "-w",
-        "1",
-        "--cycles",
-        "2",
-    ];
+    let counted = [&base[..], &["--cycles", "2"]].concat();
     let r = common::mpirun::sweep(2, &out, &counted, LIMIT);
     assert_eq!(r.code(), 0, "{}", r.stderr);
     assert_eq!(whole_cycles(&summary(&out), 2), 2);

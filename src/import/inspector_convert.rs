@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 
 use super::convert::Converted;
 use super::inspector::{CommHeader, Instance, Series};
-use crate::collective::{algbw_gbps, busbw_gbps, Algo, DType, Op, ReduceOp};
+use crate::collective::{Algo, DType, Op, ReduceOp};
 use crate::meta::{ImportInfo, Meta};
 use crate::model::call::BackendKind;
 use crate::model::record::{IterSample, PointKey, PointRecord};
-use crate::stats::Summary;
+use crate::sweep::summarize::record_of;
 
 /// A communicator: its header (rank 0's, or the first seen) and each rank's host.
 pub struct Comm<'a> {
@@ -175,8 +175,6 @@ fn point(h: &CommHeader, op: Op, msg: u64, s: &Series, dtype: DType) -> Result<P
         ));
     }
     let samples: Vec<IterSample> = s.instances.values().filter_map(sample).collect();
-    let times: Vec<f64> = samples.iter().map(|x| x.time_us).collect();
-    let t = Summary::of(&times).ok_or("every call took 0 us (below Inspector's resolution)")?;
     let key = PointKey {
         backend: BackendKind::Nccl.name().into(),
         op,
@@ -192,7 +190,8 @@ fn point(h: &CommHeader, op: Op, msg: u64, s: &Series, dtype: DType) -> Result<P
         root: op.rooted().then_some(0),
         comm: Default::default(),
     };
-    let rec = record(key, &t, &samples);
+    let rec = record_of(key, 0, &samples, world, 0)
+        .ok_or("every call took 0 us (below Inspector's resolution)")?;
     crate::report::summary_csv::check_point(&rec)?;
     let mut notes = Vec::new();
     let partial = s.instances.values().filter(|i| i.len() < world).count();
@@ -229,42 +228,4 @@ fn sample(i: &Instance) -> Option<IterSample> {
         slowest_rank: rank,
         fastest_us: min,
     })
-}
-
-fn record(key: PointKey, t: &Summary, samples: &[IterSample]) -> PointRecord {
-    let (op, bytes, world) = (key.op, key.bytes, key.world);
-    let algbw = algbw_gbps(op, bytes, world, t.median);
-    let mut skews: Vec<f64> = samples.iter().map(|s| s.time_us - s.fastest_us).collect();
-    let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
-    for s in samples {
-        *counts.entry(s.slowest_rank).or_default() += 1;
-    }
-    let slowest = counts.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)));
-    PointRecord {
-        key,
-        iters: samples.len(),
-        warmup: 0,
-        time_us_mean: t.mean,
-        time_us_median: t.median,
-        time_us_min: t.min,
-        time_us_p95: t.p95,
-        time_us_p99: t.p99,
-        time_us_max: t.max,
-        time_us_stddev: t.stddev,
-        time_cv: t.cv,
-        time_us_mad: t.mad,
-        algbw_gbps: algbw,
-        busbw_gbps: busbw_gbps(op, world, algbw),
-        busbw_gbps_mean: busbw_gbps(op, world, algbw_gbps(op, bytes, world, t.mean)),
-        wrong: 0,
-        slowest_rank: slowest.map_or(0, |(r, _)| *r),
-        skew_us_median: crate::stats::median_of(&mut skews),
-        nccl_estimate_us: None,
-        loop_time_us: None,
-        nccl_call: None,
-        nccl_algo: None,
-        nccl_proto: None,
-        cycle: 0,
-        ended_utc: None,
-    }
 }

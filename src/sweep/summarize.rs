@@ -64,14 +64,29 @@ pub fn summarize(
 ) -> Option<Summarized> {
     let iters = iteration_count(rank_times, wrong)?;
     let samples: Vec<IterSample> = (0..iters).map(|i| iteration(rank_times, i)).collect();
+    let ranks = rank_summaries(rank_times, wrong)?;
+    let wrong = wrong.iter().fold(0u64, |a, &w| a.saturating_add(w));
+    let record = record_of(key, warmup, &samples, rank_times.len(), wrong)?;
+    Some((record, samples, ranks))
+}
+
+/// The summary row of a point whose iterations are `samples` (each the slowest of `ranks`
+/// ranks, with the fastest rank's time), `wrong` elements in all; `None` without samples or
+/// where a time is not finite. Also for imported calls that are samples of their own.
+pub fn record_of(
+    key: PointKey,
+    warmup: usize,
+    samples: &[IterSample],
+    ranks: usize,
+    wrong: u64,
+) -> Option<PointRecord> {
     let times: Vec<f64> = samples.iter().map(|s| s.time_us).collect();
     let t = Summary::of(&times)?;
-    let ranks = rank_summaries(rank_times, wrong)?;
     let mut skews: Vec<f64> = samples.iter().map(|s| s.time_us - s.fastest_us).collect();
     skews.sort_by(f64::total_cmp);
     let algbw = algbw_gbps(key.op, key.bytes, key.world, t.median);
-    let record = PointRecord {
-        iters,
+    Some(PointRecord {
+        iters: samples.len(),
         warmup,
         time_us_mean: t.mean,
         time_us_median: t.median,
@@ -89,8 +104,8 @@ pub fn summarize(
             key.world,
             algbw_gbps(key.op, key.bytes, key.world, t.mean),
         ),
-        wrong: wrong.iter().fold(0u64, |a, &w| a.saturating_add(w)),
-        slowest_rank: most_often_slowest(&samples, rank_times.len()),
+        wrong,
+        slowest_rank: most_often_slowest(samples, ranks),
         skew_us_median: stats::median(&skews),
         nccl_estimate_us: None,
         loop_time_us: None,
@@ -100,8 +115,7 @@ pub fn summarize(
         cycle: 0,
         ended_utc: None,
         key,
-    };
-    Some((record, samples, ranks))
+    })
 }
 
 /// The common iteration count, or `None` when the input is empty or inconsistent.
@@ -137,7 +151,9 @@ fn iteration(rank_times: &[Vec<f64>], i: usize) -> IterSample {
 fn most_often_slowest(samples: &[IterSample], ranks: usize) -> usize {
     let mut counts = vec![0usize; ranks];
     for s in samples {
-        counts[s.slowest_rank] += 1;
+        if let Some(c) = counts.get_mut(s.slowest_rank) {
+            *c += 1;
+        }
     }
     // max_by_key keeps the last maximum, so scan in reverse to keep the lowest rank.
     (0..ranks).rev().max_by_key(|&r| counts[r]).unwrap_or(0)
