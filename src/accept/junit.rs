@@ -2,15 +2,19 @@
 //! `<testcase>` per point it matched (all repeats of the point), with a `<failure>` naming every
 //! threshold not met (its `type` their reason codes, comma separated: `bandwidth-low,unstable`),
 //! or an `<error>` of type `no-data` when the point could not be judged. A criterion that
-//! matched no point is one testcase with an `<error>`, never a silent pass.
+//! matched no point is one testcase with an `<error>`, never a silent pass. A results folder that
+//! did not complete is a testcase of the suite `results folders` with an `<error>` of type
+//! `run-incomplete`, and `hang` or `rank-missing` where its error says so.
 
 use super::table::{exact, value};
-use super::verdict::{CheckVerdict, CriterionVerdict, Outcome, PointVerdict, Verdict};
+use super::verdict::{CheckVerdict, CriterionVerdict, Outcome, PointVerdict, RunView, Verdict};
 
 /// The document.
 pub fn render(v: &Verdict) -> String {
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let (tests, failures, errors) = tally(&v.criteria);
+    let broken: Vec<&RunView> = v.runs.iter().filter(|r| r.status != "complete").collect();
+    let (tests, errors) = (tests + broken.len(), errors + broken.len());
     x.push_str(&format!(
         "<testsuites name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\">\n",
         esc(&format!("collbench accept {}", v.name))
@@ -18,8 +22,34 @@ pub fn render(v: &Verdict) -> String {
     for cv in &v.criteria {
         suite(&mut x, v, cv);
     }
+    if !broken.is_empty() {
+        runs_suite(&mut x, &broken);
+    }
     x.push_str("</testsuites>\n");
     x
+}
+
+/// The results folders that did not complete, an `<error>` each.
+fn runs_suite(x: &mut String, broken: &[&RunView]) {
+    let n = broken.len();
+    x.push_str(&format!(
+        "  <testsuite name=\"results folders\" tests=\"{n}\" failures=\"0\" errors=\"{n}\" \
+         skipped=\"0\">\n"
+    ));
+    for r in broken {
+        let error = r.error.as_deref().unwrap_or("");
+        let mut codes = String::from("run-incomplete");
+        if let Some((code, _)) = super::run_cause::of_run_error(error) {
+            codes.push_str(&format!(",{code}"));
+        }
+        x.push_str(&format!(
+            "    <testcase classname=\"collbench.accept.runs\" name=\"{}\" time=\"0\">\n      \
+             <error type=\"{codes}\" message=\"{}\"/>\n    </testcase>\n",
+            esc(&r.path),
+            esc(&format!("status {}: {error}", r.status))
+        ));
+    }
+    x.push_str("  </testsuite>\n");
 }
 
 /// (testcases, failures, errors) over all criteria.

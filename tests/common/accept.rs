@@ -49,4 +49,9 @@ pub fn assert_run_cause(run: &Path, code: &str, rank: &str) {
     let name = found["names"][0].as_str().unwrap();
     assert!(name.starts_with(&format!("{rank} in ")), "{name}");
     assert!(reasons.iter().any(|x| x["code"] == "run-incomplete"), "{v}");
+    // JUnit: the folder is an error of its own, with both codes.
+    let junit = fs::read_to_string(verdict.join("junit.xml")).unwrap();
+    let want = format!("<error type=\"run-incomplete,{code}\" message=\"status failed: ");
+    assert!(junit.contains(&want), "{junit}");
+    assert!(junit.contains("<testsuite name=\"results folders\" tests=\"1\""), "{junit}");
 }
