@@ -53,5 +53,8 @@ pub fn assert_run_cause(run: &Path, code: &str, rank: &str) {
     let junit = fs::read_to_string(verdict.join("junit.xml")).unwrap();
     let want = format!("<error type=\"run-incomplete,{code}\" message=\"status failed: ");
     assert!(junit.contains(&want), "{junit}");
-    assert!(junit.contains("<testsuite name=\"results folders\" tests=\"1\""), "{junit}");
+    assert!(
+        junit.contains("<testsuite name=\"results folders\" tests=\"1\""),
+        "{junit}"
+    );
 }
