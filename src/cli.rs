@@ -92,6 +92,9 @@ impl Command {
     }
 }
 
+/// How long a rank other than 0 waits before it exits on an error that rank 0 says for all.
+const RANK0_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The exit code of a command's outcome, its error (or a failed stdout) printed as one line:
 /// the code it returned, 2 for an error or an unwritable stdout, 130 when interrupted.
 pub fn exit_code(outcome: Result<u8>) -> u8 {
@@ -104,8 +107,11 @@ pub fn exit_code(outcome: Result<u8>) -> u8 {
             None => code,
         },
         Err(e) => {
-            if !matches!(e, Error::SaidByRank0(_)) {
-                crate::say!("collbench: {e}");
+            match e {
+                // As for a refused command line: mpirun aborts the job at the first rank that
+                // exits non-zero, and may kill rank 0 before its line is forwarded.
+                Error::SaidByRank0(_) => std::thread::sleep(RANK0_GRACE),
+                _ => crate::say!("collbench: {e}"),
             }
             e.exit_code() as u8
         }
@@ -130,7 +136,7 @@ pub fn usage_error(e: clap::Error) -> u8 {
     if crate::launch::env::uniform_launch_rank().is_some_and(|r| r > 0) {
         // mpirun aborts the job at the first rank that exits non-zero and may kill rank 0
         // before its line is forwarded: the others give it a moment (bounded) first.
-        std::thread::sleep(std::time::Duration::from_secs(2));
+        std::thread::sleep(RANK0_GRACE);
         return 2;
     }
     crate::say!("collbench: {}", one_line(&e.render().to_string()));
