@@ -110,9 +110,9 @@ pub fn convert(
 /// nccl-tests `-N N` prints the table N times over: the k-th row of a point is its cycle k,
 /// as a soak of collbench's own numbers them.
 fn number_cycles(records: &mut [PointRecord]) {
-    let mut seen: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut seen: std::collections::HashMap<PointKey, u64> = Default::default();
     for r in records {
-        let k = seen.entry(format!("{:?}", r.key)).or_insert(0);
+        let k = seen.entry(r.key.clone()).or_insert(0);
         r.cycle = *k;
         *k += 1;
     }

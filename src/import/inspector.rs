@@ -4,7 +4,7 @@
 //! hash; `comm_name`; `rank`; `n_ranks`; `nnodes`), `metadata` (`inspector_output_format_version`,
 //! `hostname`, `pid`, ...) and `coll_perf` (`coll`, NCCL's function name; `coll_sn`, the call's
 //! sequence number in the communicator; `coll_msg_size_bytes`, the count times the type's size;
-//! `coll_exec_time_us`, whole microseconds; `coll_timing_source`; bandwidths). Point-to-point
+//! `coll_exec_time_us`, whole microseconds; `coll_timing_source` and bandwidths, not read). Point-to-point
 //! objects (`p2p_perf`) are counted and left out. Parsing is pure; the caller reads the files.
 
 use std::collections::BTreeMap;
@@ -26,7 +26,6 @@ pub struct InspectorColl {
     /// Microseconds: whole in NVIDIA's plugin (`jsonUint64`); read as any number, since
     /// builds that print it with a decimal point exist.
     pub exec_time_us: f64,
-    pub timing_source: Option<String>,
 }
 
 /// A communicator as a rank's header names it.
@@ -71,8 +70,6 @@ struct CollPerf {
     coll_sn: u64,
     coll_msg_size_bytes: u64,
     coll_exec_time_us: f64,
-    #[serde(default)]
-    coll_timing_source: Option<String>,
 }
 
 /// The most ranks a communicator may have (as every other reader of ranks).
@@ -165,7 +162,6 @@ fn coll(comm: CommHeader, meta: Metadata, c: CollPerf) -> Result<InspectorColl, 
         sn: c.coll_sn,
         msg_bytes: c.coll_msg_size_bytes,
         exec_time_us: c.coll_exec_time_us,
-        timing_source: c.coll_timing_source,
     })
 }
 

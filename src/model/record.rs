@@ -6,7 +6,7 @@ use super::comm_setup::CommSetup;
 use crate::collective::{algbw_gbps, busbw_gbps, Algo, DType, Op, Proto, ReduceOp};
 
 /// Identifies a point of the sweep plan.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct PointKey {
     pub backend: String,
     pub op: Op,

@@ -4,9 +4,9 @@
 //! the point's median over the cycles), the cycles that held a **stall** (slowest iteration
 //! over [`STALL`] times that median), and the cycles with wrong elements. Pure.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
-use crate::model::record::PointRecord;
+use crate::model::record::{PointKey, PointRecord};
 
 /// A cycle whose typical time exceeds this multiple of the point's median over cycles.
 pub const SPIKE: f64 = 2.0;
@@ -50,10 +50,10 @@ pub fn analyze(rows: &[PointRecord]) -> Option<Soak> {
     if cycles < 2 {
         return None;
     }
-    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut index: HashMap<&PointKey, usize> = HashMap::new();
     let mut series: Vec<Vec<&PointRecord>> = Vec::new();
     for r in rows {
-        let at = *index.entry(format!("{:?}", r.key)).or_insert(series.len());
+        let at = *index.entry(&r.key).or_insert(series.len());
         if at == series.len() {
             series.push(Vec::new());
         }

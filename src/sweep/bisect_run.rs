@@ -67,7 +67,8 @@ fn read_group(words: &[u64], nodes: usize) -> Result<Option<Vec<usize>>> {
     }
     let m = words.get(1).map_or(0, |&m| m as usize);
     let group: Vec<usize> = words.iter().skip(2).take(m).map(|&n| n as usize).collect();
-    if m < 2 || group.len() != m || group.iter().any(|&n| n >= nodes) {
+    let repeated = (1..group.len()).any(|i| group[..i].contains(&group[i]));
+    if m < 2 || group.len() != m || repeated || group.iter().any(|&n| n >= nodes) {
         return Err(Error::Rank(format!(
             "rank 0 sent a bisection group {words:?}"
         )));
@@ -242,8 +243,30 @@ mod tests {
             vec![7, 1, 2, 0, 0, 0],
             vec![7, 2, 2, 4, 0, 0],
             vec![7, 5, 0, 1, 2, 3],
+            vec![7, 2, 1, 1, 0, 0],
         ] {
             assert!(read_group(&bad, 4).is_err(), "{bad:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever words a peer sends, the group read back is refused or is 2 or more
+        /// distinct nodes of the launch; never a panic.
+        #[test]
+        fn any_message_is_refused_or_a_group_of_distinct_nodes(
+            words in proptest::collection::vec(proptest::prelude::any::<u64>(), 0..12),
+            small in proptest::collection::vec(0u64..6, 0..12),
+            nodes in 1usize..8,
+        ) {
+            for w in [&words, &small] {
+                if let Ok(Some(g)) = read_group(w, nodes) {
+                    proptest::prop_assert!(g.len() >= 2 && g.iter().all(|&n| n < nodes));
+                    let mut d = g.clone();
+                    d.sort_unstable();
+                    d.dedup();
+                    proptest::prop_assert_eq!(d.len(), g.len());
+                }
+            }
         }
     }
 }

@@ -136,8 +136,8 @@ fn sweep_points<T: Transport>(t: &mut T, ctl: &Shared, opts: &SweepOptions) -> R
             }
             barrier(t, &all)?;
             // The launcher's word at a cycle's start: go on, or the soak is over.
-            let stop = ctl.points_consumed().load(Ordering::SeqCst) == SOAK_OVER;
-            if cycle > 0 && i == 0 && !counted && stop {
+            let starts = cycle > 0 && i == 0 && !counted;
+            if starts && ctl.points_consumed().load(Ordering::SeqCst) == SOAK_OVER {
                 return Ok(());
             }
             if let Some(g) = Group::first(point.world, rank) {
