@@ -321,7 +321,8 @@ fn explain(v: &Verdict, written: &Written) {
     for note in &v.notes {
         crate::say!("collbench: {note}");
     }
-    if v.result == Outcome::NoData && v.counts.criteria_no_data == 0 && v.notes.is_empty() {
+    let runs_complete = v.runs.iter().all(|r| r.status == "complete");
+    if v.result == Outcome::NoData && v.counts.criteria_no_data == 0 && runs_complete {
         crate::say!("collbench: some thresholds could not be judged (see the table's notes)");
     }
     let files: Vec<String> = [&written.verdict, &written.junit]

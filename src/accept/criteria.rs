@@ -94,6 +94,7 @@ struct RawCriterion {
     max_rank_skew: Option<f64>,
     max_node_skew: Option<f64>,
     max_slowest_bias: Option<f64>,
+    max_node_slowest_bias: Option<f64>,
     max_drift: Option<f64>,
     max_fit_deviation: Option<f64>,
     max_fit_slowdown: Option<f64>,
@@ -323,6 +324,12 @@ fn checks(rc: &RawCriterion) -> Result<Vec<Check>, String> {
         rc.max_slowest_bias,
         false,
         Check::MaxSlowestBias,
+    )?;
+    push(
+        "max_node_slowest_bias",
+        rc.max_node_slowest_bias,
+        false,
+        Check::MaxNodeSlowestBias,
     )?;
     push("max_drift", rc.max_drift, false, Check::MaxDrift)?;
     push(

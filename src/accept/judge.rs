@@ -6,6 +6,7 @@ use super::criteria::{Bound, Check, Criteria, Criterion, Reference, Stat};
 use super::measure::{GroupKey, Measured, Observation, PointGroup};
 
 use super::skew::{node_skew, rank_skew, slow_node, slow_rank};
+use super::stragglers::{self, bias_culprit, bias_note, bias_value};
 use super::verdict::{
     self, exit_code, totals, CheckVerdict, CriterionVerdict, Outcome, PointVerdict, RunView,
     Verdict, VERDICT_SCHEMA,
@@ -37,7 +38,7 @@ pub fn judge(criteria: &Criteria, measured: &Measured, header: Header) -> Verdic
             error: r.error.clone(),
         })
         .collect();
-    let notes: Vec<String> = runs
+    let mut notes: Vec<String> = runs
         .iter()
         .filter(|r| r.status != "complete")
         .map(|r| {
@@ -49,6 +50,8 @@ pub fn judge(criteria: &Criteria, measured: &Measured, header: Header) -> Verdic
         .collect();
     let (counts, result) = totals(&judged, notes.is_empty());
     let reasons = verdict::tally(&judged, &runs);
+    let stragglers = stragglers::section(&measured.runs);
+    notes.extend(stragglers::notes(&stragglers));
     Verdict {
         schema: VERDICT_SCHEMA.into(),
         collbench_version: env!("CARGO_PKG_VERSION").into(),
@@ -63,6 +66,7 @@ pub fn judge(criteria: &Criteria, measured: &Measured, header: Header) -> Verdic
         counts,
         criteria: judged,
         reasons,
+        stragglers,
         notes,
     }
 }
@@ -146,8 +150,13 @@ fn judge_point(c: &Criterion, g: &PointGroup) -> PointVerdict {
             None
         },
     };
-    let culprits: Vec<_> = (point.checks.iter())
-        .map(|c| c.reason.and_then(|r| verdict::culprit(r, &point)))
+    let culprits: Vec<_> = (c.checks.iter().zip(&point.checks))
+        .map(|(chk, v)| match chk {
+            Check::MaxSlowestBias(_) | Check::MaxNodeSlowestBias(_) if v.reason.is_some() => {
+                bias_culprit(g, matches!(chk, Check::MaxNodeSlowestBias(_)))
+            }
+            _ => v.reason.and_then(|r| verdict::culprit(r, &point)),
+        })
         .collect();
     for (c, culprit) in point.checks.iter_mut().zip(culprits) {
         c.culprit = culprit;
@@ -226,7 +235,8 @@ fn judge_check(
             Some("one cycle and one repeat: no drift to judge".into())
         }
         (Some(why), n) => Some(format!("{n} of {} repeats: {why}", g.obs.len())),
-        (None, _) if matches!(chk, Check::MaxSlowestBias(_)) => slowest_note(g),
+        (None, _) if matches!(chk, Check::MaxSlowestBias(_)) => bias_note(g, false),
+        (None, _) if matches!(chk, Check::MaxNodeSlowestBias(_)) => bias_note(g, true),
         (None, _) => (g.key.nodes <= 1 && matches!(chk, Check::MaxNodeSkew(_)))
             .then(|| "one node: judged as per-rank skew".to_string()),
     };
@@ -243,17 +253,6 @@ fn judge_check(
         culprit: None,
         note,
     }
-}
-
-/// Which rank was slowest most often, per repeat: `rank 3 slowest in 92% of iterations`.
-fn slowest_note(g: &PointGroup) -> Option<String> {
-    let parts: Vec<String> = g
-        .obs
-        .iter()
-        .filter_map(|o| o.slowest)
-        .map(|s| format!("rank {} slowest in {:.0}%", s.rank, s.share * 100.0))
-        .collect();
-    (!parts.is_empty()).then(|| format!("{} of iterations", parts.join(", ")))
 }
 
 /// The judged quantity in one repeat, or why it is not defined there.
@@ -281,12 +280,8 @@ fn repeat_value(
         Check::MaxNodeSkew(_) => node_skew(&o.ranks, k.world, k.nodes)
             .map(|s| s.0)
             .ok_or_else(no_ranks),
-        // One rank is never a straggler among others.
-        Check::MaxSlowestBias(_) if k.world < 2 => Ok(0.0),
-        Check::MaxSlowestBias(_) => o
-            .slowest
-            .map(|s| s.bias)
-            .ok_or_else(|| "no per-iteration samples for the point".to_string()),
+        Check::MaxSlowestBias(_) => bias_value(false, o, k),
+        Check::MaxNodeSlowestBias(_) => bias_value(true, o, k),
         Check::MaxFitDeviation(_) | Check::MaxFitSlowdown(_) => {
             let pred = match predicted {
                 Some(Ok(p)) if *p > 0.0 => *p,

@@ -38,8 +38,10 @@ fn run(points: Vec<(PointRecord, Vec<RankSummary>)>) -> RunData {
         error: None,
         has_ranks: true,
         hosts: vec!["h".into()],
+        rank_nodes: Vec::new(),
         points,
         slowest: Vec::new(),
+        stragglers: Default::default(),
     }
 }
 

@@ -14,7 +14,10 @@ use crate::meta::RunStatus;
 use crate::model::comm_setup::CommSetup;
 use crate::model::record::{root_label, PointRecord, RankSummary};
 use crate::report::ranks_csv::{read_ranks, RANKS_FILE};
-use crate::report::run_reader::read_run;
+use crate::report::run_reader::{read_run, MeasuredPoint};
+use crate::report::straggler::{analyze, PointIters, Stragglers};
+
+use super::placement::point_rank_nodes;
 
 /// What identifies a point across repeats.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -46,14 +49,20 @@ pub struct Observation {
     /// The rank slowest in most of the point's iterations (samples.csv), where it has 2 or
     /// more ranks and samples.
     pub slowest: Option<SlowestRank>,
+    /// The node slowest most often against its share of the ranks, where the point spans 2
+    /// or more nodes and has samples (`rank` is then the node index).
+    pub slowest_node: Option<SlowestRank>,
 }
 
-/// The rank slowest in most iterations of a point, and how far from chance.
+/// The rank (or node) slowest in most iterations of a point, and how far from chance.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SlowestRank {
+    /// The rank, or the node index for a point's slowest node.
     pub rank: usize,
     /// The share of the iterations it was slowest in.
     pub share: f64,
+    /// The share it would have by chance: 1/p for a rank, its share of the ranks for a node.
+    pub chance: f64,
     /// (share − 1/p) / (1 − 1/p): 0 at chance, 1 when slowest in every iteration.
     pub bias: f64,
 }
@@ -62,23 +71,42 @@ impl SlowestRank {
     /// From a point's per-iteration slowest ranks at `world` ranks; `None` below 2 ranks or
     /// without iterations.
     pub fn of(slowest: &[usize], world: usize) -> Option<SlowestRank> {
-        if world < 2 || slowest.is_empty() {
+        let each_alone: Vec<usize> = (0..world).collect();
+        SlowestRank::of_groups(slowest, &each_alone)
+    }
+
+    /// The group (node) furthest from chance toward always slowest, from the per-iteration
+    /// slowest ranks and `group_of[rank]`: a group of k of the p ranks is slowest by chance in
+    /// k/p of the iterations, so its bias is `(share − k/p) / (1 − k/p)`. The highest bias
+    /// wins, the lower id on a tie; `None` with fewer than 2 groups or no iterations. A rank
+    /// outside `group_of` counts as an iteration no group was slowest in.
+    pub fn of_groups(slowest: &[usize], group_of: &[usize]) -> Option<SlowestRank> {
+        let mut members: BTreeMap<usize, usize> = BTreeMap::new();
+        for &g in group_of {
+            *members.entry(g).or_default() += 1;
+        }
+        if members.len() < 2 || slowest.is_empty() {
             return None;
         }
         let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
-        for &r in slowest {
-            *counts.entry(r).or_default() += 1;
+        for g in slowest.iter().filter_map(|&r| group_of.get(r)) {
+            *counts.entry(*g).or_default() += 1;
         }
-        let (rank, n) = counts
+        let world = group_of.len() as f64;
+        counts
             .into_iter()
-            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?;
-        let share = n as f64 / slowest.len() as f64;
-        let chance = 1.0 / world as f64;
-        Some(SlowestRank {
-            rank,
-            share,
-            bias: ((share - chance) / (1.0 - chance)).max(0.0),
-        })
+            .map(|(g, n)| {
+                let share = n as f64 / slowest.len() as f64;
+                let chance = members[&g] as f64 / world;
+                let bias = ((share - chance) / (1.0 - chance)).max(0.0);
+                SlowestRank {
+                    rank: g,
+                    share,
+                    chance,
+                    bias,
+                }
+            })
+            .max_by(|a, b| a.bias.total_cmp(&b.bias).then(b.rank.cmp(&a.rank)))
     }
 }
 
@@ -100,9 +128,20 @@ pub struct RunData {
     pub has_ranks: bool,
     /// meta.json's `hosts` (empty in folders written before it existed).
     pub hosts: Vec<String>,
+    /// meta.json's `rank_nodes`: the node of each rank of the launch.
+    pub rank_nodes: Vec<usize>,
     pub points: Vec<(PointRecord, Vec<RankSummary>)>,
-    /// Per point, the rank slowest most often (empty where samples.csv was not read).
-    pub slowest: Vec<Option<SlowestRank>>,
+    /// Per point, the rank and node slowest most often (empty where samples.csv was not read).
+    pub slowest: Vec<Slowest>,
+    /// The run's stragglers over time, from its per-iteration samples.
+    pub stragglers: Stragglers,
+}
+
+/// A point's rank and node slowest most often over its iterations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Slowest {
+    pub rank: Option<SlowestRank>,
+    pub node: Option<SlowestRank>,
 }
 
 /// Every repeat, grouped.
@@ -171,15 +210,20 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
     let slowest = run
         .points
         .iter()
-        .map(|p| {
-            let ranks: Vec<usize> = p.samples.iter().map(|s| s.slowest_rank).collect();
-            SlowestRank::of(&ranks, p.record.key.world)
+        .zip(&per_point)
+        .map(|(p, ranks)| slowest_of(p, ranks, &run.meta.rank_nodes))
+        .collect();
+    let iters: Vec<PointIters> = (run.points.iter())
+        .map(|p| PointIters {
+            world: p.record.key.world,
+            iters: &p.samples,
         })
         .collect();
+    let stragglers = analyze(&iters, &run.meta.rank_nodes);
     let points = run
         .points
-        .into_iter()
-        .map(|p| p.record)
+        .iter()
+        .map(|p| p.record.clone())
         .zip(per_point)
         .collect();
     Ok(RunData {
@@ -188,9 +232,25 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
         error: run.meta.error.clone(),
         has_ranks,
         hosts: run.meta.hosts.clone(),
+        rank_nodes: run.meta.rank_nodes.clone(),
         points,
         slowest,
+        stragglers,
     })
+}
+
+/// The rank and node slowest most often at one point.
+fn slowest_of(p: &MeasuredPoint, ranks: &[RankSummary], rank_nodes: &[usize]) -> Slowest {
+    let k = &p.record.key;
+    let slowest: Vec<usize> = p.samples.iter().map(|s| s.slowest_rank).collect();
+    let node = (k.nodes > 1).then(|| {
+        let group_of = point_rank_nodes(ranks, k.world, k.nodes, rank_nodes);
+        SlowestRank::of_groups(&slowest, &group_of)
+    });
+    Slowest {
+        rank: SlowestRank::of(&slowest, k.world),
+        node: node.flatten(),
+    }
 }
 
 /// Reads every folder (in order: the repeats) and groups their points.
@@ -214,7 +274,8 @@ pub fn group(runs: Vec<RunData>) -> Measured {
                     record: record.clone(),
                     ranks: ranks.clone(),
                     hosts: run.hosts.clone(),
-                    slowest: run.slowest.get(i).copied().flatten(),
+                    slowest: run.slowest.get(i).and_then(|s| s.rank),
+                    slowest_node: run.slowest.get(i).and_then(|s| s.node),
                 });
         }
     }
@@ -262,11 +323,13 @@ mod tests {
             error: None,
             has_ranks: false,
             hosts: Vec::new(),
+            rank_nodes: Vec::new(),
             points: [plain, root_2, registered]
                 .into_iter()
                 .map(|r| (r, Vec::new()))
                 .collect(),
             slowest: Vec::new(),
+            stragglers: Stragglers::default(),
         };
         let m = group(vec![run]);
         assert_eq!(m.groups.len(), 3);

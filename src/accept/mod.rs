@@ -6,9 +6,10 @@
 //! a reference fit, correctness).
 //! [`measure`] reads the results folders of one or more repeats and groups each point's
 //! repeats together; [`judge`] applies the stated statistic across the repeats and compares it
-//! with each threshold ([`skew`] computes rank and node skew from ranks.csv); [`verdict`] holds
-//! the outcome (verdict.json) with a stable code for every failure ([`reason`]), [`table`]
-//! prints it and [`junit`] writes it as JUnit XML.
+//! with each threshold ([`skew`] computes rank and node skew from ranks.csv, [`stragglers`] the
+//! slowest rank's and node's bias from samples.csv and the verdict's stragglers over time);
+//! [`verdict`] holds the outcome (verdict.json) with a stable code for every failure
+//! ([`reason`]), [`table`] prints it and [`junit`] writes it as JUnit XML.
 //! [`command`] ties them together.
 //!
 //! Everything but `measure`, `command` and the file reading of `criteria` is pure: numbers in,
@@ -22,10 +23,12 @@ pub mod expect;
 pub mod judge;
 pub mod junit;
 pub mod measure;
+pub mod placement;
 pub mod reason;
 pub mod run_cause;
 pub mod selector;
 pub mod skew;
+pub mod stragglers;
 pub mod sweep_spec;
 pub mod table;
 pub mod thresholds;

@@ -18,7 +18,8 @@ named_enum!(
         Unstable => "unstable",
         /// One rank slower than the others by more than `max_rank_skew`; names the rank.
         RankStraggler => "rank-straggler",
-        /// One node slower than the others by more than `max_node_skew`; names the node.
+        /// One node slower than the others by more than `max_node_skew`, or slowest more often
+        /// than `max_node_slowest_bias` allows; names the node.
         NodeSlow => "node-slow",
         /// Time further from the reference fit than `max_fit_deviation`, either way.
         OffModel => "off-model",
@@ -47,7 +48,7 @@ impl Reason {
             Check::MaxTime(_) => Reason::LatencyHigh,
             Check::MaxCv(_) => Reason::Unstable,
             Check::MaxRankSkew(_) | Check::MaxSlowestBias(_) => Reason::RankStraggler,
-            Check::MaxNodeSkew(_) => Reason::NodeSlow,
+            Check::MaxNodeSkew(_) | Check::MaxNodeSlowestBias(_) => Reason::NodeSlow,
             Check::MaxDrift(_) => Reason::Drift,
             Check::MaxFitDeviation(_) => Reason::OffModel,
             Check::MaxFitSlowdown(_) => Reason::SlowerThanModel,

@@ -8,6 +8,7 @@
 //! point on one node has no node to compare with: its node skew is its rank skew.
 
 use super::measure::Observation;
+use super::placement::node_of;
 use super::verdict::Slow;
 use crate::model::record::RankSummary;
 
@@ -31,20 +32,6 @@ fn spread(times: &[(usize, f64)]) -> Option<(f64, usize)> {
 pub fn rank_skew(ranks: &[RankSummary]) -> Option<(f64, usize)> {
     let times: Vec<(usize, f64)> = ranks.iter().map(|r| (r.rank, r.time_us_median)).collect();
     spread(&times)
-}
-
-/// The node of every rank: ranks.csv's `node`, or block placement when the file does not tell
-/// the nodes apart although the point spans `nodes`.
-fn node_of(ranks: &[RankSummary], world: usize, nodes: usize) -> Vec<usize> {
-    let recorded = ranks.iter().any(|r| r.node != ranks[0].node);
-    if recorded || nodes <= 1 {
-        return ranks.iter().map(|r| r.node).collect();
-    }
-    let per_node = world.div_ceil(nodes).max(1);
-    ranks
-        .iter()
-        .map(|r| (r.rank / per_node).min(nodes - 1))
-        .collect()
 }
 
 /// Each node's time: the median of its ranks' median times, by node index.
@@ -172,6 +159,7 @@ mod tests {
             ranks: r,
             hosts: vec!["alpha".into(), "beta".into()],
             slowest: None,
+            slowest_node: None,
         }
     }
 

@@ -23,6 +23,9 @@ pub enum Check {
     /// How far the rank slowest most often is from chance toward always: 0 at chance (1/p of
     /// the iterations), 1 when it is the slowest of every iteration.
     MaxSlowestBias(f64),
+    /// The same for nodes: how far the node slowest most often is from its chance (its share
+    /// of the point's ranks) toward always; one node is judged as [`Check::MaxSlowestBias`].
+    MaxNodeSlowestBias(f64),
     /// How much slower the point got from the first quarter of its cycles and repeats to the
     /// last ([`crate::stats::drift`]): 0.1 is 10% slower at the end.
     MaxDrift(f64),
@@ -68,6 +71,7 @@ impl Check {
             Check::MaxRankSkew(_) => "max_rank_skew",
             Check::MaxNodeSkew(_) => "max_node_skew",
             Check::MaxSlowestBias(_) => "max_slowest_bias",
+            Check::MaxNodeSlowestBias(_) => "max_node_slowest_bias",
             Check::MaxDrift(_) => "max_drift",
             Check::MaxFitDeviation(_) => "max_fit_deviation",
             Check::MaxFitSlowdown(_) => "max_fit_slowdown",
@@ -94,6 +98,7 @@ impl Check {
             | Check::MaxRankSkew(x)
             | Check::MaxNodeSkew(x)
             | Check::MaxSlowestBias(x)
+            | Check::MaxNodeSlowestBias(x)
             | Check::MaxDrift(x)
             | Check::MaxFitDeviation(x)
             | Check::MaxFitSlowdown(x) => x,
@@ -143,4 +148,5 @@ impl Check {
 
 /// Every threshold key, for messages.
 pub const THRESHOLD_KEYS: &str = "min_busbw_gbps, max_time_us, max_cv, max_rank_skew, \
-     max_node_skew, max_slowest_bias, max_drift, max_fit_deviation, max_fit_slowdown, max_wrong";
+     max_node_skew, max_slowest_bias, max_node_slowest_bias, max_drift, max_fit_deviation, \
+     max_fit_slowdown, max_wrong";

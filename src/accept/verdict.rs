@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::reason::{Culprit, Reason, ReasonCount};
+use super::stragglers::RunStragglers;
 use super::thresholds::Check;
 
 /// Schema id of verdict.json.
@@ -60,6 +61,8 @@ pub struct Verdict {
     /// Every reason code of a failed or unjudged check or folder, with counts and the ranks
     /// and nodes named: what a machine routes on.
     pub reasons: Vec<ReasonCount>,
+    /// Per results folder with per-iteration samples, its stragglers over time.
+    pub stragglers: Vec<RunStragglers>,
     /// What the reader should know (incomplete runs, one-node skew, ...).
     pub notes: Vec<String>,
 }

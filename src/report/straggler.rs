@@ -40,7 +40,7 @@ pub struct Straggler {
 }
 
 /// The analysis of a run.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stragglers {
     /// Points of 2 or more ranks with samples.
     pub points: usize,
