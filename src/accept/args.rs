@@ -13,6 +13,7 @@ collbench accept --criteria bench-configs/acceptance/host-2ranks.toml\n  \
 collbench accept --criteria bench-configs/acceptance/host-2ranks.toml --repeat 5 --junit junit.xml\n  \
 collbench accept --criteria my.toml --run results/run-a --run results/run-b --json\n  \
 collbench accept --expect h100-nvswitch --run results/run-a\n  \
+collbench accept --expect results/good/fit.json --run results/run-a\n  \
 collbench accept --baseline-from results/run-a --margin 0.15\n  \
 collbench accept --expect ib-ndr-400 --nics 8 --margin 0.05 --run results/run-a --run results/run-b\n\n\
 Exit codes: 0 every criterion passed, 1 some threshold was not met, 2 could not judge \
@@ -27,9 +28,12 @@ pub struct AcceptArgs {
     /// below, loosened by --margin. Nothing is judged.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["criteria", "expect", "runs"])]
     pub baseline_from: Vec<PathBuf>,
-    /// Expected performance: a bundled profile (h100-nvswitch, a100-nvswitch, a800-nvswitch,
-    /// ib-edr-100, ib-hdr-200, ib-ndr-400) or a profile file; every point past the profile's
-    /// saturation size must reach its busbw less --margin (repeat the flag for several).
+    /// Expected performance: a bundled busbw profile (h100-nvswitch, a100-nvswitch,
+    /// a800-nvswitch, ib-edr-100, ib-hdr-200, ib-ndr-400) or a profile file, every point past
+    /// its saturation size reaching its busbw less --margin; or a model, a bundled network
+    /// profile (v100-ib100, a100-ib200, h100-ib400) or a fit.json, every point judged against
+    /// its expected busbw where the model's curve saturates and its expected time below
+    /// (repeat the flag for several).
     #[arg(long, value_name = "PROFILE")]
     pub expect: Vec<String>,
     /// With --expect or --baseline-from: the share by which a threshold is loosened (0 to 0.9;

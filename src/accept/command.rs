@@ -92,9 +92,7 @@ pub fn run_accept(req: &AcceptRequest) -> Result<u8> {
         None => Vec::new(),
     };
     let mut verdict = judge(&criteria, &measured, header);
-    for n in &notes {
-        crate::say!("collbench: {n}");
-    }
+    // On stderr with the verdict's other notes (`explain`).
     verdict.notes.extend(notes);
     let written = write_outputs(&verdict, out.as_deref(), req.junit.as_deref(), req.force)?;
     if req.json {

@@ -10,165 +10,19 @@
 
 use std::path::Path;
 
-use serde::Deserialize;
-
 use super::criteria::{Check, Criterion, ExpectSpec, Selector, Stat};
+use super::expect_model::ExpectModel;
+pub use super::expect_profile::{Per, Profile, Row, BUNDLED};
 use super::measure::GroupKey;
-use crate::collective::{Algo, Op};
 use crate::error::{Error, Result};
-use crate::units::{format_size, parse_list, parse_size};
-
-/// The profiles shipped inside the binary: (name, text).
-pub const BUNDLED: [(&str, &str); 6] = [
-    (
-        "h100-nvswitch",
-        include_str!("../../bench-configs/expect/h100-nvswitch.toml"),
-    ),
-    (
-        "a100-nvswitch",
-        include_str!("../../bench-configs/expect/a100-nvswitch.toml"),
-    ),
-    (
-        "a800-nvswitch",
-        include_str!("../../bench-configs/expect/a800-nvswitch.toml"),
-    ),
-    (
-        "ib-edr-100",
-        include_str!("../../bench-configs/expect/ib-edr-100.toml"),
-    ),
-    (
-        "ib-hdr-200",
-        include_str!("../../bench-configs/expect/ib-hdr-200.toml"),
-    ),
-    (
-        "ib-ndr-400",
-        include_str!("../../bench-configs/expect/ib-ndr-400.toml"),
-    ),
-];
-
-/// What a profile's numbers are per: the whole node, or one NIC (times `--nics`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Per {
-    Node,
-    Nic,
-}
-
-/// A profile, read and checked.
-#[derive(Clone, Debug)]
-pub struct Profile {
-    pub name: String,
-    pub per: Per,
-    pub rows: Vec<Row>,
-}
-
-/// One expectation: these ops (and algorithms) reach `busbw_gbps` from `from_bytes` on.
-#[derive(Clone, Debug)]
-pub struct Row {
-    pub ops: Vec<Op>,
-    pub algos: Vec<Algo>,
-    pub busbw_gbps: f64,
-    pub from_bytes: usize,
-    pub source: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawProfile {
-    name: String,
-    description: Option<String>,
-    per: Per,
-    expect: Vec<RawRow>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRow {
-    op: String,
-    algo: Option<String>,
-    busbw_gbps: f64,
-    from_bytes: toml::Value,
-    source: String,
-}
-
-/// The largest busbw a row may expect (GB/s): past any link built or announced.
-const MAX_BUSBW_GBPS: f64 = 100_000.0;
-
-impl Profile {
-    /// A bundled profile by name, or a TOML file at that path.
-    pub fn load(name: &str) -> Result<Profile> {
-        if let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == name) {
-            return Profile::parse(text, Path::new(name));
-        }
-        let path = Path::new(name);
-        if !path.is_file() {
-            let names: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
-            return Err(Error::usage(format!(
-                "expect profile {name}: no such profile or file; the bundled ones are {}",
-                names.join(", ")
-            )));
-        }
-        let text =
-            crate::input::read_text_capped(path, crate::input::MAX_SPEC_BYTES, "expect profile")?;
-        Profile::parse(&text, path)
-    }
-
-    /// Parses a profile; errors are one line naming `path`.
-    pub fn parse(text: &str, path: &Path) -> Result<Profile> {
-        let bad = |msg: String| Error::Input {
-            path: path.to_path_buf(),
-            msg,
-        };
-        let raw: RawProfile =
-            toml::from_str(text).map_err(|e| bad(super::criteria::toml_error(text, &e)))?;
-        let _ = raw.description;
-        if raw.expect.is_empty() {
-            return Err(bad("no [[expect]] row; add at least one".into()));
-        }
-        let rows = raw.expect.iter().enumerate().map(|(i, r)| row(r, i));
-        let rows = rows.collect::<Result<Vec<Row>, String>>().map_err(bad)?;
-        Ok(Profile {
-            name: raw.name,
-            per: raw.per,
-            rows,
-        })
-    }
-}
-
-fn row(r: &RawRow, i: usize) -> Result<Row, String> {
-    let at = |m: String| format!("[[expect]] #{}: {m}", i + 1);
-    let ops = parse_list::<Op>(&r.op).map_err(|e| at(format!("op: {e}")))?;
-    let algos = match &r.algo {
-        Some(a) => parse_list::<Algo>(a).map_err(|e| at(format!("algo: {e}")))?,
-        None => Vec::new(),
-    };
-    if !(r.busbw_gbps > 0.0 && r.busbw_gbps <= MAX_BUSBW_GBPS) {
-        return Err(at(format!(
-            "busbw_gbps {} is not in (0, {MAX_BUSBW_GBPS}]",
-            r.busbw_gbps
-        )));
-    }
-    let from_bytes = match &r.from_bytes {
-        toml::Value::String(s) => parse_size(s).map_err(|e| at(format!("from_bytes: {e}")))?,
-        toml::Value::Integer(n) if *n > 0 => *n as usize,
-        v => return Err(at(format!("from_bytes {v} is not a size such as \"8G\""))),
-    };
-    if r.source.trim().is_empty() {
-        return Err(at("source is empty: say where the number comes from".into()));
-    }
-    Ok(Row {
-        ops,
-        algos,
-        busbw_gbps: r.busbw_gbps,
-        from_bytes,
-        source: r.source.clone(),
-    })
-}
+use crate::units::format_size;
 
 /// `--expect` with its margin and NIC count.
 #[derive(Clone, Debug)]
 pub struct Expect {
     pub profiles: Vec<Profile>,
+    /// Network profiles and fits: an expected time and busbw at every point.
+    pub models: Vec<ExpectModel>,
     /// The share below the expected busbw still accepted (0.1: 90% of it).
     pub margin: f64,
     /// NICs per node, for per-NIC profiles.
@@ -214,12 +68,10 @@ impl Expect {
         let names: Vec<String> = spec
             .profiles
             .iter()
-            .map(
-                |n| match BUNDLED.iter().any(|(b, _)| b == n) || Path::new(n).is_absolute() {
-                    true => n.clone(),
-                    false => base.join(n).display().to_string(),
-                },
-            )
+            .map(|n| match bundled(n) || Path::new(n).is_absolute() {
+                true => n.clone(),
+                false => base.join(n).display().to_string(),
+            })
             .collect();
         let in_file = |e: Error| match e {
             Error::Usage(m) => Error::Input {
@@ -246,8 +98,12 @@ impl Expect {
         nics: Option<usize>,
         nics_key: &str,
     ) -> Result<Expect> {
-        let profiles = names
-            .iter()
+        let (models, profiles): (Vec<&String>, Vec<&String>) =
+            names.iter().partition(|n| ExpectModel::names_one(n));
+        let models = (models.into_iter())
+            .map(|n| ExpectModel::load(n))
+            .collect::<Result<Vec<_>>>()?;
+        let profiles = (profiles.into_iter())
             .map(|n| Profile::load(n))
             .collect::<Result<Vec<_>>>()?;
         if let Some(p) = profiles
@@ -261,6 +117,7 @@ impl Expect {
         }
         Ok(Expect {
             profiles,
+            models,
             margin,
             nics,
         })
@@ -282,6 +139,11 @@ impl Expect {
                     notes.push(unjudged(p, r, keys));
                 }
             }
+        }
+        for m in &self.models {
+            let (more, why) = m.criteria(keys, self.margin);
+            criteria.extend(more);
+            notes.extend(why);
         }
         (criteria, notes)
     }
@@ -311,6 +173,11 @@ impl Expect {
             reference: None,
         }
     }
+}
+
+/// Whether `name` is bundled (a busbw profile or a network profile), not a file.
+fn bundled(name: &str) -> bool {
+    BUNDLED.iter().any(|(b, _)| *b == name) || crate::fit::profiles::profile_names().contains(&name)
 }
 
 /// A margin within 0 to 0.9; the error names it as `key` (`--margin`, or `margin` in a file).

@@ -1,5 +1,5 @@
 use super::*;
-use crate::collective::DType;
+use crate::collective::{Algo, DType, Op};
 
 fn key(op: Op, algo: Algo, nodes: usize, bytes: usize) -> GroupKey {
     GroupKey {

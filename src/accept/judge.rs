@@ -187,8 +187,8 @@ fn predicted_us(r: &Reference, k: &GroupKey) -> Result<f64, String> {
 }
 
 /// `alpha + beta·S` of the curve of exactly this point's op, algo, protocol, dtype, world,
-/// nodes and placement.
-fn curve_time_us(fit: &FitFile, k: &GroupKey) -> Option<f64> {
+/// nodes and placement, at the point's size.
+pub fn curve_time_us(fit: &FitFile, k: &GroupKey) -> Option<f64> {
     let curve = fit.curves.iter().find(|c| {
         let ck = &c.key;
         (ck.op, ck.algo, ck.proto, ck.dtype) == (k.op, k.algo, k.proto, k.dtype)

@@ -20,6 +20,8 @@ pub mod baseline;
 pub mod command;
 pub mod criteria;
 pub mod expect;
+pub mod expect_model;
+pub mod expect_profile;
 pub mod judge;
 pub mod junit;
 pub mod measure;

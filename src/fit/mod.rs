@@ -21,6 +21,7 @@ pub mod export;
 pub mod forms;
 pub mod power;
 pub mod predict;
+pub mod profiles;
 pub mod regress;
 pub mod schema;
 pub mod schema_check;
