@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# A real two-node Slurm on this one machine, for the tests under srun and for trying collbench
-# under a scheduler: munge, one slurmctld and two slurmd (nodes n1 and n2, one slurmd each on
-# ports 17001 and 17002 of 127.0.0.1), no cgroups (proctrack/linuxproc, task/none).
+# A real four-node Slurm on this one machine, for the tests under srun and for trying collbench
+# under a scheduler: munge, one slurmctld and four slurmd (nodes n1 to n4, one slurmd each on
+# ports 17001 to 17004 of 127.0.0.1), no cgroups (proctrack/linuxproc, task/none). Most tests
+# use n1 and n2; bisection needs 3 or more nodes.
 #
 #   scripts/slurm-local.sh start    # installs nothing; needs root, slurm-wlm and munge
 #   scripts/slurm-local.sh status   # sinfo; exit 0 once both nodes are idle
@@ -9,14 +10,15 @@
 #
 # Everything lives under $COLLBENCH_SLURM_DIR (default /tmp/collbench-slurm): slurm.conf, state,
 # spool, logs. The node names must resolve (srun and collbench's store reach rank 0 by its node
-# name): `start` adds "127.0.0.1 n1 n2" to /etc/hosts with a marker, `stop` removes that line.
+# name): `start` adds "127.0.0.1 n1 n2 n3 n4" to /etc/hosts with a marker, `stop` removes that
+# line.
 # SLURM_CONF points the client commands at this cluster: `export SLURM_CONF=$DIR/slurm.conf`.
 set -euo pipefail
 
 DIR="${COLLBENCH_SLURM_DIR:-/tmp/collbench-slurm}"
 CONF="$DIR/slurm.conf"
-NODES=(n1 n2)
-PORTS=(17001 17002)
+NODES=(n1 n2 n3 n4)
+PORTS=(17001 17002 17003 17004)
 CTLD_PORT=17000
 MARK="# collbench-slurm-local"
 # CPUs per node as Slurm is told (config_overrides: more tasks than cores, as on any laptop).
@@ -53,10 +55,16 @@ ReturnToService=2
 KillWait=5
 InactiveLimit=0
 MinJobAge=30
-NodeName=n1 NodeHostname=n1 NodeAddr=127.0.0.1 Port=${PORTS[0]} CPUs=$CPUS State=UNKNOWN
-NodeName=n2 NodeHostname=n2 NodeAddr=127.0.0.1 Port=${PORTS[1]} CPUs=$CPUS State=UNKNOWN
-PartitionName=local Nodes=n1,n2 Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
+    local i
+    for i in "${!NODES[@]}"; do
+        echo "NodeName=${NODES[$i]} NodeHostname=${NODES[$i]} NodeAddr=127.0.0.1" \
+            "Port=${PORTS[$i]} CPUs=$CPUS State=UNKNOWN" >> "$CONF"
+    done
+    local list
+    list="$(IFS=,; echo "${NODES[*]}")"
+    echo "PartitionName=local Nodes=$list Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES" \
+        >> "$CONF"
 }
 
 hosts_add() {

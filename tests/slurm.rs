@@ -1,6 +1,7 @@
-//! collbench under a real Slurm: the two-node cluster of scripts/slurm-local.sh (`.ci/run`
-//! starts it; elsewhere these tests say SKIPPED). srun starts the ranks as on any cluster; the
-//! nodes are Slurm's (n1, n2: `SLURMD_NODENAME`), though both run on this machine.
+//! collbench under a real Slurm: two nodes (n1, n2) of the cluster of scripts/slurm-local.sh
+//! (`.ci/run` starts it; elsewhere these tests say SKIPPED), named with `-w` so that the others
+//! never stand in. srun starts the ranks as on any cluster; the nodes are Slurm's
+//! (`SLURMD_NODENAME`), though all run on this machine.
 
 mod common;
 
@@ -48,7 +49,7 @@ fn srun_over_two_nodes_is_exact_and_names_the_nodes_as_slurm_does() {
     ];
     let r = srun_to_end(
         &conf,
-        &["-N", "2", "--ntasks-per-node=2"],
+        &["-N", "2", "-w", "n1,n2", "--ntasks-per-node=2"],
         &sweep_args(&out, &extra),
         limit(),
     );
@@ -83,7 +84,7 @@ fn srun_pairs_names_each_pair_by_its_slurm_nodes() {
     ];
     let r = srun_to_end(
         &conf,
-        &["-N", "2", "--ntasks-per-node=1"],
+        &["-N", "2", "-w", "n1,n2", "--ntasks-per-node=1"],
         &sweep_args(&out, &extra),
         limit(),
     );
@@ -122,7 +123,12 @@ fn accept_under_srun_judges_a_run_on_the_slurm_nodes() {
         results.to_str().unwrap(),
         "--json",
     ];
-    let r = srun_to_end(&conf, &["-N", "2", "--ntasks-per-node=1"], &args, limit());
+    let r = srun_to_end(
+        &conf,
+        &["-N", "2", "-w", "n1,n2", "--ntasks-per-node=1"],
+        &args,
+        limit(),
+    );
     assert_eq!(r.code(), 0, "{r:?}");
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("the verdict as JSON");
     assert_eq!(v["result"], "pass", "{v}");
@@ -152,7 +158,7 @@ fn long_sweep(conf: &Path, out: &Path, name: &str) -> common::Spawned {
     ];
     let job = srun(
         conf,
-        &["-N", "2", "--ntasks-per-node=2"],
+        &["-N", "2", "-w", "n1,n2", "--ntasks-per-node=2"],
         &sweep_args(out, &extra),
         name,
     );
@@ -240,6 +246,8 @@ fn srun_starts_the_mpi_backend_through_pmix() {
         &[
             "-N",
             "2",
+            "-w",
+            "n1,n2",
             "--ntasks-per-node=2",
             "--mpi=pmix",
             "--export=ALL,OMPI_MCA_btl=^vader,OMPI_MCA_btl_tcp_if_include=lo",

@@ -1,4 +1,4 @@
-//! A real Slurm for the tests: the two-node cluster of scripts/slurm-local.sh (nodes n1 and n2
+//! A real Slurm for the tests: the four-node cluster of scripts/slurm-local.sh (nodes n1 to n4
 //! on this machine), reached through `SLURM_CONF` (else the script's default place). Tests that
 //! need it say SKIPPED without it, or fail where `COLLBENCH_TEST_REQUIRE` names `slurm`.
 
@@ -14,19 +14,24 @@ pub const TOKEN: &str = "00112233445566778899aabbccddeeff";
 /// Where scripts/slurm-local.sh writes its slurm.conf unless told otherwise.
 const DEFAULT_CONF: &str = "/tmp/collbench-slurm/slurm.conf";
 
-/// The cluster's slurm.conf, once both nodes answer; else `None` after SKIPPED (or a failure
-/// where the cluster is required).
+/// The cluster's slurm.conf, once nodes n1 and n2 answer; else `None` after SKIPPED (or a
+/// failure where the cluster is required).
 pub fn cluster() -> Option<PathBuf> {
+    cluster_of(&["n1", "n2"])
+}
+
+/// [`cluster`], once every node of `names` answers.
+pub fn cluster_of(names: &[&str]) -> Option<PathBuf> {
     let conf = std::env::var_os("SLURM_CONF")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(DEFAULT_CONF));
-    let missing = nodes_up(&conf).err();
+    let missing = nodes_up(&conf, names).err();
     super::skip::can_use("slurm", missing).then_some(conf)
 }
 
-/// Whether `sinfo` under `conf` shows nodes n1 and n2 able to run tasks (a node still
+/// Whether `sinfo` under `conf` shows the nodes `names` able to run tasks (a node still
 /// completing the last job counts: srun waits for it).
-fn nodes_up(conf: &Path) -> Result<(), String> {
+fn nodes_up(conf: &Path, names: &[&str]) -> Result<(), String> {
     if !conf.exists() {
         return Err(format!(
             "no Slurm cluster ({} missing; start one with scripts/slurm-local.sh start)",
@@ -47,10 +52,11 @@ fn nodes_up(conf: &Path) -> Result<(), String> {
                     .any(|s| l.contains(s))
         })
     };
-    match ready("n1") && ready("n2") {
+    match names.iter().all(|n| ready(n)) {
         true => Ok(()),
         false => Err(format!(
-            "the Slurm nodes n1, n2 are not up: sinfo says {text:?}"
+            "the Slurm nodes {} are not up: sinfo says {text:?}",
+            names.join(", ")
         )),
     }
 }
@@ -58,6 +64,18 @@ fn nodes_up(conf: &Path) -> Result<(), String> {
 /// `srun <srun_args> collbench <args>` under `conf`, started with the job's token, a job name
 /// of its own (for `scancel --name`) and output captured.
 pub fn srun(conf: &Path, srun_args: &[&str], args: &[&str], name: &str) -> Spawned {
+    srun_through(conf, srun_args, &[], args, name)
+}
+
+/// [`srun`] with every task started through `wrapper` (a program and its first arguments,
+/// given collbench's path and then `args`).
+pub fn srun_through(
+    conf: &Path,
+    srun_args: &[&str],
+    wrapper: &[&str],
+    args: &[&str],
+    name: &str,
+) -> Spawned {
     let mut cmd = Command::new("srun");
     for var in LAUNCHER_VARS {
         cmd.env_remove(var);
@@ -66,6 +84,7 @@ pub fn srun(conf: &Path, srun_args: &[&str], args: &[&str], name: &str) -> Spawn
         .env("COLLBENCH_TOKEN", TOKEN)
         .arg(format!("--job-name={name}"))
         .args(srun_args)
+        .args(wrapper)
         .arg(exe())
         .args(args)
         .stdin(Stdio::null())
