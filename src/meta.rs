@@ -24,6 +24,8 @@ pub const META_FILE: &str = "meta.json";
 
 mod bisect;
 pub use bisect::{BisectRound, BisectSummary};
+pub mod failure;
+use failure::Failure;
 mod host;
 pub use host::{mem_available_bytes, HostInfo};
 
@@ -76,6 +78,9 @@ pub struct Meta {
     pub status: RunStatus,
     /// The error that stopped a failed or interrupted run.
     pub error: Option<String>,
+    /// What `error` means where it is a hang or a missing rank: the cause and the rank named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
     /// Points measured (rows of summary.csv); filled in when the run ends.
     pub points: usize,
     /// Files of the folder, name -> schema id.
@@ -243,6 +248,7 @@ impl Meta {
             ended: None,
             status: RunStatus::Running,
             error: None,
+            failure: None,
             points: 0,
             files: BTreeMap::new(),
             library: None,
@@ -297,6 +303,7 @@ impl Meta {
     /// Records the end of the run: its status, the error if any, and the time.
     pub fn finish(&mut self, status: RunStatus, error: Option<String>) {
         self.status = status;
+        self.failure = error.as_deref().and_then(failure::of_error);
         self.error = error;
         self.ended = Some(now_rfc3339());
     }

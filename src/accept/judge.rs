@@ -36,6 +36,7 @@ pub fn judge(criteria: &Criteria, measured: &Measured, header: Header) -> Verdic
             path: r.dir.display().to_string(),
             status: status_name(r.status).into(),
             error: r.error.clone(),
+            failure: r.failure.clone(),
         })
         .collect();
     let mut notes: Vec<String> = runs

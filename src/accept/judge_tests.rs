@@ -36,6 +36,7 @@ fn run(points: Vec<(PointRecord, Vec<RankSummary>)>) -> RunData {
         dir: PathBuf::from("r"),
         status: RunStatus::Complete,
         error: None,
+        failure: None,
         has_ranks: true,
         hosts: vec!["h".into()],
         rank_nodes: Vec::new(),

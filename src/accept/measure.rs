@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::collective::{Algo, DType, Op, Proto};
 use crate::error::Result;
 use crate::fit::schema::algo_label;
+use crate::meta::failure::{self, Failure};
 use crate::meta::RunStatus;
 use crate::model::comm_setup::CommSetup;
 use crate::model::record::{root_label, PointRecord, RankSummary};
@@ -125,6 +126,8 @@ pub struct RunData {
     pub status: RunStatus,
     /// meta.json's `error`: why it did not complete.
     pub error: Option<String>,
+    /// meta.json's `failure`, else what its `error` names (folders written before it).
+    pub failure: Option<Failure>,
     pub has_ranks: bool,
     /// meta.json's `hosts` (empty in folders written before it existed).
     pub hosts: Vec<String>,
@@ -230,6 +233,8 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
         dir: dir.to_path_buf(),
         status: run.meta.status,
         error: run.meta.error.clone(),
+        failure: (run.meta.failure.clone())
+            .or_else(|| run.meta.error.as_deref().and_then(failure::of_error)),
         has_ranks,
         hosts: run.meta.hosts.clone(),
         rank_nodes: run.meta.rank_nodes.clone(),
@@ -321,6 +326,7 @@ mod tests {
             dir: PathBuf::from("/r"),
             status: RunStatus::Complete,
             error: None,
+            failure: None,
             has_ranks: false,
             hosts: Vec::new(),
             rank_nodes: Vec::new(),

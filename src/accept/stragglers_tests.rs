@@ -35,6 +35,7 @@ fn two_node_run(nodes: usize, slowest: Slowest) -> RunData {
         dir: PathBuf::from("r0"),
         status: RunStatus::Complete,
         error: None,
+        failure: None,
         has_ranks: false,
         hosts: vec!["a".into(), "b".into()],
         rank_nodes: vec![0, 0, 1, 1],

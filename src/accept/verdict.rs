@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::reason::{Culprit, Reason, ReasonCount};
 use super::stragglers::RunStragglers;
 use super::thresholds::Check;
+use crate::meta::failure::Failure;
 
 /// Schema id of verdict.json.
 pub const VERDICT_SCHEMA: &str = "collbench.verdict/v1";
@@ -76,6 +77,10 @@ pub struct RunView {
     /// meta.json's error: why it did not complete.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// meta.json's failure: a hang or a missing rank, and the rank (read from `error` for
+    /// folders written before meta.json had it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
 }
 
 /// How many of each outcome.
@@ -264,7 +269,7 @@ pub fn tally(criteria: &[CriterionVerdict], runs: &[RunView]) -> Vec<ReasonCount
     }
     for r in runs.iter().filter(|r| r.status != "complete") {
         add(Reason::RunIncomplete, None, Some(r.path.clone()));
-        let cause = r.error.as_deref().and_then(super::run_cause::of_run_error);
+        let cause = super::run_cause::of_run(r.failure.as_ref(), r.error.as_deref());
         if let Some((code, rank)) = cause {
             let name = rank.map_or(r.path.clone(), |k| format!("{k} in {}", r.path));
             add(code, None, Some(name));

@@ -27,9 +27,14 @@ pub fn refused(r: &Run, names: &[&str]) {
     assert!(r.stdout.is_empty(), "{}", r.stdout);
 }
 
-/// `collbench accept` of a failed results folder: verdict.json's reasons hold `code` naming
-/// `rank`, beside `run-incomplete`.
+/// A failed results folder: meta.json's `failure` is `code` naming `rank` (`rank 2`), and
+/// `collbench accept` of it gives verdict.json's reasons `code` naming `rank`, beside
+/// `run-incomplete`.
 pub fn assert_run_cause(run: &Path, code: &str, rank: &str) {
+    let meta = super::read_json(&run.join("meta.json"));
+    assert_eq!(meta["failure"]["cause"], code, "{meta}");
+    let recorded = format!("rank {}", meta["failure"]["rank"]);
+    assert!(rank.starts_with(&recorded), "{rank} against {meta}");
     let tmp = tempfile::tempdir().unwrap();
     let criteria = write(tmp.path(), "c.toml", "[[criterion]]\nmax_wrong = 0\n");
     let verdict = tmp.path().join("v");
@@ -43,6 +48,7 @@ pub fn assert_run_cause(run: &Path, code: &str, rank: &str) {
     ]);
     assert_ne!(r.code(), 0, "{}", r.stdout);
     let v = super::read_json(&verdict.join("verdict.json"));
+    assert_eq!(v["runs"][0]["failure"], meta["failure"], "{v}");
     let reasons = v["reasons"].as_array().unwrap();
     let found = reasons.iter().find(|x| x["code"] == code);
     let found = found.unwrap_or_else(|| panic!("no {code} in {v}"));
