@@ -13,7 +13,7 @@ collbench accept --criteria bench-configs/acceptance/host-2ranks.toml\n  \
 collbench accept --criteria bench-configs/acceptance/host-2ranks.toml --repeat 5 --junit junit.xml\n  \
 collbench accept --criteria my.toml --run results/run-a --run results/run-b --json\n  \
 collbench accept --expect h100-nvswitch --run results/run-a\n  \
-collbench accept --expect results/good/fit.json --run results/run-a\n  \
+collbench accept --expect fit.json --run results/run-b\n  \
 collbench accept --baseline-from results/run-a --margin 0.15\n  \
 collbench accept --expect ib-ndr-400 --nics 8 --margin 0.05 --run results/run-a --run results/run-b\n\n\
 Exit codes: 0 every criterion passed, 1 some threshold was not met, 2 could not judge \
