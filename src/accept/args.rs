@@ -29,7 +29,8 @@ pub struct AcceptArgs {
     #[arg(long, value_name = "DIR", conflicts_with_all = ["criteria", "expect", "runs"])]
     pub baseline_from: Vec<PathBuf>,
     /// Expected performance: a bundled busbw profile (h100-nvswitch, a100-nvswitch,
-    /// a800-nvswitch, ib-edr-100, ib-hdr-200, ib-ndr-400) or a profile file, every point past
+    /// a800-nvswitch, ib-edr-100, ib-hdr-200, ib-ndr-400, roce-200, roce-400, efa-100) or a
+    /// profile file, every point past
     /// its saturation size reaching its busbw less --margin; or a model, a bundled network
     /// profile (v100-ib100, a100-ib200, h100-ib400) or a fit.json, every point judged against
     /// its expected busbw where the model's curve saturates and its expected time below
@@ -45,7 +46,7 @@ pub struct AcceptArgs {
         allow_negative_numbers = true
     )]
     pub margin: f64,
-    /// With a per-NIC --expect profile (ib-*): the NICs of each node (1 to 64).
+    /// With a per-NIC --expect profile (ib-*, roce-*, efa-100): the NICs of each node (1 to 64).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub nics: Option<u32>,
     /// Run the criteria's sweep N times; each criterion is judged on its `stat` across them.

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::units::{parse_list, parse_size};
 
 /// The profiles shipped inside the binary: (name, text).
-pub const BUNDLED: [(&str, &str); 6] = [
+pub const BUNDLED: [(&str, &str); 9] = [
     (
         "h100-nvswitch",
         include_str!("../../bench-configs/expect/h100-nvswitch.toml"),
@@ -36,6 +36,18 @@ pub const BUNDLED: [(&str, &str); 6] = [
     (
         "ib-ndr-400",
         include_str!("../../bench-configs/expect/ib-ndr-400.toml"),
+    ),
+    (
+        "roce-200",
+        include_str!("../../bench-configs/expect/roce-200.toml"),
+    ),
+    (
+        "roce-400",
+        include_str!("../../bench-configs/expect/roce-400.toml"),
+    ),
+    (
+        "efa-100",
+        include_str!("../../bench-configs/expect/efa-100.toml"),
     ),
 ];
 
