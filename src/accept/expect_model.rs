@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::criteria::{Check, Criterion, Selector, Stat};
-use super::judge::curve_time_us;
+use super::judge::{curve_time_us, query_of};
 use super::measure::GroupKey;
 use crate::error::Result;
 use crate::fit::predict::{predict, Prediction, Query};
@@ -99,17 +99,7 @@ impl ExpectModel {
     /// dtype the fit lacks is expected from another dtype's model of the same op and algorithm
     /// (busbw moves bytes; the element type matters little next to the link).
     fn model_times(&self, k: &GroupKey) -> std::result::Result<(f64, f64, bool), String> {
-        let q = Query {
-            op: k.op,
-            algo: k.algo,
-            proto: k.proto,
-            dtype: Some(k.dtype),
-            world: k.world,
-            nodes: k.nodes,
-            bytes: k.bytes,
-            comm: k.comm,
-            algo_given: true,
-        };
+        let q = query_of(k);
         let at = |q: &Query| predict(&self.fit, q).map_err(|e| e.to_string());
         let p: Prediction = at(&q).or_else(|first| {
             at(&Query {

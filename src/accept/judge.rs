@@ -171,7 +171,15 @@ fn predicted_us(r: &Reference, k: &GroupKey) -> Result<f64, String> {
     if let Some(t) = curve_time_us(&r.fit, k) {
         return Ok(t);
     }
-    let q = Query {
+    predict(&r.fit, &query_of(k))
+        .map(|p| p.time_us)
+        .map_err(|e| format!("reference {}: {e}", r.path.display()))
+}
+
+/// The fit's question for a point: its op, algorithm, protocol, dtype, world, nodes, size and
+/// communicator setup, the algorithm as measured.
+pub fn query_of(k: &GroupKey) -> Query {
+    Query {
         op: k.op,
         algo: k.algo,
         proto: k.proto,
@@ -181,10 +189,7 @@ fn predicted_us(r: &Reference, k: &GroupKey) -> Result<f64, String> {
         bytes: k.bytes,
         comm: k.comm,
         algo_given: true,
-    };
-    predict(&r.fit, &q)
-        .map(|p| p.time_us)
-        .map_err(|e| format!("reference {}: {e}", r.path.display()))
+    }
 }
 
 /// `alpha + beta·S` of the curve of exactly this point's op, algo, protocol, dtype, world,
