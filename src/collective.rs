@@ -316,6 +316,7 @@ pub fn ceil_log2(p: usize) -> u32 {
 }
 
 mod fp8;
+pub mod routing;
 mod semantics;
 mod shape;
 mod table;
