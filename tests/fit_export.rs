@@ -166,7 +166,10 @@ fn unknown_format_and_missing_model_are_one_line_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let f = write_fit(tmp.path(), ring_models());
     let r = fit(&[&f, "--export", "nope"]);
-    refused(&r, &["nope", "astra-sim", "calculon", "nccl-tuner"]);
+    refused(
+        &r,
+        &["nope", "astra-sim", "calculon", "nccl-tuner", "inductor"],
+    );
 
     let tree = write_fit(
         tmp.path(),
@@ -197,7 +200,23 @@ fn nodes_alone_scale_out_at_the_ranks_per_node_fitted_and_counts_are_bounded() {
         .lines()
         .filter(|l| !l.starts_with('#'))
         .all(|l| l.contains(",4,32,")));
-    for format in ["nccl-tuner", "astra-sim", "calculon"] {
+    // The h100 profile's AllReduce for Inductor: 8 ranks per node within (1/beta_intra) and the
+    // whole 2048-rank ring across.
+    let r = fit(&[profile, "--export", "inductor"]);
+    assert_eq!(r.code(), 0, "{}", r.stderr);
+    let line = |key: &str| {
+        (r.stdout.lines())
+            .find(|l| l.starts_with(&format!("inductor_config.{key} = ")))
+            .unwrap_or_else(|| panic!("no {key}: {}", r.stdout))
+            .to_string()
+    };
+    assert!(
+        line("intra_node_bw").contains("busbw 360 GB/s"),
+        "{}",
+        r.stdout
+    );
+    assert!(line("inter_node_bw").contains("GB/s"), "{}", r.stdout);
+    for format in ["nccl-tuner", "astra-sim", "calculon", "inductor"] {
         let r = fit(&[
             profile,
             "--export",

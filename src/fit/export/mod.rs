@@ -7,6 +7,7 @@
 //! | `astra-sim` | ASTRA-sim 2.0, analytical network backend | network YAML: Ring per dimension |
 //! | `calculon` | Calculon (calculon-ai/calculon) | the `networks` list of a system JSON |
 //! | `nccl-tuner` | NCCL's example tuner plugin (ext-tuner/example) | CSV: fastest algorithm per size range |
+//! | `inductor` | PyTorch Inductor's collective cost model | Python: `intra_node_bw`, `inter_node_bw` |
 //!
 //! Everything here is pure: a [`FitFile`] in, the file's text out. Numbers the fit does not
 //! have (how many NPUs, how many nodes) come from [`ExportOptions`], by default the largest
@@ -14,6 +15,7 @@
 
 pub mod astra_sim;
 pub mod calculon;
+pub mod inductor;
 pub mod nccl_tuner;
 
 use std::path::PathBuf;
@@ -30,6 +32,7 @@ named_enum!(
         AstraSim => "astra-sim",
         Calculon => "calculon",
         NcclTuner => "nccl-tuner",
+        Inductor => "inductor",
     }
 );
 
@@ -61,6 +64,7 @@ pub fn export(fit: &FitFile, format: ExportFormat, opts: &ExportOptions) -> Resu
         ExportFormat::AstraSim => astra_sim::render(fit, opts),
         ExportFormat::Calculon => calculon::render(fit, opts),
         ExportFormat::NcclTuner => nccl_tuner::render(fit, opts),
+        ExportFormat::Inductor => inductor::render(fit, opts),
     }
 }
 
