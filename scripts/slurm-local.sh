@@ -5,7 +5,7 @@
 # use n1 and n2; bisection needs 3 or more nodes.
 #
 #   scripts/slurm-local.sh start    # installs nothing; needs root, slurm-wlm and munge
-#   scripts/slurm-local.sh status   # sinfo; exit 0 once both nodes are idle
+#   scripts/slurm-local.sh status   # sinfo; exit 0 once every node is idle
 #   scripts/slurm-local.sh stop     # stops the daemons it started and removes its state
 #
 # Everything lives under $COLLBENCH_SLURM_DIR (default /tmp/collbench-slurm): slurm.conf, state,
@@ -68,7 +68,9 @@ EOF
 }
 
 hosts_add() {
-    grep -q "$MARK" /etc/hosts 2>/dev/null || echo "127.0.0.1 ${NODES[*]} $MARK" >> /etc/hosts
+    # A line an older version of this script left (fewer nodes) is replaced.
+    hosts_remove
+    echo "127.0.0.1 ${NODES[*]} $MARK" >> /etc/hosts
 }
 
 hosts_remove() {

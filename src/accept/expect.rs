@@ -177,7 +177,9 @@ impl Expect {
 
 /// Whether `name` is bundled (a busbw profile or a network profile), not a file.
 fn bundled(name: &str) -> bool {
-    BUNDLED.iter().any(|(b, _)| *b == name) || crate::fit::profiles::profile_names().contains(&name)
+    let name = name.trim().to_ascii_lowercase();
+    BUNDLED.iter().any(|(b, _)| *b == name)
+        || crate::fit::profiles::profile_names().contains(&name.as_str())
 }
 
 /// A margin within 0 to 0.9; the error names it as `key` (`--margin`, or `margin` in a file).

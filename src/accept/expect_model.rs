@@ -30,6 +30,13 @@ pub struct ExpectModel {
     pub fit: FitFile,
 }
 
+/// Whether `name` is a path ending in `.json` (any case).
+fn is_json(name: &str) -> bool {
+    Path::new(name)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
 /// What the model expects at one point.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Expected {
@@ -45,14 +52,13 @@ impl ExpectModel {
     /// Whether `name` is a model rather than a busbw profile: a bundled network profile or a
     /// `.json` file.
     pub fn names_one(name: &str) -> bool {
-        profile_names().contains(&name.trim().to_ascii_lowercase().as_str())
-            || Path::new(name).extension().is_some_and(|e| e == "json")
+        profile_names().contains(&name.trim().to_ascii_lowercase().as_str()) || is_json(name)
     }
 
     /// A bundled network profile by name, or a fit.json at that path.
     pub fn load(name: &str) -> Result<ExpectModel> {
         let path = Path::new(name);
-        let (fit, label) = match path.extension().is_some_and(|e| e == "json") {
+        let (fit, label) = match is_json(name) {
             true => (FitFile::read(path)?, path.file_stem()),
             false => (profile(name)?, None),
         };
@@ -83,7 +89,8 @@ impl ExpectModel {
         let usable = |x: f64| x.is_finite() && x > 0.0;
         if !usable(time_us) || !usable(busbw_gbps) || !usable(peak_gbps) {
             return Err(format!(
-                "its model gives {time_us} us, {busbw_gbps} GB/s for {}",
+                "its model gives {time_us} us, {busbw_gbps} GB/s for {} and {peak_gbps} GB/s at \
+                 1 TiB",
                 k.label()
             ));
         }
@@ -118,7 +125,8 @@ impl ExpectModel {
     }
 
     /// One criterion per measured point of 2 or more ranks (roots and communicator setups of
-    /// one point judged together), and notes: how many points were judged on which side, and
+    /// one point judged together, against the first one's expectation: a criterion's selector
+    /// does not tell setups apart), and notes: how many points were judged on which side, and
     /// each reason a point could not be.
     pub fn criteria(&self, keys: &[GroupKey], margin: f64) -> (Vec<Criterion>, Vec<String>) {
         let mut out = Vec::new();

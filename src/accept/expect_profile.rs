@@ -102,7 +102,8 @@ const MAX_BUSBW_GBPS: f64 = 100_000.0;
 impl Profile {
     /// A bundled profile by name, or a TOML file at that path.
     pub fn load(name: &str) -> Result<Profile> {
-        if let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == name) {
+        let bundled = name.trim().to_ascii_lowercase();
+        if let Some((_, text)) = BUNDLED.iter().find(|(n, _)| *n == bundled) {
             return Profile::parse(text, Path::new(name));
         }
         let path = Path::new(name);

@@ -72,8 +72,22 @@ impl SlowestRank {
     /// From a point's per-iteration slowest ranks at `world` ranks; `None` below 2 ranks or
     /// without iterations.
     pub fn of(slowest: &[usize], world: usize) -> Option<SlowestRank> {
-        let each_alone: Vec<usize> = (0..world).collect();
-        SlowestRank::of_groups(slowest, &each_alone)
+        if world < 2 || slowest.is_empty() {
+            return None;
+        }
+        let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
+        for &r in slowest.iter().filter(|&&r| r < world) {
+            *counts.entry(r).or_default() += 1;
+        }
+        let (rank, n) = (counts.into_iter()).max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?;
+        let share = n as f64 / slowest.len() as f64;
+        let chance = 1.0 / world as f64;
+        Some(SlowestRank {
+            rank,
+            share,
+            chance,
+            bias: ((share - chance) / (1.0 - chance)).max(0.0),
+        })
     }
 
     /// The group (node) furthest from chance toward always slowest, from the per-iteration
@@ -216,10 +230,16 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
         .zip(&per_point)
         .map(|(p, ranks)| slowest_of(p, ranks, &run.meta.rank_nodes))
         .collect();
-    let iters: Vec<PointIters> = (run.points.iter())
-        .map(|p| PointIters {
+    let placed: Vec<(Vec<usize>, Vec<usize>)> = (run.points.iter())
+        .zip(&per_point)
+        .map(|(p, rows)| placement(&p.record, rows, &run.meta.rank_nodes))
+        .collect();
+    let iters: Vec<PointIters> = (run.points.iter().zip(&placed))
+        .map(|(p, (launch_ranks, nodes))| PointIters {
             world: p.record.key.world,
             iters: &p.samples,
+            launch_ranks,
+            nodes,
         })
         .collect();
     let stragglers = analyze(&iters, &run.meta.rank_nodes);
@@ -242,6 +262,26 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
         slowest,
         stragglers,
     })
+}
+
+/// The launch rank and the node of each of a point's ranks, from its ranks.csv rows; both
+/// empty without rows (the point's rank r is then launch rank r, on `rank_nodes[r]`).
+fn placement(
+    rec: &PointRecord,
+    rows: &[RankSummary],
+    rank_nodes: &[usize],
+) -> (Vec<usize>, Vec<usize>) {
+    if rows.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let k = &rec.key;
+    let mut launch: Vec<usize> = (0..k.world).collect();
+    for r in rows {
+        if let Some(x) = launch.get_mut(r.rank) {
+            *x = r.global_rank;
+        }
+    }
+    (launch, point_rank_nodes(rows, k.world, k.nodes, rank_nodes))
 }
 
 /// The rank and node slowest most often at one point.

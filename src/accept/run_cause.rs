@@ -11,6 +11,7 @@ pub fn of_run(failure: Option<&Failure>, error: Option<&str>) -> Option<(Reason,
     let code = match failure.cause {
         FailureCause::Hang => Reason::Hang,
         FailureCause::RankMissing => Reason::RankMissing,
+        FailureCause::Other => return None,
     };
     Some((code, failure.named()))
 }

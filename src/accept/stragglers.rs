@@ -128,7 +128,7 @@ pub struct FirstIteration {
 /// One rank or node as the slowest.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StragglerRow {
-    /// The rank (within its points) or the node index (into meta.json's `hosts`).
+    /// The rank (its rank in the launch) or the node index (into meta.json's `hosts`).
     pub id: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
@@ -153,7 +153,7 @@ pub fn section(runs: &[RunData]) -> Vec<RunStragglers> {
         .map(|r| {
             let s = &r.stragglers;
             let node_host = |n: usize| r.hosts.get(n).cloned();
-            let rank_host = |k: usize| node_host(r.rank_nodes.get(k).copied().unwrap_or(0));
+            let rank_host = |k: usize| r.rank_nodes.get(k).and_then(|&n| node_host(n));
             RunStragglers {
                 run: r.dir.display().to_string(),
                 points: s.points,

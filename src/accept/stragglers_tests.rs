@@ -130,6 +130,8 @@ fn the_section_names_hosts_and_notes_persistent_stragglers() {
     let points = [PointIters {
         world: 4,
         iters: &samples,
+        launch_ranks: &[],
+        nodes: &[],
     }];
     let mut run = two_node_run(2, Slowest::default());
     run.stragglers = analyze(&points, &run.rank_nodes);

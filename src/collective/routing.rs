@@ -10,10 +10,11 @@
 //! it sweeps sizes like any pattern. Deterministic: the same parameters and seed give the same
 //! matrix on every machine (splitmix64, no library generator whose stream could change).
 
-use super::traffic::Traffic;
+use super::traffic::{Traffic, MAX_DIM};
 
-/// The most work a model may take: tokens × ranks × top_k × experts in all (a choice is one
-/// draw, or a scan of the experts where a skewed draw keeps repeating itself), about 10 s.
+/// The most work a model may take: tokens × ranks × top_k × (experts in all + retries), a
+/// choice being a few draws or, where a skewed router keeps drawing the chosen ones, a scan
+/// of the experts; about 10 s.
 pub const MAX_WORK: u128 = 1 << 34;
 
 /// Draws of an expert already chosen tolerated per choice before the rest are drawn exactly.
@@ -45,7 +46,12 @@ impl Routing {
         if !(self.zipf.is_finite() && (0.0..=4.0).contains(&self.zipf)) {
             return Err(format!("zipf {} is not from 0 (balanced) to 4", self.zipf));
         }
-        let work = self.tokens as u128 * p as u128 * self.top_k as u128 * all as u128;
+        if p > MAX_DIM {
+            return Err(format!("{p} ranks: more than {MAX_DIM}"));
+        }
+        // A choice is a draw, or (a skewed router drawing the chosen ones again) a scan.
+        let per_choice = all as u128 + RETRIES_PER_CHOICE as u128;
+        let work = self.tokens as u128 * p as u128 * self.top_k as u128 * per_choice;
         if work > MAX_WORK {
             return Err(format!(
                 "{} tokens x {p} ranks x top_k {} x {all} experts is more than {MAX_WORK} to draw; \
@@ -62,11 +68,14 @@ impl Routing {
         let mut rng = SplitMix64(self.seed);
         let cumulative = self.popularity(p, &mut rng);
         let mut counts = vec![0u64; p * p];
-        let mut picked: Vec<usize> = Vec::with_capacity(self.top_k);
+        let mut picked = Chosen {
+            list: Vec::with_capacity(self.top_k),
+            taken: vec![false; cumulative.len()],
+        };
         for sender in 0..p {
             for _ in 0..self.tokens {
                 self.choose(&cumulative, &mut rng, &mut picked);
-                for &e in &picked {
+                for &e in &picked.list {
                     counts[sender * p + e / self.experts] += 1;
                 }
             }
@@ -77,18 +86,16 @@ impl Routing {
     /// One token's `top_k` distinct experts: drawn by weight, a repeat drawn again; where a
     /// skewed router keeps drawing the chosen ones, the rest are drawn exactly from the
     /// experts not yet chosen.
-    fn choose(&self, cumulative: &[f64], rng: &mut SplitMix64, picked: &mut Vec<usize>) {
-        picked.clear();
+    fn choose(&self, cumulative: &[f64], rng: &mut SplitMix64, chosen: &mut Chosen) {
+        chosen.clear();
         let mut draws = 0;
-        while picked.len() < self.top_k {
+        while chosen.list.len() < self.top_k {
             draws += 1;
             let e = match draws <= RETRIES_PER_CHOICE * self.top_k {
                 true => draw(cumulative, rng.unit()),
-                false => draw_excluding(cumulative, picked, rng.unit()),
+                false => draw_excluding(cumulative, &chosen.taken, rng.unit()),
             };
-            if !picked.contains(&e) {
-                picked.push(e);
-            }
+            chosen.take(e);
         }
     }
 
@@ -137,9 +144,9 @@ fn draw(cumulative: &[f64], u: f64) -> usize {
 }
 
 /// An expert not in `picked`, drawn by weight among those (weights from `cumulative`).
-fn draw_excluding(cumulative: &[f64], picked: &[usize], u: f64) -> usize {
+fn draw_excluding(cumulative: &[f64], taken: &[bool], u: f64) -> usize {
     let weight = |e: usize| cumulative[e] - if e == 0 { 0.0 } else { cumulative[e - 1] };
-    let free = || (0..cumulative.len()).filter(|e| !picked.contains(e));
+    let free = || (0..cumulative.len()).filter(|&e| !taken[e]);
     let total: f64 = free().map(weight).sum();
     let mut left = u * total;
     let mut last = 0;
@@ -151,6 +158,28 @@ fn draw_excluding(cumulative: &[f64], picked: &[usize], u: f64) -> usize {
         }
     }
     last
+}
+
+/// One token's experts so far: in order, and as a set.
+struct Chosen {
+    list: Vec<usize>,
+    taken: Vec<bool>,
+}
+
+impl Chosen {
+    fn clear(&mut self) {
+        for &e in &self.list {
+            self.taken[e] = false;
+        }
+        self.list.clear();
+    }
+
+    fn take(&mut self, e: usize) {
+        if !self.taken[e] {
+            self.taken[e] = true;
+            self.list.push(e);
+        }
+    }
 }
 
 /// splitmix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators",

@@ -36,11 +36,32 @@ pub enum Traffic {
 }
 
 impl Traffic {
+    /// Whether the pattern describes `p` ranks: any for a spread, at most its dimension for a
+    /// bytes matrix (the first `p` rows and columns, as nccl-tests reads it), exactly its
+    /// dimension for fractions (its rows are shares of all its columns).
+    pub fn check_ranks(&self, p: usize) -> Result<(), String> {
+        match self {
+            _ if p == 0 => Err("no ranks".into()),
+            Traffic::Spread(_) => Ok(()),
+            Traffic::Bytes { dim, .. } if p > *dim => Err(format!(
+                "the matrix has {dim} rows, fewer than the {p} ranks"
+            )),
+            Traffic::Fractions { dim, .. } if p != *dim => Err(format!(
+                "the fractions describe {dim} ranks, not {p}: each row shares a rank's sends \
+                 among all {dim}"
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Bytes rank `i` sends rank `j` at `p` ranks when every rank sends `total` bytes in all
-    /// (`total` is not used by a bytes matrix). `i`, `j` < `p` ≤ the matrix's dimension.
+    /// (`total` is not used by a bytes matrix); 0 outside what [`Traffic::check_ranks`]
+    /// accepts.
     pub fn peer_bytes(&self, i: usize, j: usize, p: usize, total: usize) -> usize {
         let aligned = |x: f64| (x as usize) & !(ALIGN - 1);
+        let outside = |dim: usize| i >= dim || j >= dim || i >= p || j >= p;
         match self {
+            Traffic::Spread(_) if i >= p || j >= p => 0,
             Traffic::Spread(_) if p == 1 => total & !(ALIGN - 1),
             Traffic::Spread(s) => {
                 let distance = (j + p - i) % p;
@@ -49,17 +70,19 @@ impl Traffic {
                 let weighted = distance as f64 * total as f64 / sum_distances;
                 aligned((1.0 - s) * uniform + s * weighted)
             }
+            Traffic::Bytes { dim, .. } | Traffic::Fractions { dim, .. } if outside(*dim) => 0,
             Traffic::Bytes { dim, cells } => cells[i * dim + j],
             Traffic::Fractions { dim, cells } => aligned(cells[i * dim + j] * total as f64),
         }
     }
 
-    /// (bytes sent, bytes received) by each of `p` ranks.
+    /// (bytes sent, bytes received) by each of `p` ranks, saturating at `usize::MAX`.
     pub fn rank_totals(&self, p: usize, total: usize) -> Vec<(usize, usize)> {
+        let sum = |it: &mut dyn Iterator<Item = usize>| it.fold(0usize, usize::saturating_add);
         (0..p)
             .map(|r| {
-                let sent = (0..p).map(|j| self.peer_bytes(r, j, p, total)).sum();
-                let received = (0..p).map(|i| self.peer_bytes(i, r, p, total)).sum();
+                let sent = sum(&mut (0..p).map(|j| self.peer_bytes(r, j, p, total)));
+                let received = sum(&mut (0..p).map(|i| self.peer_bytes(i, r, p, total)));
                 (sent, received)
             })
             .collect()

@@ -94,6 +94,27 @@ fn bad_matrices_are_refused_in_one_line_naming_the_place() {
 }
 
 #[test]
+fn ranks_the_pattern_does_not_describe_are_refused_and_never_read() {
+    let t = parse_bytes_matrix("100 200 150\n50 100 75\n300 150 200\n", 1.0).unwrap();
+    assert!(t.check_ranks(3).is_ok() && t.check_ranks(2).is_ok());
+    assert!(t
+        .check_ranks(4)
+        .unwrap_err()
+        .contains("3 rows, fewer than the 4 ranks"));
+    assert_eq!((t.peer_bytes(0, 3, 4, 0), t.peer_bytes(3, 0, 4, 0)), (0, 0));
+    let f = parse_fraction_csv("0.5,0.5\n0.5,0.5\n").unwrap();
+    assert!(f.check_ranks(3).is_err() && f.check_ranks(1).is_err() && f.check_ranks(2).is_ok());
+    assert!(Traffic::Spread(1.0).check_ranks(0).is_err());
+    assert_eq!(Traffic::Spread(1.0).peer_bytes(0, 0, 0, 1024), 0);
+    // Cells near the largest size: totals saturate rather than overflow.
+    let huge = Traffic::Bytes {
+        dim: 2,
+        cells: vec![usize::MAX & !15; 4],
+    };
+    assert_eq!(huge.max_rank_bytes(2, 0), usize::MAX);
+}
+
+#[test]
 fn fractions_are_shares_of_each_senders_total() {
     let t = parse_fraction_csv("0, 0.5, 0.5\n0.25,0.25,0.5\n1,0,0\n").unwrap();
     assert_eq!(t.peer_bytes(1, 2, 3, 1024), 512);

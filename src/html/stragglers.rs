@@ -17,6 +17,8 @@ pub fn section(run: &Run) -> String {
         .map(|p| PointIters {
             world: p.record.key.world,
             iters: &p.samples,
+            launch_ranks: &[],
+            nodes: &[],
         })
         .collect();
     let s = analyze(&points, &run.meta.rank_nodes);

@@ -15,6 +15,9 @@ pub enum FailureCause {
     Hang,
     /// A rank died, was killed or ended early.
     RankMissing,
+    /// A cause this version does not know (written by a later one): read, never written.
+    #[serde(other)]
+    Other,
 }
 
 /// meta.json's `failure`: the cause and the rank it names.
@@ -141,6 +144,18 @@ mod tests {
         );
         let all = "every rank exited before finishing allreduce ring f32 sum 8 B at world 2";
         assert_eq!(named(all), Some((FailureCause::RankMissing, None)));
+    }
+
+    #[test]
+    fn a_cause_written_by_a_later_version_reads_as_other() {
+        let f: Failure =
+            serde_json::from_str(r#"{"cause":"gpu-fell-off-the-bus","rank":3}"#).expect("reads");
+        assert_eq!((f.cause, f.rank), (FailureCause::Other, Some(3)));
+        let known: Failure = serde_json::from_str(r#"{"cause":"rank-missing"}"#).expect("reads");
+        assert_eq!(
+            (known.cause, known.named()),
+            (FailureCause::RankMissing, None)
+        );
     }
 
     #[test]

@@ -17,6 +17,18 @@ pub const SPIKE: f64 = 2.0;
 pub struct PointIters<'a> {
     pub world: usize,
     pub iters: &'a [IterSample],
+    /// The launch rank of each of the point's ranks (ranks.csv's `global_rank`); empty: the
+    /// point's rank r is launch rank r.
+    pub launch_ranks: &'a [usize],
+    /// The node of each of the point's ranks; empty: `rank_nodes` of the launch rank.
+    pub nodes: &'a [usize],
+}
+
+impl PointIters<'_> {
+    /// The launch rank of the point's rank `r`.
+    fn launch_rank(&self, r: usize) -> usize {
+        self.launch_ranks.get(r).copied().unwrap_or(r)
+    }
 }
 
 /// What one rank (or node) did as the slowest.
@@ -55,10 +67,18 @@ pub struct Stragglers {
     pub first_iteration: Option<(f64, f64)>,
 }
 
-/// Analyses `points`; `rank_nodes[r]` is rank r's node (empty: one node).
+/// Analyses `points`, ranks by their launch rank; `rank_nodes[r]` is launch rank r's node
+/// (empty: one node) where a point does not give its own.
 pub fn analyze(points: &[PointIters], rank_nodes: &[usize]) -> Stragglers {
-    let node_of = |r: usize| rank_nodes.get(r).copied().unwrap_or(0);
-    let nodes = rank_nodes.iter().copied().max().map_or(1, |n| n + 1);
+    let node_of = |p: &PointIters, r: usize| match p.nodes.get(r) {
+        Some(&n) => n,
+        None => rank_nodes.get(p.launch_rank(r)).copied().unwrap_or(0),
+    };
+    let most_nodes = (points.iter().flat_map(|p| p.nodes.iter()))
+        .chain(rank_nodes)
+        .copied()
+        .max();
+    let nodes = most_nodes.map_or(1, |n| n + 1);
     let mut ranks = Tally::default();
     let mut per_node = Tally::default();
     let (mut counted, mut iterations, mut spikes) = (0, 0, 0);
@@ -71,8 +91,8 @@ pub fn analyze(points: &[PointIters], rank_nodes: &[usize]) -> Stragglers {
         let median = median(p.iters.iter().map(|s| s.time_us).collect());
         let mut on_node: std::collections::BTreeMap<usize, usize> = Default::default();
         for r in 0..p.world {
-            ranks.member(r, p.iters.len(), 1.0 / p.world as f64);
-            *on_node.entry(node_of(r)).or_default() += 1;
+            ranks.member(p.launch_rank(r), p.iters.len(), 1.0 / p.world as f64);
+            *on_node.entry(node_of(p, r)).or_default() += 1;
         }
         for (node, n) in on_node {
             per_node.member(node, p.iters.len(), n as f64 / p.world as f64);
@@ -81,8 +101,8 @@ pub fn analyze(points: &[PointIters], rank_nodes: &[usize]) -> Stragglers {
             let spike = s.time_us > SPIKE * median;
             spikes += usize::from(spike);
             let excess = (s.time_us - s.fastest_us) / s.fastest_us.max(f64::MIN_POSITIVE);
-            ranks.slowest(s.slowest_rank, excess, spike);
-            per_node.slowest(node_of(s.slowest_rank), excess, spike);
+            ranks.slowest(p.launch_rank(s.slowest_rank), excess, spike);
+            per_node.slowest(node_of(p, s.slowest_rank), excess, spike);
         }
     }
     Stragglers {

@@ -21,6 +21,8 @@ fn a_rank_slowest_far_beyond_chance_is_persistent_and_the_rest_are_not() {
         &[PointIters {
             world: 4,
             iters: &iters,
+            launch_ranks: &[],
+            nodes: &[],
         }],
         &[],
     );
@@ -44,6 +46,8 @@ fn spikes_are_charged_to_the_rank_slowest_in_them() {
         &[PointIters {
             world: 2,
             iters: &iters,
+            launch_ranks: &[],
+            nodes: &[],
         }],
         &[],
     );
@@ -61,10 +65,14 @@ fn nodes_add_their_ranks_chances_and_world_1_points_do_not_count() {
         PointIters {
             world: 4,
             iters: &iters,
+            launch_ranks: &[],
+            nodes: &[],
         },
         PointIters {
             world: 1,
             iters: &alone,
+            launch_ranks: &[],
+            nodes: &[],
         },
     ];
     let s = analyze(&points, &[0, 0, 1, 1]);
@@ -86,6 +94,8 @@ fn nothing_to_analyze_gives_empty_rows() {
         &[PointIters {
             world: 2,
             iters: &one,
+            launch_ranks: &[],
+            nodes: &[],
         }],
         &[],
     );
@@ -94,4 +104,24 @@ fn nothing_to_analyze_gives_empty_rows() {
         s.ranks[0].persistent,
         "slowest in its only iteration: 1 > 0.75"
     );
+}
+
+#[test]
+fn a_point_of_other_ranks_counts_them_by_launch_rank_and_their_own_nodes() {
+    // A bisection group: the point's ranks 0 and 1 are launch ranks 2 and 3 on nodes 2 and 3,
+    // though the launch's rank_nodes would put ranks 0 and 1 on node 0.
+    let iters = [it(11.0, 1, 10.0), it(11.0, 1, 10.0), it(11.0, 0, 10.0)];
+    let s = analyze(
+        &[PointIters {
+            world: 2,
+            iters: &iters,
+            launch_ranks: &[2, 3],
+            nodes: &[2, 3],
+        }],
+        &[0, 0, 1, 1],
+    );
+    let ids: Vec<(usize, usize)> = s.ranks.iter().map(|r| (r.id, r.slowest)).collect();
+    assert_eq!(ids, [(3, 2), (2, 1)]);
+    let nodes: Vec<(usize, usize)> = s.nodes.iter().map(|r| (r.id, r.slowest)).collect();
+    assert_eq!(nodes, [(3, 2), (2, 1)]);
 }
