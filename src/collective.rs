@@ -321,6 +321,7 @@ mod semantics;
 mod shape;
 mod table;
 pub mod traffic;
+pub mod traffic_spec;
 pub use fp8::Fp8;
 pub use semantics::{Factor, Layout, Scratch, Semantics, Worlds};
 pub use shape::{algbw_gbps, block_count, busbw_gbps, Shape};

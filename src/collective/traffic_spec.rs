@@ -1,0 +1,160 @@
+//! The alltoallv traffic a user asks for, as one word (`--traffic SPEC`), before any file is
+//! read: nccl-tests' patterns under the names of their variables, a CSV of fractions, or the
+//! seeded routing model.
+//!
+//! | spec | traffic |
+//! | --- | --- |
+//! | `uniform` | every peer the same (nccl-tests' spread 0) |
+//! | `spread` or `spread=S` | nccl-tests' distance-weighted spread, S from 0 to 1 (default 1, as `NCCL_TESTS_ALLTOALLV_SPREAD`) |
+//! | `matrix=PATH` or `matrix=PATH,scale=X` | nccl-tests' bytes matrix (`NCCL_TESTS_ALLTOALLV_MATRIX_FILE`, `..._MATRIX_SCALE`) |
+//! | `fractions=PATH` | a CSV of each rank's shares of its sends |
+//! | `moe=TOKENS:EXPERTS:TOP_K:ZIPF` or `...:SEED` | the routing model ([`super::routing`]), seed 0 by default |
+//!
+//! Pure: building the traffic takes the reader of files from the caller.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use super::routing::Routing;
+use super::traffic::{parse_bytes_matrix, parse_fraction_csv, spread, Traffic};
+
+/// What `--traffic` names.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TrafficSpec {
+    Spread(f64),
+    Matrix { path: PathBuf, scale: f64 },
+    Fractions { path: PathBuf },
+    Moe(Routing),
+}
+
+/// The forms, for messages.
+pub const FORMS: &str = "uniform, spread[=S], matrix=PATH[,scale=X], fractions=PATH, \
+     moe=TOKENS:EXPERTS:TOP_K:ZIPF[:SEED]";
+
+impl FromStr for TrafficSpec {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<TrafficSpec, String> {
+        let bad = |why: &str| format!("traffic {s:?}: {why}; give one of {FORMS}");
+        let (kind, value) = match s.split_once('=') {
+            Some((k, v)) => (k.trim(), Some(v)),
+            None => (s.trim(), None),
+        };
+        match (kind, value) {
+            ("uniform", None) => Ok(TrafficSpec::Spread(0.0)),
+            ("spread", None) => Ok(TrafficSpec::Spread(1.0)),
+            ("spread", Some(v)) => {
+                let x: f64 = v.trim().parse().map_err(|_| bad("S is not a number"))?;
+                spread(x).map_err(|e| bad(&e))?;
+                Ok(TrafficSpec::Spread(x))
+            }
+            ("matrix", Some(v)) => matrix(v).map_err(|e| bad(&e)),
+            ("fractions", Some(v)) if !v.trim().is_empty() => Ok(TrafficSpec::Fractions {
+                path: PathBuf::from(v.trim()),
+            }),
+            ("moe", Some(v)) => moe(v).map_err(|e| bad(&e)),
+            _ => Err(bad("not a form collbench knows")),
+        }
+    }
+}
+
+/// `PATH` or `PATH,scale=X`.
+fn matrix(v: &str) -> Result<TrafficSpec, String> {
+    let (path, scale) = match v.rsplit_once(",scale=") {
+        Some((p, x)) => {
+            let x: f64 = x.trim().parse().map_err(|_| "scale is not a number")?;
+            if !(x.is_finite() && x > 0.0) {
+                return Err(format!("scale {x} is not a positive number"));
+            }
+            (p, x)
+        }
+        None => (v, 1.0),
+    };
+    if path.trim().is_empty() {
+        return Err("no matrix file".into());
+    }
+    Ok(TrafficSpec::Matrix {
+        path: PathBuf::from(path.trim()),
+        scale,
+    })
+}
+
+/// `TOKENS:EXPERTS:TOP_K:ZIPF[:SEED]`.
+fn moe(v: &str) -> Result<TrafficSpec, String> {
+    let parts: Vec<&str> = v.split(':').map(str::trim).collect();
+    if !(4..=5).contains(&parts.len()) {
+        return Err(format!("moe takes 4 or 5 values, not {}", parts.len()));
+    }
+    let count = |i: usize, name: &str| {
+        parts[i]
+            .parse::<usize>()
+            .map_err(|_| format!("{name} {:?} is not a whole number", parts[i]))
+    };
+    let zipf: f64 = parts[3]
+        .parse()
+        .map_err(|_| format!("zipf {:?} is not a number", parts[3]))?;
+    let seed = match parts.get(4) {
+        Some(s) => s
+            .parse()
+            .map_err(|_| format!("seed {s:?} is not a whole number"))?,
+        None => 0,
+    };
+    let r = Routing {
+        tokens: count(0, "tokens")?,
+        experts: count(1, "experts")?,
+        top_k: count(2, "top_k")?,
+        zipf,
+        seed,
+    };
+    // What does not depend on the ranks is checked now (at 2 ranks, the fewest it runs at).
+    r.check(2)?;
+    Ok(TrafficSpec::Moe(r))
+}
+
+impl TrafficSpec {
+    /// How the pattern is recorded with each point: `spread 0.5`, `matrix t.txt x2`, ...
+    pub fn label(&self) -> String {
+        let name = |p: &Path| {
+            p.file_name()
+                .map_or_else(|| p.display().to_string(), |f| f.to_string_lossy().into())
+        };
+        match self {
+            TrafficSpec::Spread(s) if *s == 0.0 => "uniform".into(),
+            TrafficSpec::Spread(s) => format!("spread {s}"),
+            TrafficSpec::Matrix { path, scale } if *scale == 1.0 => {
+                format!("matrix {}", name(path))
+            }
+            TrafficSpec::Matrix { path, scale } => format!("matrix {} x{scale}", name(path)),
+            TrafficSpec::Fractions { path } => format!("fractions {}", name(path)),
+            TrafficSpec::Moe(r) => format!(
+                "moe tokens {} experts {} top_k {} zipf {} seed {}",
+                r.tokens, r.experts, r.top_k, r.zipf, r.seed
+            ),
+        }
+    }
+
+    /// The traffic among `p` ranks; `read` gives a file's text (bounded by the caller).
+    pub fn build(
+        &self,
+        p: usize,
+        read: &dyn Fn(&Path) -> Result<String, String>,
+    ) -> Result<Traffic, String> {
+        let at = |path: &Path, e: String| format!("{}: {e}", path.display());
+        let t = match self {
+            TrafficSpec::Spread(s) => spread(*s)?,
+            TrafficSpec::Matrix { path, scale } => {
+                parse_bytes_matrix(&read(path)?, *scale).map_err(|e| at(path, e))?
+            }
+            TrafficSpec::Fractions { path } => {
+                parse_fraction_csv(&read(path)?).map_err(|e| at(path, e))?
+            }
+            TrafficSpec::Moe(r) => r.traffic(p)?,
+        };
+        t.check_ranks(p)?;
+        Ok(t)
+    }
+}
+
+#[cfg(test)]
+#[path = "traffic_spec_tests.rs"]
+mod tests;
