@@ -103,7 +103,7 @@ proptest! {
     /// Near-valid moe specs: one value changed to any text.
     #[test]
     fn near_valid_moe_specs_never_panic(at in 0usize..5, v in "[-0-9a-z.:]{0,8}") {
-        let mut parts = vec!["64", "4", "2", "1.1", "9"];
+        let mut parts = ["64", "4", "2", "1.1", "9"];
         parts[at] = &v;
         let s = format!("moe={}", parts.join(":"));
         let _ = s.parse::<TrafficSpec>();
