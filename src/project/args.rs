@@ -82,6 +82,11 @@ pub struct ProjectArgs {
     /// [default: 0.19; 0 with --replay].
     #[arg(long, value_name = "F")]
     pub overlap_slowdown: Option<f64>,
+    /// Mixture of experts: the busiest expert-parallel rank's tokens over the mean, as a
+    /// router logs it (1 to 1024; 1, a balanced router, by default): every MoE AllToAll moves
+    /// that many times the mean bytes at the busiest rank, which sets its time.
+    #[arg(long, value_name = "R", default_value_t = 1.0)]
+    pub ep_load: f64,
     /// Also run the projected step's collective schedule on this machine's host backend (one
     /// world of 2 to 2×cores ranks, FSDP only, compute as busy-waits) and print measured
     /// against projected step time; with --out, also replay.csv.
@@ -159,6 +164,7 @@ impl ProjectArgs {
                 recompute: self.recompute,
                 compute_efficiency: self.compute_efficiency,
                 overlap_slowdown,
+                ep_load: ep_load(self.ep_load)?,
             },
             replay: self.replay.then_some(self.replay_steps),
             replay_timeout: crate::units::parse_duration(&self.replay_timeout)
@@ -285,9 +291,29 @@ fn dots(s: &str) -> Error {
     ))
 }
 
+/// `--ep-load`: a finite ratio from 1 (balanced) to 1024.
+fn ep_load(r: f64) -> Result<f64> {
+    match r.is_finite() && (1.0..=1024.0).contains(&r) {
+        true => Ok(r),
+        false => Err(Error::usage(format!(
+            "--ep-load {r}: give the busiest rank's load over the mean, from 1 (balanced) to 1024"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ep_load_is_a_ratio_from_1_to_1024() {
+        assert_eq!(ep_load(1.0).unwrap(), 1.0);
+        assert_eq!(ep_load(2.5).unwrap(), 2.5);
+        for bad in [0.5, 0.0, -1.0, 1025.0, f64::NAN, f64::INFINITY] {
+            let e = ep_load(bad).unwrap_err().to_string();
+            assert!(e.contains("--ep-load") && e.contains("1 (balanced)"), "{e}");
+        }
+    }
 
     #[test]
     fn world_lists_expand() {

@@ -27,6 +27,7 @@ pub(in crate::project) fn request(model: &str, gpu: &str, tps: &[usize], pps: &[
         microbatches: None,
         opts: StepOptions {
             recompute: false,
+            ep_load: 1.0,
             reshard: false,
             hybrid: false,
             compute_efficiency: Some(0.5),

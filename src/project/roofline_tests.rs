@@ -133,6 +133,7 @@ fn recomputation_adds_one_forward_to_layers_only() {
         reshard: false,
         hybrid: false,
         recompute: false,
+        ep_load: 1.0,
         compute_efficiency: None,
         overlap_slowdown: 0.0,
     };

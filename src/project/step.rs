@@ -53,6 +53,9 @@ pub struct StepOptions {
     /// Full activation recomputation: each layer keeps only its input and runs its forward
     /// again (with its tensor-parallel AllReduces) before its backward.
     pub recompute: bool,
+    /// The busiest expert-parallel rank's tokens over the mean (1: a balanced router): it
+    /// sends and receives that many times the mean bytes, and so sets every MoE AllToAll's time.
+    pub ep_load: f64,
 }
 
 /// One stage's batch.
@@ -185,7 +188,8 @@ fn unit_costs(
     };
     let act_bytes = 2.0 * tokens * model.hidden as f64;
     let tp_ar = 2.0 * net.time_s(Op::AllReduce, layout.tp_group(), act_bytes)?;
-    let a2a = 2.0 * moe_alltoall_s(model, layout, tokens, net)?;
+    // The most loaded rank of the group sets the time (the others wait for it).
+    let a2a = 2.0 * moe_alltoall_s(model, layout, tokens * opts.ep_load, net)?;
     let hybrid = if opts.hybrid {
         layout.hybrid_groups()
     } else {

@@ -6,6 +6,7 @@ fn opts(sigma: f64, reshard: bool) -> StepOptions {
     StepOptions {
         reshard,
         recompute: false,
+        ep_load: 1.0,
         hybrid: false,
         compute_efficiency: Some(1.0),
         overlap_slowdown: sigma,
@@ -137,6 +138,17 @@ fn moe_step(
     recompute: bool,
     fit: &crate::fit::schema::FitFile,
 ) -> StepTime {
+    moe_step_loaded(model, ep, recompute, fit, 1.0)
+}
+
+/// [`moe_step`] with the busiest expert-parallel rank at `ep_load` times the mean.
+fn moe_step_loaded(
+    model: &ModelSpec,
+    ep: usize,
+    recompute: bool,
+    fit: &crate::fit::schema::FitFile,
+    ep_load: f64,
+) -> StepTime {
     let chip = Chip::new(&crate::project::hardware::presets()[2]);
     let layout = Layout::new(8, 1, 1, 8).unwrap().with_ep(ep).unwrap();
     let stages = crate::project::stage::stages(model, 1, 32).unwrap();
@@ -147,6 +159,7 @@ fn moe_step(
     };
     let o = StepOptions {
         recompute,
+        ep_load,
         ..opts(0.0, false)
     };
     step_time(
@@ -181,6 +194,17 @@ fn moe_alltoall_volume_and_time_by_hand() {
     near((slower.step_time_s() - t.step_time_s()) * 1e6, 8.0 * 3.0);
     // ep 1 and dense models have none.
     assert_eq!(moe_step(&m, 1, false, &fit).alltoall_s, 0.0);
+}
+
+#[test]
+fn a_skewed_router_makes_the_busiest_rank_set_the_alltoall() {
+    let m = tiny_moe();
+    let fit = a2a_fit(15.0);
+    // Load 1.5: the busiest rank moves 1.5 × 8192 bytes per AllToAll, the steps stay 3.
+    let one = 3.0 * 15.0 + 0.75 * 1.5 * 8.192 * 0.004;
+    let t = moe_step_loaded(&m, 4, false, &fit, 1.5);
+    near(t.alltoall_s * 1e6, 8.0 * one);
+    assert!(t.step_time_s() > moe_step(&m, 4, false, &fit).step_time_s());
 }
 
 #[test]

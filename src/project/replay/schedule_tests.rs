@@ -14,6 +14,7 @@ fn opts(reshard: bool) -> StepOptions {
     StepOptions {
         reshard,
         recompute: false,
+        ep_load: 1.0,
         hybrid: false,
         compute_efficiency: Some(0.5),
         overlap_slowdown: 0.0,
