@@ -11,8 +11,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::accept::{accept, write};
-use common::launch::{finish_all, free_port, sweep_args, torchrun_rank};
+use common::accept::judged;
+use common::launch::{assert_all_succeeded, one_rank_per_node, sweep_args};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -30,31 +30,8 @@ fn two_node_run(out: &Path) {
         "-w",
         "2",
     ];
-    let args = sweep_args(out, &extra);
-    let port = free_port();
-    let ranks = (0..2)
-        .map(|r| torchrun_rank(r, 2, port, ["n0", "n1"][r], &args))
-        .collect();
-    for (r, run) in finish_all(ranks, LIMIT).iter().enumerate() {
-        assert_eq!(run.code(), 0, "rank {r}: {}", run.stderr);
-    }
-}
-
-/// `accept --criteria` of `text` on `run`, verdict.json into `dir/name`; (exit code, verdict).
-fn judge(dir: &Path, name: &str, run: &Path, text: &str) -> (i32, serde_json::Value) {
-    let criteria = write(dir, "c.toml", text);
-    let out = dir.join(name);
-    let r = accept(&[
-        "--criteria",
-        criteria.to_str().unwrap(),
-        "--run",
-        run.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let text =
-        fs::read_to_string(out.join("verdict.json")).unwrap_or_else(|e| panic!("{e}: {r:?}"));
-    (r.code(), serde_json::from_str(&text).unwrap())
+    let runs = one_rank_per_node(&["n0", "n1"], &sweep_args(out, &extra), LIMIT);
+    assert_all_succeeded(&runs);
 }
 
 /// A copy of `run` in which rank `rank` is the slowest of every iteration.
@@ -86,7 +63,7 @@ fn stragglers_are_in_the_verdict_and_a_node_slowest_in_every_iteration_fails() {
     two_node_run(&run);
     // Every bias is at most 1: this passes, and the section describes the real run.
     let both = "[[criterion]]\nname = \"s\"\nmax_slowest_bias = 1.0\nmax_node_slowest_bias = 1.0\n";
-    let (code, v) = judge(tmp.path(), "v1", &run, both);
+    let (code, v) = judged(&tmp.path().join("v1"), &run, both);
     assert_eq!(code, 0, "{v}");
     let s = &v["stragglers"][0];
     assert_eq!(s["run"], run.to_str().unwrap(), "{v}");
@@ -111,9 +88,8 @@ fn stragglers_are_in_the_verdict_and_a_node_slowest_in_every_iteration_fails() {
 
     // n1's rank slowest in every iteration: bias 1 at every point, named by host.
     let slow = slowest_always(&run, 1, dir.join("slow"));
-    let (code, v) = judge(
-        tmp.path(),
-        "v2",
+    let (code, v) = judged(
+        &tmp.path().join("v2"),
         &slow,
         "[[criterion]]\nmax_node_slowest_bias = 0.5\n",
     );

@@ -10,19 +10,13 @@ use std::time::Duration;
 
 use collbench::meta::RunStatus;
 use collbench::report::ranks_csv::read_ranks;
-use common::launch::{finish_all, free_port, sweep_args, torchrun_rank};
+use common::launch::{one_rank_per_node, sweep_args};
 use common::{meta, summary};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
 fn launch(out: &std::path::Path, nodes: &[&str], extra: &[&str]) -> Vec<common::Run> {
-    let args = sweep_args(out, extra);
-    let port = free_port();
-    let n = nodes.len();
-    let ranks = (0..n)
-        .map(|r| torchrun_rank(r, n, port, nodes[r], &args))
-        .collect();
-    finish_all(ranks, LIMIT)
+    one_rank_per_node(nodes, &sweep_args(out, extra), LIMIT)
 }
 
 #[test]

@@ -7,7 +7,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::launch::{finish_all, free_port, sweep_args, torchrun_rank, torchrun_rank_with};
+use common::launch::{
+    assert_all_succeeded, finish_all, free_port, one_rank_per_node, sweep_args, torchrun_rank,
+    torchrun_rank_with,
+};
 use common::{meta, summary};
 
 #[test]
@@ -30,14 +33,8 @@ fn pairs_measure_every_node_pair_and_report_the_links() {
             "5",
         ],
     );
-    let port = free_port();
-    let ranks = (0..3)
-        .map(|r| torchrun_rank(r, 3, port, ["a", "b", "c"][r], &args))
-        .collect();
-    let runs = finish_all(ranks, Duration::from_secs(60));
-    for (r, run) in runs.iter().enumerate() {
-        assert_eq!(run.code(), 0, "rank {r}: {}", run.stderr);
-    }
+    let runs = one_rank_per_node(&["a", "b", "c"], &args, Duration::from_secs(60));
+    assert_all_succeeded(&runs);
     let pairs = collbench::report::pairs_csv::read_pairs(&out.join("pairs.csv")).unwrap();
     let seen: Vec<(String, String)> = pairs
         .iter()
@@ -199,14 +196,8 @@ fn accept_runs_across_a_launch_and_rank_0_judges() {
         "--out",
         out.to_str().unwrap(),
     ];
-    let port = free_port();
-    let ranks = (0..2)
-        .map(|r| torchrun_rank(r, 2, port, ["a", "b"][r], &args))
-        .collect();
-    let runs = finish_all(ranks, Duration::from_secs(120));
-    for (r, run) in runs.iter().enumerate() {
-        assert_eq!(run.code(), 0, "rank {r}: {}", run.stderr);
-    }
+    let runs = one_rank_per_node(&["a", "b"], &args, Duration::from_secs(120));
+    assert_all_succeeded(&runs);
     assert!(
         runs[0].stdout.contains("verdict: PASS"),
         "{}",

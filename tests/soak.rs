@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use collbench::meta::RunStatus;
 use collbench::model::record::PointRecord;
-use common::launch::{finish_all, free_port, sweep_args, torchrun_rank};
+use common::launch::{assert_all_succeeded, one_rank_per_node, sweep_args};
 use common::{command, meta, signal, summary, summary_rows_on_disk, wait_until, Spawned};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -190,15 +190,8 @@ fn a_duration_across_nodes_ends_every_rank_cleanly_on_rank_0s_word() {
         "--duration",
         "300ms",
     ];
-    let args = sweep_args(&out, &extra);
-    let port = free_port();
-    let ranks = (0..2)
-        .map(|r| torchrun_rank(r, 2, port, ["n0", "n1"][r], &args))
-        .collect();
-    let runs = finish_all(ranks, LIMIT);
-    for (r, run) in runs.iter().enumerate() {
-        assert_eq!(run.code(), 0, "rank {r}: {}", run.stderr);
-    }
+    let runs = one_rank_per_node(&["n0", "n1"], &sweep_args(&out, &extra), LIMIT);
+    assert_all_succeeded(&runs);
     assert!(whole_cycles(&summary(&out), 2) >= 1);
     assert_eq!(meta(&out).status, RunStatus::Complete);
 }

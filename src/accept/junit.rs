@@ -39,7 +39,7 @@ fn runs_suite(x: &mut String, broken: &[&RunView]) {
     for r in broken {
         let error = r.error.as_deref().unwrap_or("");
         let mut codes = String::from("run-incomplete");
-        if let Some((code, _)) = super::run_cause::of_run(r.failure.as_ref(), r.error.as_deref()) {
+        if let Some((code, _)) = super::run_cause::of_run(r.failure.as_ref()) {
             codes.push_str(&format!(",{code}"));
         }
         x.push_str(&format!(

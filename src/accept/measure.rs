@@ -75,19 +75,9 @@ impl SlowestRank {
         if world < 2 || slowest.is_empty() {
             return None;
         }
-        let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
-        for &r in slowest.iter().filter(|&&r| r < world) {
-            *counts.entry(r).or_default() += 1;
-        }
-        let (rank, n) = (counts.into_iter()).max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))?;
-        let share = n as f64 / slowest.len() as f64;
+        let counts = tally(slowest.iter().copied().filter(|&r| r < world));
         let chance = 1.0 / world as f64;
-        Some(SlowestRank {
-            rank,
-            share,
-            chance,
-            bias: ((share - chance) / (1.0 - chance)).max(0.0),
-        })
+        most_biased(counts, slowest.len(), |_| chance)
     }
 
     /// The group (node) furthest from chance toward always slowest, from the per-iteration
@@ -96,33 +86,45 @@ impl SlowestRank {
     /// wins, the lower id on a tie; `None` with fewer than 2 groups or no iterations. A rank
     /// outside `group_of` counts as an iteration no group was slowest in.
     pub fn of_groups(slowest: &[usize], group_of: &[usize]) -> Option<SlowestRank> {
-        let mut members: BTreeMap<usize, usize> = BTreeMap::new();
-        for &g in group_of {
-            *members.entry(g).or_default() += 1;
-        }
+        let members = tally(group_of.iter().copied());
         if members.len() < 2 || slowest.is_empty() {
             return None;
         }
-        let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
-        for g in slowest.iter().filter_map(|&r| group_of.get(r)) {
-            *counts.entry(*g).or_default() += 1;
-        }
+        let counts = tally(slowest.iter().filter_map(|&r| group_of.get(r).copied()));
         let world = group_of.len() as f64;
-        counts
-            .into_iter()
-            .map(|(g, n)| {
-                let share = n as f64 / slowest.len() as f64;
-                let chance = members[&g] as f64 / world;
-                let bias = ((share - chance) / (1.0 - chance)).max(0.0);
-                SlowestRank {
-                    rank: g,
-                    share,
-                    chance,
-                    bias,
-                }
-            })
-            .max_by(|a, b| a.bias.total_cmp(&b.bias).then(b.rank.cmp(&a.rank)))
+        let chance = |g: usize| members.get(&g).copied().unwrap_or(0) as f64 / world;
+        most_biased(counts, slowest.len(), chance)
     }
+}
+
+/// How many times each id occurs.
+fn tally(ids: impl Iterator<Item = usize>) -> BTreeMap<usize, usize> {
+    let mut counts = BTreeMap::new();
+    for id in ids {
+        *counts.entry(id).or_default() += 1;
+    }
+    counts
+}
+
+/// Of ids slowest `counts[id]` times in `iterations`, the one furthest from its `chance`
+/// toward always: the highest `(share − chance) / (1 − chance)`, the lower id on a tie.
+fn most_biased(
+    counts: BTreeMap<usize, usize>,
+    iterations: usize,
+    chance: impl Fn(usize) -> f64,
+) -> Option<SlowestRank> {
+    (counts.into_iter())
+        .map(|(id, n)| {
+            let share = n as f64 / iterations as f64;
+            let chance = chance(id);
+            SlowestRank {
+                rank: id,
+                share,
+                chance,
+                bias: ((share - chance) / (1.0 - chance)).max(0.0),
+            }
+        })
+        .max_by(|a, b| a.bias.total_cmp(&b.bias).then(b.rank.cmp(&a.rank)))
 }
 
 /// A point with all its repeats.

@@ -269,7 +269,7 @@ pub fn tally(criteria: &[CriterionVerdict], runs: &[RunView]) -> Vec<ReasonCount
     }
     for r in runs.iter().filter(|r| r.status != "complete") {
         add(Reason::RunIncomplete, None, Some(r.path.clone()));
-        let cause = super::run_cause::of_run(r.failure.as_ref(), r.error.as_deref());
+        let cause = super::run_cause::of_run(r.failure.as_ref());
         if let Some((code, rank)) = cause {
             let name = rank.map_or(r.path.clone(), |k| format!("{k} in {}", r.path));
             add(code, None, Some(name));

@@ -27,6 +27,24 @@ pub fn refused(r: &Run, names: &[&str]) {
     assert!(r.stdout.is_empty(), "{}", r.stdout);
 }
 
+/// `accept --criteria TEXT --run RUN --out OUT` (the criteria written beside OUT, which must
+/// not exist): its exit code and the verdict.json it wrote.
+pub fn judged(out: &Path, run: &Path, criteria_text: &str) -> (i32, serde_json::Value) {
+    let criteria = out.with_extension("toml");
+    fs::write(&criteria, criteria_text).unwrap();
+    let r = accept(&[
+        "--criteria",
+        criteria.to_str().unwrap(),
+        "--run",
+        run.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text =
+        fs::read_to_string(out.join("verdict.json")).unwrap_or_else(|e| panic!("{e}: {r:?}"));
+    (r.code(), serde_json::from_str(&text).unwrap())
+}
+
 /// A failed results folder: meta.json's `failure` is `code` naming `rank` (`rank 2`), and
 /// `collbench accept` of it gives verdict.json's reasons `code` naming `rank`, beside
 /// `run-incomplete`.
@@ -39,18 +57,9 @@ pub fn assert_run_cause(run: &Path, code: &str, rank: &str) {
         "{rank} against {meta}"
     );
     let tmp = tempfile::tempdir().unwrap();
-    let criteria = write(tmp.path(), "c.toml", "[[criterion]]\nmax_wrong = 0\n");
     let verdict = tmp.path().join("v");
-    let r = accept(&[
-        "--criteria",
-        criteria.to_str().unwrap(),
-        "--run",
-        run.to_str().unwrap(),
-        "--out",
-        verdict.to_str().unwrap(),
-    ]);
-    assert_ne!(r.code(), 0, "{}", r.stdout);
-    let v = super::read_json(&verdict.join("verdict.json"));
+    let (code_of_accept, v) = judged(&verdict, run, "[[criterion]]\nmax_wrong = 0\n");
+    assert_ne!(code_of_accept, 0, "{v}");
     assert_eq!(v["runs"][0]["failure"], meta["failure"], "{v}");
     let reasons = v["reasons"].as_array().unwrap();
     let found = reasons.iter().find(|x| x["code"] == code);

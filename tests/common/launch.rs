@@ -48,6 +48,22 @@ pub fn finish_all(ranks: Vec<Spawned>, limit: Duration) -> Vec<Run> {
     ranks.into_iter().map(|r| r.finish(since, limit)).collect()
 }
 
+/// `args` on one torchrun-started rank per node of `nodes` (rank r on `nodes[r]`), waited for.
+pub fn one_rank_per_node(nodes: &[&str], args: &[&str], limit: Duration) -> Vec<Run> {
+    let port = free_port();
+    let ranks = (nodes.iter().enumerate())
+        .map(|(r, node)| torchrun_rank(r, nodes.len(), port, node, args))
+        .collect();
+    finish_all(ranks, limit)
+}
+
+/// Every rank exited 0 (the assertion names the first that did not, with its stderr).
+pub fn assert_all_succeeded(runs: &[Run]) {
+    for (r, run) in runs.iter().enumerate() {
+        assert_eq!(run.code(), 0, "rank {r}: {}", run.stderr);
+    }
+}
+
 /// `collbench sweep --no-progress --out out` and `extra`.
 pub fn sweep_args<'a>(out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
     let mut a = vec!["sweep", "--no-progress", "--out", out.to_str().unwrap()];
