@@ -226,15 +226,12 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
             }
         }
     }
-    let slowest = run
-        .points
-        .iter()
-        .zip(&per_point)
-        .map(|(p, ranks)| slowest_of(p, ranks, &run.meta.rank_nodes))
-        .collect();
     let placed: Vec<(Vec<usize>, Vec<usize>)> = (run.points.iter())
         .zip(&per_point)
         .map(|(p, rows)| placement(&p.record, rows, &run.meta.rank_nodes))
+        .collect();
+    let slowest = (run.points.iter().zip(&placed))
+        .map(|(p, (_, nodes))| slowest_of(p, nodes))
         .collect();
     let iters: Vec<PointIters> = (run.points.iter().zip(&placed))
         .map(|(p, (launch_ranks, nodes))| PointIters {
@@ -266,34 +263,38 @@ pub fn read_run_data(dir: &Path) -> Result<RunData> {
     })
 }
 
-/// The launch rank and the node of each of a point's ranks, from its ranks.csv rows; both
-/// empty without rows (the point's rank r is then launch rank r, on `rank_nodes[r]`).
+/// The launch rank and the node of each of a point's ranks: the nodes from its ranks.csv rows
+/// (else meta.json's `rank_nodes`, else blocks) where it has rows or spans nodes, the launch
+/// ranks from its rows; empty otherwise (the point's rank r is then launch rank r, on
+/// `rank_nodes[r]`).
 fn placement(
     rec: &PointRecord,
     rows: &[RankSummary],
     rank_nodes: &[usize],
 ) -> (Vec<usize>, Vec<usize>) {
-    if rows.is_empty() {
-        return (Vec::new(), Vec::new());
-    }
     let k = &rec.key;
+    let nodes = match rows.is_empty() && k.nodes <= 1 {
+        true => Vec::new(),
+        false => point_rank_nodes(rows, k.world, k.nodes, rank_nodes),
+    };
+    if rows.is_empty() {
+        return (Vec::new(), nodes);
+    }
     let mut launch: Vec<usize> = (0..k.world).collect();
     for r in rows {
         if let Some(x) = launch.get_mut(r.rank) {
             *x = r.global_rank;
         }
     }
-    (launch, point_rank_nodes(rows, k.world, k.nodes, rank_nodes))
+    (launch, nodes)
 }
 
-/// The rank and node slowest most often at one point.
-fn slowest_of(p: &MeasuredPoint, ranks: &[RankSummary], rank_nodes: &[usize]) -> Slowest {
+/// The rank and node slowest most often at one point, its ranks on `nodes` (see
+/// [`placement`]).
+fn slowest_of(p: &MeasuredPoint, nodes: &[usize]) -> Slowest {
     let k = &p.record.key;
     let slowest: Vec<usize> = p.samples.iter().map(|s| s.slowest_rank).collect();
-    let node = (k.nodes > 1).then(|| {
-        let group_of = point_rank_nodes(ranks, k.world, k.nodes, rank_nodes);
-        SlowestRank::of_groups(&slowest, &group_of)
-    });
+    let node = (k.nodes > 1).then(|| SlowestRank::of_groups(&slowest, nodes));
     Slowest {
         rank: SlowestRank::of(&slowest, k.world),
         node: node.flatten(),
