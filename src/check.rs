@@ -41,6 +41,7 @@
 //! ranks with a small `m` saturate (bf16 with 64 ranks: almost always 4 and 0) and so detect
 //! misplacement poorly; sums carry the detection there.
 
+use crate::collective::uneven::RankCounts;
 use crate::collective::Semantics;
 use crate::model::call::Call;
 
@@ -111,6 +112,23 @@ pub fn count_wrong_in(call: &Call, p: usize, rank: usize, piece: Piece) -> u64 {
         .count() as u64
 }
 
+/// [`count_wrong`] for an alltoallv call whose counts for this rank are `counts`: the
+/// output holds, packed in source order, each source's elements for this rank, which sit in
+/// its input from `counts.src_offset[src]`.
+pub fn count_wrong_uneven(call: &Call, p: usize, counts: &RankCounts, out: &[u8]) -> u64 {
+    let (pattern, dtype) = (pattern_of(call, p), call.dtype);
+    let present = out.len() / dtype.size();
+    let mut wrong = counts.received().saturating_sub(present) as u64;
+    for (src, (&n, &at)) in counts.recv.iter().zip(&counts.recv_displ).enumerate() {
+        let offset = counts.src_offset[src];
+        let here = (at..at + n).take_while(|&i| i < present);
+        wrong += here
+            .filter(|&i| read_value(dtype, out, i) != pattern.value(src, offset + i - at))
+            .count() as u64;
+    }
+    wrong
+}
+
 /// The exact expected output of one rank.
 struct Expected {
     op: crate::collective::Op,
@@ -152,8 +170,9 @@ impl Expected {
             Semantics::Scatter => pattern.value(self.root, mine(i)),
             // What the previous rank sent.
             Semantics::SendRecv => pattern.value((self.rank + self.p - 1) % self.p, i),
-            // Block j came from rank j: its block for this rank, elements rank*cpr.. of its input.
-            Semantics::AllToAll => pattern.value(i / cpr, mine(i % cpr)),
+            // Block j came from rank j: its block for this rank, elements rank*cpr.. of its input
+            // (an uneven exchange whose counts are not given is the uniform one).
+            Semantics::AllToAll | Semantics::AllToAllV => pattern.value(i / cpr, mine(i % cpr)),
         }
     }
 }
@@ -166,6 +185,7 @@ fn expected_count(call: &Call, rank: usize) -> usize {
         | Semantics::Broadcast
         | Semantics::AllGather
         | Semantics::AllToAll
+        | Semantics::AllToAllV
         | Semantics::SendRecv => shape.count,
         Semantics::ReduceScatter | Semantics::Scatter => shape.count_per_rank,
         Semantics::Reduce | Semantics::Gather if rank == call.root => shape.count,

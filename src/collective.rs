@@ -28,6 +28,9 @@ named_enum!(
         Reduce => "reduce",
         /// Every rank sends a distinct block to every rank (nccl-tests' alltoall).
         AllToAll => "alltoall",
+        /// Every rank sends a different amount to every rank, as a traffic pattern says
+        /// (`--traffic`; nccl-tests' alltoallv): mixture-of-experts dispatch and combine.
+        AllToAllV => "alltoallv",
         /// Every rank r sends S to r+1 and receives S from r-1 (nccl-tests' sendrecv): the
         /// point-to-point step of pipeline parallelism.
         SendRecv => "sendrecv",
@@ -322,6 +325,7 @@ mod shape;
 mod table;
 pub mod traffic;
 pub mod traffic_spec;
+pub mod uneven;
 pub use fp8::Fp8;
 pub use semantics::{Factor, Layout, Scratch, Semantics, Worlds};
 pub use shape::{algbw_gbps, block_count, busbw_gbps, Shape};

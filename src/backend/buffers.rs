@@ -46,7 +46,7 @@ impl CallBuffers {
         }
         match op.layout() {
             Layout::Collect => &mut output[own_block(rank, shape.in_bytes)],
-            Layout::Whole | Layout::Distribute | Layout::Exchange => output,
+            Layout::Whole | Layout::Distribute | Layout::Exchange | Layout::Uneven => output,
         }
     }
 
@@ -63,7 +63,11 @@ impl CallBuffers {
         let (_, output) = self.views(shape, in_place);
         match op.layout() {
             Layout::Distribute if in_place => &mut output[own_block(rank, shape.out_bytes)],
-            Layout::Distribute | Layout::Whole | Layout::Collect | Layout::Exchange => output,
+            Layout::Distribute
+            | Layout::Whole
+            | Layout::Collect
+            | Layout::Exchange
+            | Layout::Uneven => output,
         }
     }
 }

@@ -63,7 +63,7 @@ fn simulate(c: &Call, rank: usize, ins: &[Vec<u8>]) -> Vec<u8> {
             Op::AllGather | Op::Gather | Op::Hypercube => read_value(dtype, &ins[j / cpr], j % cpr),
             Op::Broadcast => read_value(dtype, &ins[c.root], j),
             Op::Scatter => read_value(dtype, &ins[c.root], rank * cpr + j),
-            Op::AllToAll => read_value(dtype, &ins[j / cpr], rank * cpr + j % cpr),
+            Op::AllToAll | Op::AllToAllV => read_value(dtype, &ins[j / cpr], rank * cpr + j % cpr),
             Op::SendRecv => read_value(dtype, &ins[(rank + ins.len() - 1) % ins.len()], j),
         };
         write_value(dtype, &mut out, j, v);

@@ -10,6 +10,8 @@
 //! it sweeps sizes like any pattern. Deterministic: the same parameters and seed give the same
 //! matrix on every machine (splitmix64, no library generator whose stream could change).
 
+use serde::{Deserialize, Serialize};
+
 use super::traffic::{Traffic, MAX_DIM};
 
 /// The most work a model may take: tokens × ranks × top_k × (experts in all + retries), a
@@ -21,7 +23,7 @@ pub const MAX_WORK: u128 = 1 << 34;
 const RETRIES_PER_CHOICE: usize = 64;
 
 /// The routing model's parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Routing {
     pub tokens: usize,
     pub experts: usize,

@@ -18,6 +18,8 @@ pub enum Semantics {
     Reduce,
     /// Rank r holds, in block j, rank j's block for r.
     AllToAll,
+    /// As AllToAll with blocks of each pair's own size, packed in rank order.
+    AllToAllV,
     /// Rank r holds what rank r-1 sent.
     SendRecv,
     /// The root holds every rank's block, in rank order.
@@ -39,6 +41,9 @@ pub enum Layout {
     Distribute,
     /// Input and output of S, a block of S/p for (and from) every rank (AllToAll).
     Exchange,
+    /// Blocks of each pair's own size (AllToAllV): an input as long as the most any rank
+    /// sends, an output as long as the most any rank receives, each packed in rank order.
+    Uneven,
 }
 
 impl Semantics {
@@ -52,6 +57,7 @@ impl Semantics {
             Semantics::AllGather | Semantics::Gather => Layout::Collect,
             Semantics::ReduceScatter | Semantics::Scatter => Layout::Distribute,
             Semantics::AllToAll => Layout::Exchange,
+            Semantics::AllToAllV => Layout::Uneven,
         }
     }
 
@@ -62,6 +68,7 @@ impl Semantics {
             Semantics::AllGather
             | Semantics::Broadcast
             | Semantics::AllToAll
+            | Semantics::AllToAllV
             | Semantics::SendRecv
             | Semantics::Gather
             | Semantics::Scatter => false,
@@ -79,6 +86,7 @@ impl Semantics {
             | Semantics::AllGather
             | Semantics::ReduceScatter
             | Semantics::AllToAll
+            | Semantics::AllToAllV
             | Semantics::SendRecv => false,
         }
     }

@@ -35,8 +35,10 @@ impl Shape {
                 // Gather: the root's output holds every block; other ranks' outputs are
                 // allocated as nccl-tests does (S everywhere), only the root's is defined.
                 Layout::Collect => (per_rank * el, bytes),
-                // One block of S/p for every rank, sent and received.
-                Layout::Exchange | Layout::Whole => (bytes, bytes),
+                // One block of S/p for every rank, sent and received; an uneven exchange
+                // without its pattern is the uniform one (its pattern's shape:
+                // `collective::uneven::shape`).
+                Layout::Exchange | Layout::Uneven | Layout::Whole => (bytes, bytes),
                 Layout::Distribute => (bytes, per_rank * el),
             };
             Shape {

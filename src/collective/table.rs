@@ -62,6 +62,7 @@ pub(super) fn row(op: Op) -> &'static OpRow {
         Op::Broadcast => &BROADCAST,
         Op::Reduce => &REDUCE,
         Op::AllToAll => &ALL_TO_ALL,
+        Op::AllToAllV => &ALL_TO_ALL_V,
         Op::SendRecv => &SEND_RECV,
         Op::Gather => &GATHER,
         Op::Scatter => &SCATTER,
@@ -212,6 +213,30 @@ const ALL_TO_ALL: OpRow = OpRow {
     projection: &[Pairwise, Linear, Auto],
     scratch: &[
         (Bruck, Scratch::BruckBlocks),
+        (Pairwise, Scratch::InPlaceCopy),
+        (Linear, Scratch::InPlaceCopy),
+    ],
+    nccl_test_redop: Some("none"),
+    ..BASE
+};
+
+// nccl-tests' alltoallv.cu: a group of ncclSend/ncclRecv of each pair's own size (NCCL has no
+// alltoallv function); its size is the busiest rank's bytes and its busbw that over the time
+// times (p-1)/p. It measures in place too but never checks it. Open MPI's coll_tuned numbers
+// its alltoallv algorithms 1 basic_linear and 2 pairwise.
+const ALL_TO_ALL_V: OpRow = OpRow {
+    title: "AlltoAllv",
+    semantics: Semantics::AllToAllV,
+    busbw: Factor::PeersOverP,
+    host: &[Pairwise],
+    mpi: &[Auto, Pairwise, Linear],
+    mpi_tuned_name: Some("alltoallv"),
+    mpi_tuned: &[(Linear, 1), (Pairwise, 2)],
+    nccl_point_to_point: true,
+    nccl_no_in_place: P2P_NOT_IN_PLACE,
+    nccl_test: "alltoallv_perf",
+    projection: &[Pairwise, Linear, Auto],
+    scratch: &[
         (Pairwise, Scratch::InPlaceCopy),
         (Linear, Scratch::InPlaceCopy),
     ],

@@ -15,6 +15,8 @@
 //! point's size (nccl-tests' `size` column) is the most any rank sends or receives; busbw is that
 //! over the time times (p−1)/p.
 
+use serde::{Deserialize, Serialize};
+
 /// Per-peer amounts are multiples of this many bytes (nccl-tests aligns them so).
 pub const ALIGN: usize = 16;
 
@@ -25,7 +27,8 @@ pub const MAX_DIM: usize = 4096;
 pub const ROW_SUM_TOLERANCE: f64 = 1e-4;
 
 /// Who sends how much to whom.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Traffic {
     /// nccl-tests' distance-weighted spread, 0 (uniform) to 1.
     Spread(f64),

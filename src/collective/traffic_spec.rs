@@ -15,6 +15,8 @@
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use serde::{Deserialize, Serialize};
+
 use super::routing::Routing;
 use super::traffic::{parse_bytes_matrix, parse_fraction_csv, spread, Traffic};
 
@@ -114,9 +116,11 @@ fn moe(v: &str) -> Result<TrafficSpec, String> {
 impl TrafficSpec {
     /// How the pattern is recorded with each point: `spread 0.5`, `matrix t.txt x2`, ...
     pub fn label(&self) -> String {
+        // A label is a CSV field: no comma, quote or line break.
         let name = |p: &Path| {
-            p.file_name()
-                .map_or_else(|| p.display().to_string(), |f| f.to_string_lossy().into())
+            let name = (p.file_name())
+                .map_or_else(|| p.display().to_string(), |f| f.to_string_lossy().into());
+            name.replace([',', '"', '\n', '\r'], "_")
         };
         match self {
             TrafficSpec::Spread(s) if *s == 0.0 => "uniform".into(),
@@ -139,16 +143,63 @@ impl TrafficSpec {
         p: usize,
         read: &dyn Fn(&Path) -> Result<String, String>,
     ) -> Result<Traffic, String> {
+        self.read(read)?.at(p)
+    }
+
+    /// Reads the spec's file, if it names one, into a source for any world size.
+    pub fn read(
+        &self,
+        read: &dyn Fn(&Path) -> Result<String, String>,
+    ) -> Result<TrafficSource, String> {
         let at = |path: &Path, e: String| format!("{}: {e}", path.display());
-        let t = match self {
-            TrafficSpec::Spread(s) => spread(*s)?,
+        let pattern = match self {
+            TrafficSpec::Spread(s) => Pattern::Fixed(spread(*s)?),
             TrafficSpec::Matrix { path, scale } => {
-                parse_bytes_matrix(&read(path)?, *scale).map_err(|e| at(path, e))?
+                Pattern::Fixed(parse_bytes_matrix(&read(path)?, *scale).map_err(|e| at(path, e))?)
             }
             TrafficSpec::Fractions { path } => {
-                parse_fraction_csv(&read(path)?).map_err(|e| at(path, e))?
+                Pattern::Fixed(parse_fraction_csv(&read(path)?).map_err(|e| at(path, e))?)
             }
-            TrafficSpec::Moe(r) => r.traffic(p)?,
+            TrafficSpec::Moe(r) => Pattern::Moe(*r),
+        };
+        Ok(TrafficSource {
+            label: self.label(),
+            pattern,
+        })
+    }
+}
+
+/// A `--traffic` with its file read: what a plan needs to size and run alltoallv at any world
+/// size, sent to rank processes with the sweep's options.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrafficSource {
+    /// How the pattern is recorded with each point ([`TrafficSpec::label`]).
+    pub label: String,
+    pattern: Pattern,
+}
+
+/// A matrix or spread holds at every world it describes; the routing model is drawn per world.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Pattern {
+    Fixed(Traffic),
+    Moe(Routing),
+}
+
+impl TrafficSource {
+    /// nccl-tests' default: its distance-weighted spread 1.
+    pub fn nccl_tests_default() -> TrafficSource {
+        TrafficSource {
+            label: TrafficSpec::Spread(1.0).label(),
+            pattern: Pattern::Fixed(Traffic::Spread(1.0)),
+        }
+    }
+
+    /// The traffic among `p` ranks, or why the pattern cannot describe them.
+    pub fn at(&self, p: usize) -> Result<Traffic, String> {
+        let t = match &self.pattern {
+            Pattern::Fixed(t) => t.clone(),
+            Pattern::Moe(r) => r.traffic(p)?,
         };
         t.check_ranks(p)?;
         Ok(t)

@@ -292,6 +292,7 @@ fn point(
             proto: keys.proto,
             root: root_of(keys.op, row.root),
             comm: Default::default(),
+            traffic: None,
         },
         iters: half.iters.unwrap_or(keys.iters),
         warmup: keys.warmup,

@@ -4,6 +4,11 @@
 use crate::model::record::{root_label, PointKey};
 use serde::{Deserialize, Serialize};
 
+use std::sync::Arc;
+
+use crate::collective::traffic::Traffic;
+use crate::collective::traffic_spec::TrafficSource;
+use crate::collective::uneven::{self, RankCounts};
 use crate::collective::{Algo, DType, Op, ReduceOp, Scratch};
 use crate::model::call::Call;
 use crate::model::topology::WorldShape;
@@ -57,6 +62,10 @@ pub struct SweepOptions {
     /// How many times the plan is measured (`--cycles`, `--duration`, nccl-tests' `-N`).
     #[serde(default, skip_serializing_if = "Soak::is_plain")]
     pub soak: Soak,
+    /// Who sends how much to whom in alltoallv (`--traffic`; nccl-tests' spread 1 where none
+    /// was given); other ops ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<TrafficSource>,
 }
 
 /// nccl-tests' timing flags: calls per timed iteration (`-m`), whether each waits for its
@@ -133,6 +142,32 @@ pub struct Point {
     /// The soak cycle it is measured in (0 outside soaks; [`Point::in_cycle`]).
     #[serde(default)]
     pub cycle: u64,
+    /// An alltoallv point's traffic at its world and the words that named it; `None` for the
+    /// other ops. Every process expands the plan from the options, so it is not sent.
+    #[serde(skip)]
+    pub traffic: Option<PointTraffic>,
+}
+
+/// The traffic an alltoallv point runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PointTraffic {
+    pub label: String,
+    pub traffic: Arc<Traffic>,
+}
+
+impl Point {
+    /// Group rank `rank`'s counts of this point, where it is an alltoallv.
+    pub fn rank_counts(&self, rank: usize) -> Option<RankCounts> {
+        let t = self.traffic.as_ref()?;
+        let (c, world) = (&self.call, self.world);
+        let total = uneven::total_of(&c.shape, c.dtype);
+        Some(RankCounts::of(
+            &t.traffic,
+            (world, rank),
+            total,
+            c.dtype.size(),
+        ))
+    }
 }
 
 /// Bytes moved per point that the default iteration count aims at (256 MiB).
@@ -178,6 +213,7 @@ impl Point {
             proto: None,
             root: c.op.rooted().then_some(c.root),
             comm: Default::default(),
+            traffic: self.traffic.as_ref().map(|t| t.label.clone()),
         }
     }
 

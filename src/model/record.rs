@@ -33,6 +33,10 @@ pub struct PointKey {
     /// set) on other backends and in imports.
     #[serde(default, skip_serializing_if = "CommSetup::is_default")]
     pub comm: CommSetup,
+    /// An alltoallv point's traffic pattern as `--traffic` named it (`spread 1`, `matrix
+    /// t.txt`, ...); `None` for the other ops and in imports, whose logs do not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<String>,
 }
 
 /// How messages and labels name a root: ` root N` for a root other than 0, nothing for root 0
@@ -177,6 +181,7 @@ impl PointRecord {
             proto: None,
             root: op.rooted().then_some(0),
             comm: CommSetup::default(),
+            traffic: None,
         };
         let unset = PointRecord {
             key,

@@ -22,7 +22,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// The columns of summary.csv, in order. The last ones were added after the schema first
 /// appeared (see [`REQUIRED_COLUMNS`]).
-pub const SUMMARY_COLUMNS: [&str; 41] = [
+pub const SUMMARY_COLUMNS: [&str; 42] = [
     "backend",
     "op",
     "algo",
@@ -64,6 +64,7 @@ pub const SUMMARY_COLUMNS: [&str; 41] = [
     "nccl_ctas",
     "cycle",
     "ended_utc",
+    "traffic",
 ];
 
 /// The columns every summary.csv has; `proto`, `nccl_estimate_us`, `root`, the `loop_` columns
@@ -156,6 +157,7 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         optional_field(rec.key.comm.ctas),
         rec.cycle.to_string(),
         csvio::text("ended_utc", rec.ended_utc.as_deref().unwrap_or(""))?,
+        csvio::text("traffic", rec.key.traffic.as_deref().unwrap_or(""))?,
     ])
 }
 
@@ -265,6 +267,7 @@ fn parse_key(row: &Row) -> Result<PointKey> {
         proto: parse_proto(row)?,
         root: parse_root(row, op)?,
         comm: parse_comm(row)?,
+        traffic: optional_text(row, "traffic")?,
     })
 }
 

@@ -14,9 +14,9 @@ fn soak_cycles_and_times_round_trip_and_older_files_read_as_cycle_0() {
         (back[0].cycle, back[0].ended_utc.as_deref()),
         (7, Some("2026-11-28T05:30:00.125Z"))
     );
-    // A file without the two columns: cycle 0, no time.
+    // A file without the two columns (nor the traffic after them): cycle 0, no time.
     let text = std::fs::read_to_string(w.path()).unwrap();
-    let cut = |line: &str| line.rsplitn(3, ',').nth(2).unwrap().to_string();
+    let cut = |line: &str| line.rsplitn(4, ',').nth(3).unwrap().to_string();
     let older: Vec<String> = text.lines().map(cut).collect();
     let path = dir.path().join("older.csv");
     std::fs::write(&path, older.join("\n") + "\n").unwrap();
@@ -45,4 +45,23 @@ fn near_valid_cycles_and_times_are_refused_naming_the_column() {
         assert!(msg.contains(column), "{bad}: {msg}");
         assert!(!msg.contains('\n'), "{msg}");
     }
+}
+
+#[test]
+fn an_alltoallv_traffic_round_trips_and_older_files_read_as_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut w = SummaryWriter::create(dir.path()).unwrap();
+    let mut rec = PointRecord::example(Op::AllToAllV, 1 << 20, 4);
+    rec.key.traffic = Some("moe tokens 4096 experts 8 top_k 2 zipf 1.2 seed 0".into());
+    w.append(&rec).unwrap();
+    let back = read_summary(w.path()).unwrap();
+    assert_eq!(back[0].key.traffic, rec.key.traffic);
+    let text = std::fs::read_to_string(w.path()).unwrap();
+    let cut = |line: &str| line.rsplit_once(',').unwrap().0.to_string();
+    let older: Vec<String> = text.lines().map(cut).collect();
+    let path = dir.path().join("older.csv");
+    std::fs::write(&path, older.join("\n") + "\n").unwrap();
+    assert_eq!(read_summary(&path).unwrap()[0].key.traffic, None);
+    rec.key.traffic = Some("matrix a,b.txt".into());
+    assert!(w.append(&rec).is_err(), "a comma would cut the row");
 }

@@ -20,6 +20,7 @@ pub(crate) fn awkward_record() -> PointRecord {
             proto: None,
             root: None,
             comm: Default::default(),
+            traffic: None,
         },
         iters: 1000,
         warmup: 5,
@@ -96,7 +97,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",ll128,12.125,,,,,,,,,,,7,2026-11-28T05:30:00.125Z"),
+            .ends_with(",ll128,12.125,,,,,,,,,,,7,2026-11-28T05:30:00.125Z,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -106,7 +107,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..14).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..15).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -142,7 +143,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",12.125,2,,,,,,,,,,7,2026-11-28T05:30:00.125Z"),
+            .ends_with(",12.125,2,,,,,,,,,,7,2026-11-28T05:30:00.125Z,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -151,7 +152,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..12).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..13).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -217,8 +218,8 @@ fn malformed_files_name_file_and_line() {
     assert!(read_err(&short).contains("line 2: 26 fields"));
     let nan = good.replace(",0.30000000000000004,", ",NaN,");
     assert!(read_err(&nan).contains("line 2: column time_us_mean: 'NaN'"));
-    let bad_op = good.replace(",reducescatter,", ",alltoallv,");
-    assert!(read_err(&bad_op).contains("line 2: column op: cannot read 'alltoallv'"));
+    let bad_op = good.replace(",reducescatter,", ",alltoallw,");
+    assert!(read_err(&bad_op).contains("line 2: column op: cannot read 'alltoallw'"));
 }
 
 #[test]
@@ -249,7 +250,7 @@ fn loop_time_round_trips_with_nccl_tests_bandwidths_and_older_files_read_as_none
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",250,4.194304,6.291456,,,,,,,0,"),
+            .ends_with(",250,4.194304,6.291456,,,,,,,0,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -328,7 +329,7 @@ fn comm_setup_round_trips_and_older_files_and_none_read_as_the_default() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",local,efficiency,2:16,0,"),
+            .ends_with(",local,efficiency,2:16,0,,"),
         "{text}"
     );
     let path = dir.path().join("other.csv");
@@ -343,7 +344,7 @@ fn comm_setup_round_trips_and_older_files_and_none_read_as_the_default() {
     // A file written before the columns (and the soak's): rows end at nccl_proto.
     let old: String = text
         .lines()
-        .map(|l| l.rsplitn(6, ',').last().unwrap().to_string() + "\n")
+        .map(|l| l.rsplitn(7, ',').last().unwrap().to_string() + "\n")
         .collect();
     std::fs::write(&path, old).unwrap();
     assert_eq!(

@@ -174,6 +174,8 @@ pub struct SweepArgs {
     pub metrics: Option<PathBuf>,
     #[command(flatten)]
     pub soak: SoakFlags,
+    #[command(flatten)]
+    pub traffic: TrafficFlags,
     /// nccl-tests' flags without a collbench flag of their letter.
     #[command(flatten)]
     pub nccl_tests: NcclTestsFlags,
@@ -306,6 +308,7 @@ impl SweepArgs {
         let loop_timing = self.loop_timing()?;
         let algos = parse_names::<Algo>(algo_text)?;
         check_combinations(backend, (&ops, &algos), &self.op, algo_text)?;
+        let traffic = self.traffic.source(&ops)?;
         let opts = SweepOptions {
             ops,
             algos,
@@ -325,6 +328,7 @@ impl SweepArgs {
             default_algos: self.algo.is_none() && backend == BackendKind::Host,
             loop_timing,
             soak: self.soak.soak(self.nccl_tests.run_cycles)?,
+            traffic,
         };
         Ok(SweepRequest {
             opts,
@@ -353,26 +357,6 @@ impl SweepArgs {
     }
 }
 
-impl SweepArgs {
-    /// `--in-place`: off by default; nccl-tests' table holds both halves of every size, so
-    /// with `--format nccl-tests` both, and only both (with `--json-out`, both by default).
-    fn placements(&self) -> Result<Vec<bool>> {
-        match (self.format, self.in_place.as_deref()) {
-            // nccl-tests' JSON has both halves too.
-            (TableFormat::Collbench, None) if self.json_out.is_some() => parse_in_place("both"),
-            (TableFormat::Collbench, text) => parse_in_place(text.unwrap_or("off")),
-            (TableFormat::NcclTests, None) => parse_in_place("both"),
-            (TableFormat::NcclTests, Some(text)) => match parse_in_place(text)?.len() {
-                2 => parse_in_place(text),
-                _ => Err(Error::usage(format!(
-                    "--in-place {text} with --format nccl-tests: its table holds both halves of \
-                     every size; drop --in-place"
-                ))),
-            },
-        }
-    }
-}
-
 #[path = "args_outputs.rs"]
 mod outputs;
 use outputs::{check_json_out, check_metrics};
@@ -384,6 +368,9 @@ use backend::parse_protos;
 #[path = "args_soak.rs"]
 mod soak;
 use soak::SoakFlags;
+#[path = "args_traffic.rs"]
+mod traffic;
+use traffic::TrafficFlags;
 
 #[path = "args_algos.rs"]
 mod algos;

@@ -16,7 +16,8 @@ use crate::backend::host::transport::tcp::TcpTransport;
 use crate::backend::host::transport::Transport;
 use crate::backend::host::wait::{futex_wake_all, Sleeper, WaitPolicy};
 use crate::backend::host::{self};
-use crate::check::{count_wrong, fill_input};
+use crate::check::{count_wrong, count_wrong_uneven, fill_input};
+use crate::collective::uneven::RankCounts;
 use crate::error::{Error, Result};
 use crate::model::plan::{Point, SweepOptions, TransportKind};
 
@@ -34,6 +35,8 @@ pub struct RankArgs {
 pub(crate) struct RankBuffers {
     io: CallBuffers,
     scratch: Vec<u8>,
+    /// The rank's counts of the point's alltoallv, set before it is measured.
+    counts: Option<RankCounts>,
 }
 
 /// Runs the rank's whole sweep and returns its exit code: 0, or 2 after leaving its error in
@@ -211,6 +214,7 @@ pub(crate) fn measure<T: Transport>(
     bufs: &mut RankBuffers,
     progress: &dyn Fn(),
 ) -> Result<Measured> {
+    bufs.counts = p.rank_counts(g.me);
     fill(p, g, bufs);
     // Warm-up is no progress for the watchdog: a point's whole warm-up must end within
     // --timeout, so that a warm-up that never ends is seen as a stall.
@@ -273,7 +277,7 @@ fn call<T: Transport>(t: &mut T, g: &Group, p: &Point, bufs: &mut RankBuffers) -
     } else {
         Buffers::OutOfPlace { input, output }
     };
-    host::run(t, g, &p.call, b, &mut bufs.scratch)
+    host::run(t, g, (&p.call, bufs.counts.as_ref()), b, &mut bufs.scratch)
 }
 
 /// Puts the known input pattern where the call reads its input.
@@ -287,5 +291,8 @@ fn fill(p: &Point, g: &Group, bufs: &mut RankBuffers) {
 fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
     let c = &p.call;
     let out = bufs.io.result_region(c.op, &c.shape, p.in_place, g.me);
-    count_wrong(c, g.size(), g.me, out)
+    match &bufs.counts {
+        Some(counts) => count_wrong_uneven(c, g.size(), counts, out),
+        None => count_wrong(c, g.size(), g.me, out),
+    }
 }

@@ -18,6 +18,7 @@ fn key(op: Op, world: usize, bytes: usize) -> PointKey {
         proto: None,
         root: None,
         comm: Default::default(),
+        traffic: None,
     }
 }
 
@@ -190,6 +191,7 @@ fn point_of(world: usize) -> Point {
         warmup: 1,
         timing: Default::default(),
         cycle: 0,
+        traffic: None,
     }
 }
 

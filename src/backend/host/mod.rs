@@ -16,16 +16,17 @@ pub mod wait;
 use algo::{Buffers, Elements, Group};
 use transport::Transport;
 
+use crate::collective::uneven::RankCounts;
 use crate::collective::{Algo, Op, ReduceOp, Semantics};
 use crate::error::{Error, Result};
 use crate::model::call::Call;
 
 /// Runs one collective call of this rank on the host backend. `scratch` is reused between calls
-/// so that timed iterations never allocate.
+/// so that timed iterations never allocate. `uneven` holds this rank's counts of an AllToAllV.
 pub fn run<T: Transport>(
     t: &mut T,
     g: &Group,
-    call: &Call,
+    (call, uneven): (&Call, Option<&RankCounts>),
     bufs: Buffers<'_>,
     scratch: &mut Vec<u8>,
 ) -> Result<()> {
@@ -34,7 +35,18 @@ pub fn run<T: Transport>(
         redop: call.redop,
     };
     let mut bufs = bufs;
-    dispatch(t, g, call, bufs.reborrow(), scratch, e)?;
+    match (call.op.semantics(), uneven) {
+        (Semantics::AllToAllV, Some(counts)) => {
+            let counts = (counts, call.dtype.size());
+            algo::pairwise::alltoallv(t, g, bufs.reborrow(), counts, scratch)?
+        }
+        (Semantics::AllToAllV, None) => {
+            return Err(Error::usage(
+                "alltoallv needs its traffic's per-peer counts",
+            ))
+        }
+        _ => dispatch(t, g, call, bufs.reborrow(), scratch, e)?,
+    }
     if call.redop == ReduceOp::Avg {
         if let Some(result) = reduced_result(call, g, bufs) {
             reduce::finish_avg(call.dtype, g.size(), result);
@@ -134,6 +146,8 @@ fn dispatch<T: Transport>(
             Algo::Direct => algo::pairwise::sendrecv(t, g, bufs, scratch),
             _ => none(),
         },
+        // Run above, with its counts.
+        Op::AllToAllV => none(),
         Op::AllToAll => match algo {
             Algo::Pairwise | Algo::Linear => {
                 let linear = algo == Algo::Linear;

@@ -54,6 +54,7 @@ fn all_reduce_2_18_as_points() {
                     proto: Some(Proto::Auto),
                     root: None,
                     comm: Default::default(),
+                    traffic: None,
                 }
             );
             assert_eq!(rec.time_us_mean, time);

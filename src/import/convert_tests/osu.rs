@@ -23,6 +23,7 @@ fn osu_char_data_as_int8_every_row_kept() {
             proto: None,
             root: None,
             comm: Default::default(),
+            traffic: None,
         }
     );
     assert_eq!((first.iters, first.warmup), (0, 0));

@@ -1,13 +1,17 @@
 //! The options checked and expanded into points: every group, op, algorithm, dtype and placement,
 //! then the sizes of one curve, with a note for each size skipped or rounded.
 
-use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
+use std::sync::Arc;
+
+use crate::collective::traffic_spec::TrafficSource;
+use crate::collective::uneven;
+use crate::collective::{Algo, DType, Layout, Op, ReduceOp, Shape};
 use crate::error::{Error, Result};
 use crate::model::call::{BackendKind, Call};
 use crate::model::topology::WorldShape;
 use crate::units::format_size;
 
-use super::{default_iters, default_warmup, Plan, Point, Roots, SweepOptions};
+use super::{default_iters, default_warmup, Plan, Point, PointTraffic, Roots, SweepOptions};
 
 impl SweepOptions {
     /// Checks what the parser cannot: world sizes against ranks, op/algo combinations.
@@ -120,6 +124,14 @@ impl SweepOptions {
                     ));
                     continue;
                 }
+                let traffic = match self.traffic_at(op, shape.world()) {
+                    Ok(t) => t,
+                    Err(why) => {
+                        plan.notes
+                            .push(format!("{op} at world {}: {why}; skipped", shape.world()));
+                        continue;
+                    }
+                };
                 for &algo in self
                     .algos
                     .iter()
@@ -146,7 +158,8 @@ impl SweepOptions {
                                     in_place,
                                     root,
                                 };
-                                self.plan_curve(&mut plan, (shape, pair), curve);
+                                let group = (shape, pair);
+                                self.plan_curve(&mut plan, group, curve, traffic.as_ref());
                             }
                         }
                     }
@@ -212,11 +225,26 @@ impl SweepOptions {
         }
     }
 
+    /// The traffic of `op` at `world` ranks where it is an alltoallv (nccl-tests' spread 1
+    /// where `--traffic` was not given), or why its pattern cannot describe them.
+    fn traffic_at(&self, op: Op, world: usize) -> Result<Option<PointTraffic>, String> {
+        if op.layout() != Layout::Uneven {
+            return Ok(None);
+        }
+        let source = (self.traffic.clone()).unwrap_or_else(TrafficSource::nccl_tests_default);
+        let traffic = Arc::new(source.at(world)?);
+        Ok(Some(PointTraffic {
+            label: source.label,
+            traffic,
+        }))
+    }
+
     fn plan_curve(
         &self,
         plan: &mut Plan,
         (group, pair): (WorldShape, Option<(usize, usize)>),
         curve: Curve,
+        traffic: Option<&PointTraffic>,
     ) {
         let Curve {
             op,
@@ -228,8 +256,15 @@ impl SweepOptions {
         } = curve;
         let world = group.world();
         let mut last = None;
+        if let Some(t) = traffic {
+            let first = self.sizes.first().copied().unwrap_or(0);
+            plan.notes.push(uneven_note((op, dtype, world), t, first));
+        }
         for &requested in &self.sizes {
-            let shape = Shape::new(op, dtype, requested, world);
+            let shape = match traffic {
+                Some(t) => uneven::shape(&t.traffic, dtype, requested, world),
+                None => Shape::new(op, dtype, requested, world),
+            };
             if shape.bytes == 0 {
                 let per = match op.splits_per_rank() {
                     true => "one 16-byte block per rank (nccl-tests' rule)",
@@ -244,7 +279,7 @@ impl SweepOptions {
             if last == Some(shape.bytes) {
                 continue;
             }
-            if shape.bytes != requested {
+            if shape.bytes != requested && traffic.is_none() {
                 let (from, to) = distinct_sizes(requested, shape.bytes);
                 let unit = match op.splits_per_rank() {
                     true => "whole 16-byte blocks per rank, as nccl-tests",
@@ -276,8 +311,26 @@ impl SweepOptions {
                 warmup,
                 timing: self.loop_timing,
                 cycle: 0,
+                traffic: traffic.cloned(),
             });
         }
+    }
+}
+
+/// What an alltoallv curve's sizes mean: a matrix fixes the one size it runs; a pattern that
+/// sweeps sizes each size as nccl-tests' `size` column.
+fn uneven_note((op, dtype, world): (Op, DType, usize), t: &PointTraffic, first: usize) -> String {
+    let at = format!("{op} {dtype} at world {world}, traffic {}", t.label);
+    match t.traffic.sweeps() {
+        true => format!(
+            "{at}: each size is the busiest rank's bytes, every peer's share of the size asked \
+             rounded down to 16 bytes (nccl-tests' alltoallv size)"
+        ),
+        false => format!(
+            "{at}: the matrix fixes the size ({} for the busiest rank); one point, whatever \
+             the sizes asked",
+            format_size(uneven::shape(&t.traffic, dtype, first, world).bytes)
+        ),
     }
 }
 

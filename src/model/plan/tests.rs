@@ -26,6 +26,7 @@ fn opts() -> SweepOptions {
         default_algos: false,
         loop_timing: Default::default(),
         soak: Default::default(),
+        traffic: None,
     }
 }
 
@@ -174,6 +175,7 @@ fn memory_estimate_counts_only_the_scratch_an_algorithm_uses() {
             warmup: 0,
             timing: Default::default(),
             cycle: 0,
+            traffic: None,
         }
     };
     let mib = 1 << 20;

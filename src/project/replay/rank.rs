@@ -78,7 +78,7 @@ impl<T: Transport> Comm<'_, T> {
             input: &input[..call.shape.in_bytes],
             output: &mut output[..call.shape.out_bytes],
         };
-        host::run(self.t, &self.g, &call, bufs, &mut self.scratch)
+        host::run(self.t, &self.g, (&call, None), bufs, &mut self.scratch)
     }
 }
 

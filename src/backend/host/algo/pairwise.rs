@@ -7,6 +7,7 @@
 
 use super::{Buffers, Elements, Group};
 use crate::backend::host::transport::{Combine, Many, Transport};
+use crate::collective::uneven::RankCounts;
 use crate::error::Result;
 
 /// AllToAll of `count_per_rank` elements per block: the pairwise exchange, or with `linear` every
@@ -56,6 +57,34 @@ pub fn alltoall<T: Transport>(
             Some((g.members[to], &input[blk(to)])),
             Some((g.members[from], &mut output[blk(from)], Combine::Copy)),
         )?;
+    }
+    Ok(())
+}
+
+/// AllToAllV by pairwise exchange: in step k rank r sends its elements for r+k and receives
+/// those of r-k, each block of its pair's own size, packed in rank order in the input and the
+/// output (`counts`, in elements of `el` bytes); an empty block is neither sent nor awaited
+/// (its peer's counts say the same). In place, the input is first copied to `scratch`.
+pub fn alltoallv<T: Transport>(
+    t: &mut T,
+    g: &Group,
+    bufs: Buffers<'_>,
+    (counts, el): (&RankCounts, usize),
+    scratch: &mut Vec<u8>,
+) -> Result<()> {
+    let (input, output) = bufs.separate(scratch);
+    let (n, me) = (g.size(), g.me);
+    let sent = |j: usize| counts.send_displ[j] * el..(counts.send_displ[j] + counts.send[j]) * el;
+    let got = |j: usize| counts.recv_displ[j] * el..(counts.recv_displ[j] + counts.recv[j]) * el;
+    output[got(me)].copy_from_slice(&input[sent(me)]);
+    for k in 1..n {
+        let (to, from) = ((me + k) % n, (me + n - k) % n);
+        let send = (counts.send[to] > 0).then(|| (g.members[to], &input[sent(to)]));
+        let recv = (counts.recv[from] > 0)
+            .then(|| (g.members[from], &mut output[got(from)], Combine::Copy));
+        if send.is_some() || recv.is_some() {
+            t.send_recv_copy(send, recv)?;
+        }
     }
     Ok(())
 }

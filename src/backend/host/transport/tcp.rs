@@ -71,6 +71,8 @@ mod idle;
 mod mesh;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod uneven_tests;
 
 use std::io::{self, ErrorKind};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -69,13 +69,13 @@ fn run_checked(
         let mut buf = vec![0u8; sh.in_bytes.max(sh.out_bytes)];
         let target = match op.layout() {
             Layout::Collect => &mut buf[own(sh.in_bytes)],
-            Layout::Whole | Layout::Distribute | Layout::Exchange => &mut buf[..],
+            Layout::Whole | Layout::Distribute | Layout::Exchange | Layout::Uneven => &mut buf[..],
         };
         fill_input(call, n, g.me, target);
-        run(t, &g, call, Buffers::InPlace(&mut buf), scratch)?;
+        run(t, &g, (call, None), Buffers::InPlace(&mut buf), scratch)?;
         let out = match op.layout() {
             Layout::Distribute => &buf[own(sh.out_bytes)],
-            Layout::Whole | Layout::Collect | Layout::Exchange => &buf[..],
+            Layout::Whole | Layout::Collect | Layout::Exchange | Layout::Uneven => &buf[..],
         };
         Ok(count_wrong(call, n, g.me, out))
     } else {
@@ -86,7 +86,7 @@ fn run_checked(
             input: &input,
             output: &mut output,
         };
-        run(t, &g, call, bufs, scratch)?;
+        run(t, &g, (call, None), bufs, scratch)?;
         Ok(count_wrong(call, n, g.me, &output))
     }
 }
@@ -95,16 +95,17 @@ fn run_checked(
 /// 0, 1, 7 and 1001 elements, f32 also with 1 MiB + 3 elements (four staging buffers, more than
 /// one ring slice); per rank where the op splits the buffer; the rooted ops from the first and
 /// the last rank. The exact check's pattern costs more than the transfer, so the large size
-/// runs once per shape.
+/// runs once per shape. AllToAllV runs with its traffic in `uneven_tests`.
 fn cases(n: usize) -> Vec<(Call, bool)> {
     let mut v = Vec::new();
-    for &op in Op::ALL.iter().filter(|op| op.runs_at(n)) {
+    let uniform = |op: &&Op| op.runs_at(n) && op.layout() != Layout::Uneven;
+    for &op in Op::ALL.iter().filter(uniform) {
         for &algo in op.host_algos() {
             for dtype in [DType::F32, DType::I32] {
                 let el = dtype.size();
                 let per = match op.layout() {
                     Layout::Collect | Layout::Distribute => n,
-                    Layout::Whole | Layout::Exchange => 1,
+                    Layout::Whole | Layout::Exchange | Layout::Uneven => 1,
                 };
                 let large = (dtype == DType::F32).then_some((1 << 20) / el + 3);
                 let roots = if op.rooted() { vec![0, n - 1] } else { vec![0] };
