@@ -116,14 +116,29 @@ pub fn count_wrong_in(call: &Call, p: usize, rank: usize, piece: Piece) -> u64 {
 /// output holds, packed in source order, each source's elements for this rank, which sit in
 /// its input from `counts.src_offset[src]`.
 pub fn count_wrong_uneven(call: &Call, p: usize, counts: &RankCounts, out: &[u8]) -> u64 {
+    let present = out.len() / call.dtype.size();
+    let piece = Piece {
+        first: 0,
+        bytes: out,
+    };
+    let missing = counts.received().saturating_sub(present) as u64;
+    count_wrong_uneven_in(call, p, counts, piece) + missing
+}
+
+/// As [`count_wrong_uneven`] for one piece of the output.
+pub fn count_wrong_uneven_in(call: &Call, p: usize, counts: &RankCounts, piece: Piece) -> u64 {
     let (pattern, dtype) = (pattern_of(call, p), call.dtype);
-    let present = out.len() / dtype.size();
-    let mut wrong = counts.received().saturating_sub(present) as u64;
-    for (src, (&n, &at)) in counts.recv.iter().zip(&counts.recv_displ).enumerate() {
+    let here = piece.first..piece.first + piece.bytes.len() / dtype.size();
+    let blocks = counts.recv.iter().zip(&counts.recv_displ).enumerate();
+    let mut wrong = 0;
+    for (src, (&n, &at)) in blocks {
         let offset = counts.src_offset[src];
-        let here = (at..at + n).take_while(|&i| i < present);
-        wrong += here
-            .filter(|&i| read_value(dtype, out, i) != pattern.value(src, offset + i - at))
+        let seen = at.max(here.start)..(at + n).min(here.end);
+        wrong += seen
+            .filter(|&i| {
+                let got = read_value(dtype, piece.bytes, i - piece.first);
+                got != pattern.value(src, offset + i - at)
+            })
             .count() as u64;
     }
     wrong

@@ -276,6 +276,11 @@ impl Op {
         self.row().nccl_no_in_place
     }
 
+    /// Why the MPI backend does not measure the op in place, or `None` where it does.
+    pub fn mpi_no_in_place(self) -> Option<&'static str> {
+        self.row().mpi_no_in_place
+    }
+
     /// The nccl-tests binary that measures the op (nccl-tests src/*.cu; `collbench import`).
     pub fn nccl_test(self) -> &'static str {
         self.row().nccl_test

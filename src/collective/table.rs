@@ -37,6 +37,8 @@ pub struct OpRow {
     pub nccl_point_to_point: bool,
     /// Why the NCCL backend does not measure it in place, or `None` where it does.
     pub nccl_no_in_place: Option<&'static str>,
+    /// Why the MPI backend does not measure it in place, or `None` where it does.
+    pub mpi_no_in_place: Option<&'static str>,
     /// The nccl-tests binary that measures it.
     pub nccl_test: &'static str,
     /// What that binary prints in its `redop` column (its `TimeTest` call): the reduction
@@ -86,6 +88,7 @@ const BASE: OpRow = OpRow {
     nccl_function: NCCL_GROUPED_P2P,
     nccl_point_to_point: false,
     nccl_no_in_place: None,
+    mpi_no_in_place: None,
     nccl_test: "",
     nccl_test_redop: None,
     osu_tests: &[],
@@ -223,7 +226,8 @@ const ALL_TO_ALL: OpRow = OpRow {
 // nccl-tests' alltoallv.cu: a group of ncclSend/ncclRecv of each pair's own size (NCCL has no
 // alltoallv function); its size is the busiest rank's bytes and its busbw that over the time
 // times (p-1)/p. It measures in place too but never checks it. Open MPI's coll_tuned numbers
-// its alltoallv algorithms 1 basic_linear and 2 pairwise.
+// its alltoallv algorithms 1 basic_linear and 2 pairwise (`ompi_info --param coll tuned --level
+// 9`, Open MPI 4.1.4: "Valid values: 0:ignore, 1:basic_linear, 2:pairwise").
 const ALL_TO_ALL_V: OpRow = OpRow {
     title: "AlltoAllv",
     semantics: Semantics::AllToAllV,
@@ -234,6 +238,10 @@ const ALL_TO_ALL_V: OpRow = OpRow {
     mpi_tuned: &[(Linear, 1), (Pairwise, 2)],
     nccl_point_to_point: true,
     nccl_no_in_place: P2P_NOT_IN_PLACE,
+    mpi_no_in_place: Some(
+        "MPI_Alltoallv's MPI_IN_PLACE sends the blocks where the receive counts lay them out, \
+         not the packed send blocks nccl-tests' alltoallv fills",
+    ),
     nccl_test: "alltoallv_perf",
     projection: &[Pairwise, Linear, Auto],
     scratch: &[

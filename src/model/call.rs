@@ -96,7 +96,8 @@ impl BackendKind {
     pub fn no_in_place(self, op: Op) -> Option<&'static str> {
         match self {
             BackendKind::Nccl => op.nccl_no_in_place(),
-            BackendKind::Mpi | BackendKind::Host => None,
+            BackendKind::Mpi => op.mpi_no_in_place(),
+            BackendKind::Host => None,
         }
     }
 }

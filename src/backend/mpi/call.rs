@@ -16,7 +16,8 @@ use mpi::traits::*;
 
 use super::raw::Handles;
 use crate::backend::buffers::CallBuffers;
-use crate::check::{count_wrong, fill_input};
+use crate::check::{count_wrong, count_wrong_uneven, fill_input};
+use crate::collective::uneven::RankCounts;
 use crate::collective::{Op, ReduceOp, Semantics};
 use crate::error::{Error, Result};
 use crate::model::plan::Point;
@@ -45,14 +46,17 @@ impl MpiBuffers {
     /// `MPI_Reduce_scatter_block` leaves the rank's block at the start of the buffer, where NCCL
     /// leaves it at the rank's offset. (In-place Scatter's non-roots receive into their block,
     /// as NCCL lays it out; see `RawCall::in_place`.)
-    pub(super) fn check(&mut self, p: &Point, size: usize, rank: usize) -> u64 {
+    pub(super) fn check(&mut self, p: &Point, (size, rank): (usize, usize), args: &RawCall) -> u64 {
         let c = &p.call;
         let out: &[u8] = if c.op.semantics() == Semantics::ReduceScatter && p.in_place {
             &self.views(p).1[..c.shape.out_bytes]
         } else {
             self.0.result_region(c.op, &c.shape, p.in_place, rank)
         };
-        count_wrong(c, size, rank, out)
+        match &args.uneven {
+            Some(v) => count_wrong_uneven(c, size, &v.counts, out),
+            None => count_wrong(c, size, rank, out),
+        }
     }
 
     /// The point's call on `comm`, resolved once per point (count, datatype, reduction, peers,
@@ -93,6 +97,7 @@ impl MpiBuffers {
             own_offset: usize::try_from(comm.rank()).unwrap_or(0) * own_block_bytes,
             ring: ring_neighbours(comm.rank(), comm.size()),
             in_place,
+            uneven: UnevenArgs::of(p, comm.rank())?.map(Box::new),
         })
     }
 
@@ -143,6 +148,40 @@ pub(super) struct RawCall {
     ring: (c_int, c_int),
     /// The library's `MPI_IN_PLACE` for an in-place point.
     in_place: Option<*const c_void>,
+    /// An AllToAllV's counts and displacements.
+    uneven: Option<Box<UnevenArgs>>,
+}
+
+/// The counts and displacements of one rank's `MPI_Alltoallv`, and the counts they came from.
+pub(super) struct UnevenArgs {
+    counts: RankCounts,
+    send: (Vec<c_int>, Vec<c_int>),
+    recv: (Vec<c_int>, Vec<c_int>),
+}
+
+impl UnevenArgs {
+    /// Rank `rank`'s arguments of `p` where it is an alltoallv; refused where an element
+    /// offset passes MPI's int.
+    fn of(p: &Point, rank: c_int) -> Result<Option<UnevenArgs>> {
+        let Some(counts) = p.rank_counts(usize::try_from(rank).unwrap_or(0)) else {
+            return Ok(None);
+        };
+        let int = |v: &[usize]| -> Result<Vec<c_int>> {
+            (v.iter().map(|&x| c_int::try_from(x)))
+                .collect::<std::result::Result<_, _>>()
+                .map_err(|_| {
+                    Error::usage(format!(
+                        "{}: an element offset is more than MPI's int takes; use a smaller -e",
+                        p.describe()
+                    ))
+                })
+        };
+        Ok(Some(UnevenArgs {
+            send: (int(&counts.send)?, int(&counts.send_displ)?),
+            recv: (int(&counts.recv)?, int(&counts.recv_displ)?),
+            counts,
+        }))
+    }
 }
 
 /// The next and the previous rank of `rank` in a ring of `size`.
@@ -195,6 +234,7 @@ impl RawCall {
             | Semantics::ReduceScatter
             | Semantics::Broadcast
             | Semantics::AllToAll
+            | Semantics::AllToAllV
             | Semantics::SendRecv => marker,
         };
         self.run(send, recv)
@@ -215,6 +255,15 @@ impl RawCall {
             Semantics::Scatter => ffi::MPI_Scatter(send, n, dt, recv, n, dt, self.root, comm),
             // `n` elements to and from every rank.
             Semantics::AllToAll => ffi::MPI_Alltoall(send, n, dt, recv, n, dt, comm),
+            // Each peer's own count, packed in rank order (never in place: the op's row).
+            Semantics::AllToAllV => match &self.uneven {
+                Some(v) => {
+                    let ((sc, sd), (rc, rd)) = (&v.send, &v.recv);
+                    let (sc, sd, rc, rd) = (sc.as_ptr(), sd.as_ptr(), rc.as_ptr(), rd.as_ptr());
+                    ffi::MPI_Alltoallv(send, sc, sd, dt, recv, rc, rd, dt, comm)
+                }
+                None => ffi::MPI_ERR_ARG as c_int,
+            },
             Semantics::SendRecv => {
                 let ((to, from), status) = (self.ring, ffi::RSMPI_STATUS_IGNORE);
                 ffi::MPI_Sendrecv(send, n, dt, to, 0, recv, n, dt, from, 0, comm, status)

@@ -154,7 +154,7 @@ fn measure(
     comm.barrier();
     bufs.call(&call, p)?;
     progressed();
-    Ok((times, loop_us, bufs.check(p, size, rank)))
+    Ok((times, loop_us, bufs.check(p, (size, rank), &call)))
 }
 
 #[cfg(test)]

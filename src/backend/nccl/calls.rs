@@ -62,7 +62,11 @@ impl Nccl {
             Semantics::AllToAll | Semantics::Gather | Semantics::Scatter if self.native(e.op) => {
                 return self.enqueue_native(send, recv, e, c, stream)
             }
-            Semantics::AllToAll | Semantics::SendRecv | Semantics::Gather | Semantics::Scatter => {
+            Semantics::AllToAll
+            | Semantics::AllToAllV
+            | Semantics::SendRecv
+            | Semantics::Gather
+            | Semantics::Scatter => {
                 return Err(NcclError::Argument(format!(
                     "{} is a group of point-to-point calls with this library, not one call",
                     e.op
@@ -80,7 +84,7 @@ impl Nccl {
             Semantics::AllToAll => self.all_to_all.is_some(),
             Semantics::Gather => self.gather.is_some(),
             Semantics::Scatter => self.scatter.is_some(),
-            Semantics::SendRecv => false,
+            Semantics::SendRecv | Semantics::AllToAllV => false,
             Semantics::AllReduce
             | Semantics::AllGather
             | Semantics::ReduceScatter

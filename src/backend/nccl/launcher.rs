@@ -16,7 +16,8 @@ use super::comm::Communicator;
 use super::enqueue::Enqueue;
 use super::gpu::Gpu;
 use super::graph::Graph;
-use super::p2p::{transfers, Transfer};
+use super::p2p::{transfers, uneven_transfers, Transfer};
+use crate::collective::uneven::RankCounts;
 use crate::error::{Error, Result};
 
 /// The most calls the loop's graph captures (iterations × `--agg`): a bound on the graph's
@@ -82,7 +83,7 @@ pub struct Launcher<'a> {
     pub gpu: &'a Gpu,
     pub m: &'a Member<'a>,
     call: Enqueue,
-    /// The point-to-point calls of an AllToAll, SendRecv, Gather or Scatter (offsets from
+    /// The point-to-point calls of an AllToAll(V), SendRecv, Gather or Scatter (offsets from
     /// the call's buffers), listed once per point so that an iteration only issues them.
     list: Option<Vec<Transfer>>,
     rotation: Rotation,
@@ -93,20 +94,23 @@ pub struct Launcher<'a> {
 
 impl<'a> Launcher<'a> {
     /// For graph mode: one plain call, then the capture of iteration 0.
+    /// `uneven`: the rank's counts of an AllToAllV.
     pub fn new(
         (gpu, m): (&'a Gpu, &'a Member<'a>),
-        call: Enqueue,
+        (call, uneven): (Enqueue, Option<&RankCounts>),
         (mode, rotation, agg): (LaunchMode, Rotation, usize),
     ) -> Result<Self> {
+        // The op's own NCCL function where the library has it, else its list of transfers.
+        let list = match (uneven, m.comm.nccl().native(call.op)) {
+            (Some(counts), _) => Some(uneven_transfers(counts, call.dtype.size())),
+            (None, true) => None,
+            (None, false) => transfers(&call),
+        };
         let mut l = Launcher {
             gpu,
             m,
             call,
-            // The op's own NCCL function where the library has it, else its list of transfers.
-            list: match m.comm.nccl().native(call.op) {
-                true => None,
-                false => transfers(&call),
-            },
+            list,
             rotation,
             agg: agg.max(1),
             graph: None,

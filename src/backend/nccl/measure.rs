@@ -27,6 +27,7 @@ use super::placement::{
     count_wrong_pieces, fill_pieces, placement, Buf, PieceCopy, Placement, Region,
 };
 use super::premul::ScaledSum;
+use crate::collective::uneven::RankCounts;
 use crate::collective::ReduceOp;
 use crate::error::{Error, Result};
 use crate::model::plan::Point;
@@ -138,6 +139,8 @@ pub fn measure(
     let estimate_us = estimate(gpu, m, &call)?;
     fill(gpu, bufs, p, m, &pl, false)?;
     let rotation = bufs.rotation(p, &pl);
+    let counts = p.rank_counts(m.me);
+    let call = (call, counts.as_ref());
     let launcher = Launcher::new((gpu, m), call, (timing.mode, rotation, timing.agg))?;
     for k in 0..p.warmup {
         launcher.go(k)?;
@@ -171,7 +174,7 @@ pub fn measure(
     let graph = looped.as_ref().map(|(g, held)| (g, *held));
     let loop_us = time_loop(&launcher, &bufs.done, (first, iters), graph, timing)?;
     drop(looped);
-    let wrong = check(bufs, p, &pl, &launcher, stall)?;
+    let wrong = check(bufs, (p, counts.as_ref()), &pl, &launcher, stall)?;
     Ok(Measured {
         times,
         wrong,
@@ -228,7 +231,7 @@ fn time_loop(
 /// back and count.
 fn check(
     bufs: &mut DeviceBuffers,
-    p: &Point,
+    (p, uneven): (&Point, Option<&RankCounts>),
     pl: &Placement,
     launcher: &Launcher,
     stall: Duration,
@@ -239,7 +242,7 @@ fn check(
     record(&bufs.done, gpu)?;
     wait_events(&[&bufs.done], m.comm, stall, Poll::Sleeping)?;
     let mut device = OnDevice { gpu, bufs };
-    count_wrong_pieces(&mut device, &p.call, (m.size, m.me), pl.check)
+    count_wrong_pieces(&mut device, (&p.call, uneven), (m.size, m.me), pl.check)
 }
 
 /// The rank's device buffers as [`PieceCopy`] memory.

@@ -1,4 +1,5 @@
-//! The ops NCCL runs as grouped point-to-point calls (AllToAll, SendRecv, Gather, Scatter), as
+//! The ops NCCL runs as grouped point-to-point calls (AllToAll, AllToAllV, SendRecv, Gather,
+//! Scatter), as
 //! plain data: the
 //! list of `ncclSend`/`ncclRecv` calls one rank makes, in order, each with its peer, where its
 //! data lies in the send or receive buffer and its count, following nccl-tests (`alltoall.cu`
@@ -11,6 +12,7 @@
 //! block; a scatter the other way round).
 
 use super::enqueue::Enqueue;
+use crate::collective::uneven::RankCounts;
 use crate::collective::Semantics;
 
 /// Which way one call moves data.
@@ -105,7 +107,9 @@ pub fn transfers(e: &Enqueue) -> Option<Vec<Transfer>> {
             v.push(call(Dir::Recv, root, 0));
             Some(v)
         }
-        Semantics::AllReduce
+        // Each pair's own count: [`uneven_transfers`] from the point's traffic.
+        Semantics::AllToAllV
+        | Semantics::AllReduce
         | Semantics::AllGather
         | Semantics::ReduceScatter
         | Semantics::Broadcast
@@ -113,6 +117,32 @@ pub fn transfers(e: &Enqueue) -> Option<Vec<Transfer>> {
     }
 }
 
+/// The calls of one rank's AllToAllV, as nccl-tests' alltoallv.cu makes them: for every rank
+/// `r` in order, a send of this rank's elements for `r` (packed in peer order in the send
+/// buffer) and a receive of `r`'s elements (packed in source order in the receive buffer),
+/// each left out where its count is 0. Offsets in bytes of `el`-byte elements.
+pub fn uneven_transfers(counts: &RankCounts, el: usize) -> Vec<Transfer> {
+    let call = |dir, peer, (at, count): (usize, usize)| Transfer {
+        dir,
+        peer,
+        offset: at * el,
+        count,
+    };
+    let sends = counts.send_displ.iter().zip(&counts.send);
+    let recvs = counts.recv_displ.iter().zip(&counts.recv);
+    (sends.zip(recvs).enumerate())
+        .flat_map(|(r, ((&sd, &sc), (&rd, &rc)))| {
+            let send = (sc > 0).then(|| call(Dir::Send, r, (sd, sc)));
+            let recv = (rc > 0).then(|| call(Dir::Recv, r, (rd, rc)));
+            send.into_iter().chain(recv)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 #[path = "p2p_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "p2p_uneven_tests.rs"]
+mod uneven_tests;

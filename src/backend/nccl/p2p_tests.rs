@@ -39,6 +39,7 @@ fn rooted(op: Op, dtype: DType, bytes: usize, world: usize, in_place: bool, root
         warmup: 0,
         timing: Default::default(),
         cycle: 0,
+        traffic: None,
     }
 }
 
@@ -51,7 +52,7 @@ fn address(r: Region) -> u64 {
 }
 
 /// The call rank `rank` makes for `p`, as the measurement builds it (placement, count).
-fn enqueue(p: &Point, rank: usize) -> Enqueue {
+pub(super) fn enqueue(p: &Point, rank: usize) -> Enqueue {
     let pl = placement(p, rank);
     let c = &p.call;
     Enqueue {
@@ -257,6 +258,21 @@ fn locate(addr: u64) -> (Buf, usize) {
 /// rank's wrong count by the shared checker.
 fn run_on_host(p: &Point, lists: &[Vec<Transfer>]) -> Vec<u64> {
     let (n, c) = (p.world, &p.call);
+    let output = outputs_on_host(p, lists);
+    (0..n)
+        .map(|rank| count_wrong(c, n, rank, checked(p, rank, &output[rank])))
+        .collect()
+}
+
+/// The region of rank `rank`'s output buffer that its check reads.
+pub(super) fn checked<'a>(p: &Point, rank: usize, output: &'a [u8]) -> &'a [u8] {
+    let check = placement(p, rank).check;
+    &output[check.offset..check.offset + check.len]
+}
+
+/// Every rank's output buffer after `lists` ran on host buffers ([`run_on_host`]).
+pub(super) fn outputs_on_host(p: &Point, lists: &[Vec<Transfer>]) -> Vec<Vec<u8>> {
+    let (n, c) = (p.world, &p.call);
     let el = c.dtype.size();
     let mut input = Vec::new();
     let mut output = Vec::new();
@@ -292,13 +308,7 @@ fn run_on_host(p: &Point, lists: &[Vec<Transfer>]) -> Vec<u64> {
         pending.iter().flatten().all(|q| q.is_empty()),
         "unmatched sends"
     );
-    (0..n)
-        .map(|rank| {
-            let check = placement(p, rank).check;
-            let out = &output[rank][check.offset..check.offset + check.len];
-            count_wrong(c, n, rank, out)
-        })
-        .collect()
+    output
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Where one rank's call of a point reads and writes in its two device buffers: nccl-tests
 //! buffer semantics in and out of place, and the buffer sizes a whole sweep needs.
 
-use crate::check::{count_wrong_in, fill_input_from, Piece};
+use crate::check::{count_wrong_in, count_wrong_uneven_in, fill_input_from, Piece};
+use crate::collective::uneven::RankCounts;
 use crate::collective::Layout;
 use crate::error::Result;
 use crate::model::call::Call;
@@ -55,7 +56,7 @@ pub fn placement(p: &Point, me: usize) -> Placement {
             region(Buf::Output, 0, s.in_bytes),
             region(Buf::Output, me * s.out_bytes, s.out_bytes),
         ),
-        (true, Layout::Whole | Layout::Exchange) => (
+        (true, Layout::Whole | Layout::Exchange | Layout::Uneven) => (
             region(Buf::Output, 0, s.in_bytes),
             region(Buf::Output, 0, s.out_bytes),
         ),
@@ -124,10 +125,11 @@ pub fn fill_pieces(
     Ok(())
 }
 
-/// The wrong elements of rank `me`'s output of `call` in `check`, read back piece by piece.
+/// The wrong elements of rank `me`'s output of `call` in `check`, read back piece by piece;
+/// `uneven` holds the rank's counts of an AllToAllV.
 pub fn count_wrong_pieces(
     mem: &mut impl PieceCopy,
-    call: &Call,
+    (call, uneven): (&Call, Option<&RankCounts>),
     (size, me): (usize, usize),
     check: Region,
 ) -> Result<u64> {
@@ -135,7 +137,11 @@ pub fn count_wrong_pieces(
     for (first, piece) in pieces(check, call.dtype.size()) {
         let mut out = vec![0u8; piece.len];
         mem.copy_out(piece, &mut out)?;
-        wrong += count_wrong_in(call, size, me, Piece { first, bytes: &out });
+        let piece = Piece { first, bytes: &out };
+        wrong += match uneven {
+            Some(counts) => count_wrong_uneven_in(call, size, counts, piece),
+            None => count_wrong_in(call, size, me, piece),
+        };
     }
     Ok(wrong)
 }
@@ -170,6 +176,7 @@ mod tests {
             warmup: 0,
             timing: Default::default(),
             cycle: 0,
+            traffic: None,
         }
     }
 

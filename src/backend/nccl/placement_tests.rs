@@ -55,6 +55,7 @@ fn allgather_point(bytes: usize, world: usize, in_place: bool) -> Point {
         warmup: 0,
         timing: Default::default(),
         cycle: 0,
+        traffic: None,
     }
 }
 
@@ -93,7 +94,8 @@ fn a_multi_piece_point_is_filled_and_checked_piece_by_piece_as_a_whole() {
             out[r * block.len()..(r + 1) * block.len()].copy_from_slice(block);
         }
         assert!(pieces(check, 2).count() >= 3, "{check:?}");
-        let by_pieces = |mem: &mut HostMem| count_wrong_pieces(mem, c, (world, 1), check).unwrap();
+        let by_pieces =
+            |mem: &mut HostMem| count_wrong_pieces(mem, (c, None), (world, 1), check).unwrap();
         assert_eq!(by_pieces(&mut ranks[1]), 0, "in place {in_place}");
         // One wrong element in the third piece, one in the last element.
         let third = 2 * HOST_PIECE_BYTES + 100;

@@ -79,6 +79,7 @@ mod tests {
             warmup: 5,
             timing: Default::default(),
             cycle: 0,
+            traffic: None,
         };
         assert_eq!(calls(&p, 1), 5 + 40 + 1);
         assert_eq!(calls(&p, 4), (5 + 40) * 4 + 1);

@@ -24,6 +24,7 @@ fn opts(algos: &[Algo], world_sizes: &[usize]) -> SweepOptions {
         default_algos: false,
         loop_timing: Default::default(),
         soak: Default::default(),
+        traffic: None,
     }
 }
 
