@@ -52,7 +52,7 @@ fn address(r: Region) -> u64 {
 }
 
 /// The call rank `rank` makes for `p`, as the measurement builds it (placement, count).
-pub(super) fn enqueue(p: &Point, rank: usize) -> Enqueue {
+fn enqueue(p: &Point, rank: usize) -> Enqueue {
     let pl = placement(p, rank);
     let c = &p.call;
     Enqueue {

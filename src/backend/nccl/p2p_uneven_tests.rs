@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::tests::{checked, enqueue, outputs_on_host};
+use super::tests::{checked, outputs_on_host};
 use super::*;
 use crate::check::count_wrong_uneven;
 use crate::collective::traffic::{parse_bytes_matrix, Traffic};
