@@ -46,6 +46,7 @@ fn model(op: Op, algo: Algo, form: &str, alpha_us: f64, beta: f64) -> WorldModel
         in_place: false,
         proto: None,
         comm: Default::default(),
+        traffic: None,
         form: form.into(),
         formula: "(p-1)·alpha + (p-1)/p·S·beta".into(),
         params: vec![named("alpha_us", alpha_us), named("beta_ns_per_byte", beta)],

@@ -133,6 +133,7 @@ fn curve_key(point: &MeasuredPoint) -> CurveKey {
         in_place: k.in_place,
         proto: k.proto,
         comm: k.comm,
+        traffic: k.traffic.clone(),
     }
 }
 

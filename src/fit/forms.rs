@@ -256,8 +256,11 @@ impl Form {
             (Form::NeighborExchange, Semantics::AllGather) => {
                 Some(vec![pf / 2.0, (pf - 1.0) / pf * kb])
             }
-            // p-1 exchanges of one S/p block each.
-            (Form::Pairwise, Semantics::AllToAll) => Some(vec![pf - 1.0, (pf - 1.0) / pf * kb]),
+            // p-1 exchanges of one S/p block each; an uneven exchange as its busiest rank's,
+            // which sets the time (S its bytes).
+            (Form::Pairwise, Semantics::AllToAll | Semantics::AllToAllV) => {
+                Some(vec![pf - 1.0, (pf - 1.0) / pf * kb])
+            }
             // ⌈log2 p⌉ exchanges, b(p) blocks of S/p in all.
             (Form::Bruck, Semantics::AllToAll) => {
                 Some(vec![ceil_log2(p), bruck_blocks(p) as f64 / pf * kb])
@@ -267,9 +270,10 @@ impl Form {
             // The root sends (receives) every block but its own: p-1 messages, or ceil(log2 p)
             // subtrees of the binomial tree (Thakur, Rabenseifner & Gropp 2005, section 4.3).
             // A linear AllToAll has every rank send and receive p-1 blocks, all at once.
-            (Form::Linear, Semantics::AllToAll | Semantics::Gather | Semantics::Scatter) => {
-                Some(vec![pf - 1.0, (pf - 1.0) / pf * kb])
-            }
+            (
+                Form::Linear,
+                Semantics::AllToAll | Semantics::AllToAllV | Semantics::Gather | Semantics::Scatter,
+            ) => Some(vec![pf - 1.0, (pf - 1.0) / pf * kb]),
             (Form::Binomial, Semantics::Gather | Semantics::Scatter) => {
                 Some(vec![ceil_log2(p), (pf - 1.0) / pf * kb])
             }

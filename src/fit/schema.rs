@@ -104,6 +104,9 @@ pub struct CurveKey {
     /// The NCCL communicators' registration and CTA settings; absent where nothing was set.
     #[serde(default, skip_serializing_if = "CommSetup::is_default")]
     pub comm: CommSetup,
+    /// An alltoallv curve's traffic (summary.csv's `traffic`); absent for the other ops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<String>,
 }
 
 impl CurveKey {
@@ -234,6 +237,9 @@ pub struct WorldModel {
     /// The NCCL communicators' registration and CTA settings; absent where nothing was set.
     #[serde(default, skip_serializing_if = "CommSetup::is_default")]
     pub comm: CommSetup,
+    /// An alltoallv model's traffic (summary.csv's `traffic`); absent for the other ops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<String>,
     /// The form's name: ring, tree, two-level, nccl-ring, log-linear, ... (`fit::forms`).
     pub form: String,
     /// The formula in words, e.g. "2(p-1)·alpha + 2(p-1)/p·S·beta".

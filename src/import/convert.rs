@@ -3,7 +3,7 @@
 
 use super::bwcheck::mismatch;
 use super::log::{Half, LogRun, Row, Tool};
-use crate::collective::{algbw_gbps, busbw_gbps, Algo, DType, Op, Proto, ReduceOp};
+use crate::collective::{algbw_gbps, busbw_gbps, Algo, DType, Layout, Op, Proto, ReduceOp};
 use crate::meta::{HostInfo, ImportInfo, Meta};
 use crate::model::call::BackendKind;
 use crate::model::record::{IterSample, PointKey, PointRecord};
@@ -262,8 +262,14 @@ fn point(
             "{bytes} B is not a whole number of {dtype} elements"
         ));
     }
-    // Our count is the elements in S (old nccl-tests printed AllGather's per rank).
-    let count = bytes / dtype.size();
+    // Our count is the elements in S (old nccl-tests printed AllGather's per rank); an
+    // alltoallv's is the per-rank total it was generated from, nccl-tests' count (per peer)
+    // times the ranks (0 for a matrix).
+    let count = match keys.op.layout() {
+        Layout::Uneven => (row.count.and_then(|c| usize::try_from(c).ok()))
+            .map_or(0, |c| c.saturating_mul(keys.world)),
+        _ => bytes / dtype.size(),
+    };
     let algbw = algbw_gbps(keys.op, bytes, keys.world, half.time_us);
     let busbw = busbw_gbps(keys.op, keys.world, algbw);
     let undefined = f64::NAN;

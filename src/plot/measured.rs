@@ -27,6 +27,8 @@ pub struct LineKey {
     pub root: Option<usize>,
     /// The NCCL communicators' registration and CTA settings (the default elsewhere).
     pub comm: CommSetup,
+    /// An alltoallv line's traffic; None for the other ops.
+    pub traffic: Option<String>,
     pub backend: String,
     /// Index of the run among the inputs.
     pub run: usize,
@@ -45,6 +47,7 @@ impl LineKey {
             in_place: self.in_place,
             proto: self.proto,
             comm: self.comm,
+            traffic: self.traffic.clone(),
         }
     }
 }
@@ -82,6 +85,7 @@ pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLin
                 in_place: k.in_place,
                 root: k.root,
                 comm: k.comm,
+                traffic: k.traffic.clone(),
                 backend: k.backend.clone(),
                 run: i,
             };
@@ -97,8 +101,8 @@ pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLin
 }
 
 /// Names lines by what differs between them: always the algorithm and world size, the protocol
-/// where one was forced or several occur, then dtype, reduction, placement, root, nodes, backend and run
-/// where more than one occurs.
+/// where one was forced or several occur, then dtype, reduction, placement, root, nodes,
+/// alltoallv traffic, backend and run where more than one occurs.
 pub struct Labeler {
     proto: bool,
     dtype: bool,
@@ -106,6 +110,7 @@ pub struct Labeler {
     in_place: bool,
     root: bool,
     comm: bool,
+    traffic: bool,
     nodes: bool,
     backend: bool,
     runs: Option<Vec<String>>,
@@ -128,6 +133,7 @@ impl Labeler {
             in_place: varies(&|k| k.in_place.to_string()),
             root: varies(&|k| format!("{:?}", k.root)),
             comm: varies(&|k| k.comm.label()),
+            traffic: varies(&|k| format!("{:?}", k.traffic)),
             nodes: varies(&|k| k.nodes.to_string()),
             backend: varies(&|k| k.backend.clone()),
             runs: (runs.len() > 1).then(|| runs.iter().map(run_name).collect()),
@@ -181,6 +187,9 @@ impl Labeler {
                 "" => "NCCL defaults".into(),
                 l => l.to_string(),
             });
+        }
+        if let (true, Some(t)) = (self.traffic, &k.traffic) {
+            parts.push(t.clone());
         }
         if self.backend {
             parts.push(k.backend.clone());

@@ -124,6 +124,7 @@ mod tests {
             in_place,
             root,
             comm: Default::default(),
+            traffic: None,
             backend: "host".into(),
             run: 0,
         }

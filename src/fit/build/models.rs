@@ -11,13 +11,12 @@ use super::super::forms::Form;
 use super::super::regress::{self, FitError, Obs};
 use super::super::schema::*;
 use super::{holdout_summary, param, quality, BuildOptions};
-use crate::collective::{Algo, DType, Op, Proto};
-use crate::model::comm_setup::CommSetup;
+use crate::collective::Op;
 
 mod select;
 
-/// What a cross-world model keys on.
-type ModelKey = (String, Op, Algo, DType, bool, Option<Proto>, CommSetup);
+/// What a cross-world model keys on: a curve's key without its world and nodes (0).
+type ModelKey = CurveKey;
 
 /// Curves of one model key: (world, nodes) → curve.
 type WorldCurves<'a> = BTreeMap<(usize, usize), &'a Curve>;
@@ -29,15 +28,11 @@ pub(super) fn fit_models(
 ) -> Vec<WorldModel> {
     let mut by_model: BTreeMap<ModelKey, WorldCurves> = BTreeMap::new();
     for (k, c) in curves.iter().filter(|(k, _)| k.world > 1) {
-        let mk = (
-            k.backend.clone(),
-            k.op,
-            k.algo,
-            k.dtype,
-            k.in_place,
-            k.proto,
-            k.comm,
-        );
+        let mk = CurveKey {
+            world: 0,
+            nodes: 0,
+            ..k.clone()
+        };
         by_model
             .entry(mk)
             .or_default()
@@ -52,13 +47,16 @@ pub(super) fn fit_models(
 
 fn model_name(mk: &ModelKey) -> String {
     format!(
-        "{} {} {} {}{}{}",
-        mk.0,
-        mk.1,
-        algo_label(mk.2, mk.5),
-        mk.3,
-        if mk.4 { " in place" } else { "" },
-        mk.6.label()
+        "{} {} {} {}{}{}{}",
+        mk.backend,
+        mk.op,
+        algo_label(mk.algo, mk.proto),
+        mk.dtype,
+        if mk.in_place { " in place" } else { "" },
+        mk.comm.label(),
+        mk.traffic
+            .as_ref()
+            .map_or(String::new(), |t| format!(" traffic {t}")),
     )
 }
 
@@ -73,8 +71,8 @@ fn fit_candidates(
     let multi_node = worlds.keys().any(|&(_, n)| n > 1);
     let mut fitted = Vec::new();
     let mut failed = Vec::new();
-    let candidates = Form::candidates(mk.2, multi_node);
-    for form in candidates.into_iter().filter(|f| f.covers(mk.1)) {
+    let candidates = Form::candidates(mk.algo, multi_node);
+    for form in candidates.into_iter().filter(|f| f.covers(mk.op)) {
         match fit_world_model(mk, form, worlds, opts) {
             Ok(m) => fitted.push(m),
             Err(e) => failed.push(format!("{}: {e}", form.name())),
@@ -156,7 +154,7 @@ fn fit_world_model(
         let w = worlds.keys().next().map_or(0, |w| w.0);
         return Err(ModelError::OneWorld(w));
     }
-    let op = mk.1;
+    let op = mk.op;
     let obs = world_obs(form, op, worlds, |_| true);
     let fit = regress::fit(&obs, &opts.robust)?;
     let holdout = worlds
@@ -173,13 +171,14 @@ fn fit_world_model(
         })
         .collect();
     Ok(WorldModel {
-        backend: mk.0.clone(),
+        backend: mk.backend.clone(),
         op,
-        algo: mk.2,
-        dtype: mk.3,
-        in_place: mk.4,
-        proto: mk.5,
-        comm: mk.6,
+        algo: mk.algo,
+        dtype: mk.dtype,
+        in_place: mk.in_place,
+        proto: mk.proto,
+        comm: mk.comm,
+        traffic: mk.traffic.clone(),
         form: form.name().into(),
         formula: form.formula(op),
         params,

@@ -52,6 +52,7 @@ fn curves(
             in_place: false,
             proto: None,
             comm: Default::default(),
+            traffic: None,
         };
         let mut curve = Curve::new();
         for i in 0..21 {

@@ -42,6 +42,7 @@ pub fn model(
         in_place: false,
         proto: None,
         comm: Default::default(),
+        traffic: None,
         form: form.name().into(),
         formula: form.formula(op),
         params: names
@@ -88,6 +89,7 @@ pub fn curve(op: Op, algo: Algo, world: usize, nodes: usize, segments: Vec<Line>
             in_place: false,
             proto: None,
             comm: Default::default(),
+            traffic: None,
         },
         sizes: 12,
         line: segments[0].clone(),
