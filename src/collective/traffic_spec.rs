@@ -137,6 +137,27 @@ impl TrafficSpec {
         }
     }
 
+    /// The router a [`TrafficSpec::label`] of the routing model names (as fit.json keeps it);
+    /// `None` for other labels.
+    pub fn routing_of_label(label: &str) -> Option<Routing> {
+        let words: Vec<&str> = label.split_whitespace().collect();
+        let names = ["moe", "tokens", "experts", "top_k", "zipf", "seed"];
+        let named = (words.len() == 11)
+            && (names.iter().enumerate())
+                .all(|(i, n)| words[if i == 0 { 0 } else { 2 * i - 1 }] == *n);
+        if !named {
+            return None;
+        }
+        let r = Routing {
+            tokens: words[2].parse().ok()?,
+            experts: words[4].parse().ok()?,
+            top_k: words[6].parse().ok()?,
+            zipf: words[8].parse().ok()?,
+            seed: words[10].parse().ok()?,
+        };
+        r.check(2).ok().map(|_| r)
+    }
+
     /// The traffic among `p` ranks; `read` gives a file's text (bounded by the caller).
     pub fn build(
         &self,

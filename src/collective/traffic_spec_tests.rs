@@ -109,3 +109,30 @@ proptest! {
         let _ = s.parse::<TrafficSpec>();
     }
 }
+
+#[test]
+fn a_routing_label_reads_back_as_its_router_and_no_other_label_does() {
+    let spec: TrafficSpec = "moe=4096:8:2:1.2:7".parse().unwrap();
+    let label = spec.label();
+    assert_eq!(
+        TrafficSpec::routing_of_label(&label),
+        Some(Routing {
+            tokens: 4096,
+            experts: 8,
+            top_k: 2,
+            zipf: 1.2,
+            seed: 7
+        })
+    );
+    for other in [
+        "uniform",
+        "spread 1",
+        "matrix t.txt",
+        "moe tokens 4096 experts 8 top_k 2 zipf 1.2",
+        "moe tokens x experts 8 top_k 2 zipf 1.2 seed 7",
+        "moe tokens 0 experts 8 top_k 2 zipf 1.2 seed 7",
+        "moe experts 4096 tokens 8 top_k 2 zipf 1.2 seed 7",
+    ] {
+        assert_eq!(TrafficSpec::routing_of_label(other), None, "{other}");
+    }
+}

@@ -83,10 +83,12 @@ pub struct ProjectArgs {
     #[arg(long, value_name = "F")]
     pub overlap_slowdown: Option<f64>,
     /// Mixture of experts: the busiest expert-parallel rank's tokens over the mean, as a
-    /// router logs it (1 to 1024; 1, a balanced router, by default): every MoE AllToAll moves
-    /// that many times the mean bytes at the busiest rank, which sets its time.
-    #[arg(long, value_name = "R", default_value_t = 1.0)]
-    pub ep_load: f64,
+    /// router logs it (1 to 1024): every MoE AllToAll moves that many times the mean bytes at
+    /// the busiest rank, which sets its time [default: the load of the fit's alltoallv router
+    /// (sweep --op alltoallv --traffic moe=...) at each layout's --ep, else 1, a balanced
+    /// router].
+    #[arg(long, value_name = "R")]
+    pub ep_load: Option<f64>,
     /// Also run the projected step's collective schedule on this machine's host backend (one
     /// world of 2 to 2×cores ranks, FSDP only, compute as busy-waits) and print measured
     /// against projected step time; with --out, also replay.csv.
@@ -164,8 +166,10 @@ impl ProjectArgs {
                 recompute: self.recompute,
                 compute_efficiency: self.compute_efficiency,
                 overlap_slowdown,
-                ep_load: ep_load(self.ep_load)?,
+                ep_load: self.ep_load.map_or(Ok(1.0), ep_load)?,
+                ep_router: None,
             },
+            ep_load_given: self.ep_load.is_some(),
             replay: self.replay.then_some(self.replay_steps),
             replay_timeout: crate::units::parse_duration(&self.replay_timeout)
                 .map_err(|e| Error::usage(format!("--replay-timeout: {e}")))

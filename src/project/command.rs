@@ -10,6 +10,9 @@ use super::plan::{project, Batch, Projection, Request};
 use super::replay;
 use super::specs;
 use super::step::StepOptions;
+use crate::collective::routing::Routing;
+use crate::collective::traffic_spec::TrafficSpec;
+use crate::collective::Op;
 use crate::error::{Error, Result};
 use crate::fit::power::weighted_mean;
 use crate::fit::schema::FitFile;
@@ -29,6 +32,8 @@ pub struct ProjectRequest {
     pub batch: Batch,
     pub microbatches: Option<usize>,
     pub opts: StepOptions,
+    /// `--ep-load` was given: the fit's alltoallv router does not replace it.
+    pub ep_load_given: bool,
     /// `--replay`: timed steps to replay on the host backend.
     pub replay: Option<usize>,
     /// `--replay-timeout`: how long a replay rank may finish no step.
@@ -37,6 +42,13 @@ pub struct ProjectRequest {
     /// `--force`: replace the files of an earlier `--out`.
     pub force: bool,
     pub command_line: Vec<String>,
+}
+
+/// The router of the fit's first alltoallv model whose traffic is the routing model.
+fn fit_router(fit: &FitFile) -> Option<Routing> {
+    (fit.models.iter())
+        .filter(|m| m.op == Op::AllToAllV)
+        .find_map(|m| m.traffic.as_deref().and_then(TrafficSpec::routing_of_label))
 }
 
 /// Runs the command; exit code 0 (errors are `Err`).
@@ -67,9 +79,23 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         eps: req.eps.clone(),
         batch: req.batch,
         microbatches: req.microbatches,
-        opts: req.opts,
+        opts: StepOptions {
+            ep_router: (!req.ep_load_given).then(|| fit_router(&fit)).flatten(),
+            ..req.opts
+        },
         comm_power_w: measured_comm_power(&fit),
     };
+    if let Some(r) = &request.opts.ep_router {
+        crate::say!(
+            "collbench: MoE AllToAll load from the fit's alltoallv traffic (a router of {} \
+             tokens and {} experts per rank, top-{}, zipf {}): the busiest rank's tokens over \
+             the mean at each layout's --ep; --ep-load overrides it",
+            r.tokens,
+            r.experts,
+            r.top_k,
+            r.zipf
+        );
+    }
     if let Some(w) = request.comm_power_w {
         crate::say!(
             "collbench: exposed communication draws {w:.0} W per GPU, as NVML measured in the \

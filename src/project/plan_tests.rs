@@ -28,6 +28,7 @@ pub(in crate::project) fn request(model: &str, gpu: &str, tps: &[usize], pps: &[
         opts: StepOptions {
             recompute: false,
             ep_load: 1.0,
+            ep_router: None,
             reshard: false,
             hybrid: false,
             compute_efficiency: Some(0.5),

@@ -134,6 +134,7 @@ fn recomputation_adds_one_forward_to_layers_only() {
         hybrid: false,
         recompute: false,
         ep_load: 1.0,
+        ep_router: None,
         compute_efficiency: None,
         overlap_slowdown: 0.0,
     };

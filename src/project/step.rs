@@ -35,8 +35,9 @@ use super::model::ModelSpec;
 use super::moe::{fsdp_times, moe_alltoall_s};
 use super::roofline::{optimizer_seconds, unit_seconds, Chip, ComputeModel, UnitSeconds, Work};
 use super::stage::{Stage, Unit, UnitKind};
+use crate::collective::routing::Routing;
 use crate::collective::Op;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The step model's knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -56,6 +57,22 @@ pub struct StepOptions {
     /// The busiest expert-parallel rank's tokens over the mean (1: a balanced router): it
     /// sends and receives that many times the mean bytes, and so sets every MoE AllToAll's time.
     pub ep_load: f64,
+    /// The router of the fit's alltoallv traffic, whose load ratio at each layout's expert
+    /// parallelism replaces `ep_load` (where `--ep-load` was not given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ep_router: Option<Routing>,
+}
+
+impl StepOptions {
+    /// The busiest rank's load over the mean at `ep` expert-parallel ranks.
+    pub fn ep_load_at(&self, ep: usize) -> Result<f64> {
+        match self.ep_router {
+            Some(r) if ep > 1 => r
+                .load_ratio(ep)
+                .map_err(|e| Error::usage(format!("the fit's alltoallv router at ep {ep}: {e}"))),
+            _ => Ok(self.ep_load),
+        }
+    }
 }
 
 /// One stage's batch.
@@ -189,7 +206,8 @@ fn unit_costs(
     let act_bytes = 2.0 * tokens * model.hidden as f64;
     let tp_ar = 2.0 * net.time_s(Op::AllReduce, layout.tp_group(), act_bytes)?;
     // The most loaded rank of the group sets the time (the others wait for it).
-    let a2a = 2.0 * moe_alltoall_s(model, layout, tokens * opts.ep_load, net)?;
+    let load = opts.ep_load_at(layout.ep)?;
+    let a2a = 2.0 * moe_alltoall_s(model, layout, tokens * load, net)?;
     let hybrid = if opts.hybrid {
         layout.hybrid_groups()
     } else {

@@ -7,6 +7,7 @@ fn opts(sigma: f64, reshard: bool) -> StepOptions {
         reshard,
         recompute: false,
         ep_load: 1.0,
+        ep_router: None,
         hybrid: false,
         compute_efficiency: Some(1.0),
         overlap_slowdown: sigma,
@@ -160,6 +161,7 @@ fn moe_step_loaded(
     let o = StepOptions {
         recompute,
         ep_load,
+        ep_router: None,
         ..opts(0.0, false)
     };
     step_time(

@@ -54,7 +54,9 @@ impl Network<'_> {
         if group.ranks <= 1 {
             return None;
         }
-        Some(if self.has_model(Op::AllToAll, group) {
+        Some(if self.has_model(Op::AllToAllV, group) {
+            AllToAllModel::AllToAllV
+        } else if self.has_model(Op::AllToAll, group) {
             AllToAllModel::AllToAll
         } else {
             AllToAllModel::Pairwise(self.p2p_model(Group {
@@ -65,12 +67,21 @@ impl Network<'_> {
     }
 
     /// Seconds of one AllToAll of `bytes` per rank (the nccl-tests S: a block of S/p for every
-    /// rank) over `group`, timed by [`Self::alltoall_model`] (module docs); 0 for one rank.
+    /// rank; for an uneven one, the busiest rank's bytes) over `group`, timed by
+    /// [`Self::alltoall_model`] (module docs); 0 for one rank.
     pub fn alltoall_s(&self, group: Group, bytes: f64) -> Result<f64> {
         let Some(model) = self.alltoall_model(group) else {
             return Ok(0.0);
         };
         let s = match model {
+            AllToAllModel::AllToAllV => {
+                self.note(
+                    "every MoE AllToAll is timed by the fit's alltoallv model, its size the \
+                     busiest rank's bytes (the mean times the router's load ratio)"
+                        .to_string(),
+                );
+                self.time_s(Op::AllToAllV, group, bytes)?
+            }
             AllToAllModel::AllToAll => self.time_s(Op::AllToAll, group, bytes)?,
             AllToAllModel::Pairwise(p2p) => {
                 let timed = match p2p {
@@ -141,6 +152,8 @@ impl P2pModel {
 /// The model a MoE AllToAll used (projection.csv and .json `alltoall_model`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AllToAllModel {
+    /// The fit's AllToAllV model (an uneven exchange timed by its busiest rank's bytes).
+    AllToAllV,
     /// The fit's AllToAll model.
     AllToAll,
     /// The pairwise schedule of point-to-point transfers, each timed by this model.
@@ -150,6 +163,7 @@ pub enum AllToAllModel {
 impl AllToAllModel {
     pub fn name(self) -> &'static str {
         match self {
+            AllToAllModel::AllToAllV => "alltoallv",
             AllToAllModel::AllToAll => "alltoall",
             AllToAllModel::Pairwise(P2pModel::SendRecv) => "pairwise-sendrecv",
             AllToAllModel::Pairwise(P2pModel::AllGatherPair) => "pairwise-allgather-pair",

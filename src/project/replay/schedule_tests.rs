@@ -15,6 +15,7 @@ fn opts(reshard: bool) -> StepOptions {
         reshard,
         recompute: false,
         ep_load: 1.0,
+        ep_router: None,
         hybrid: false,
         compute_efficiency: Some(0.5),
         overlap_slowdown: 0.0,
