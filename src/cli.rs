@@ -168,7 +168,7 @@ fn rank_args(args: &RankCliArgs) -> Result<crate::sweep::rank::RankArgs> {
 
 /// A JSON document a launcher handed its ranks through the environment variable `var`.
 fn handed<T: serde::de::DeserializeOwned>(var: &str, what: &str) -> Result<T> {
-    let json = std::env::var(var).map_err(|_| {
+    let json = crate::launch::handoff::received(var)?.ok_or_else(|| {
         Error::usage(format!(
             "{var} is not set; these rank processes are started by collbench itself ({what})"
         ))

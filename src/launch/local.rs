@@ -93,6 +93,8 @@ impl LocalRanks {
             source: e,
         })?;
         let launcher = std::process::id() as libc::pid_t;
+        // Open until every rank has started (and inherited its memfds, if any).
+        let handoff = super::handoff::hand(env)?;
         let mut ranks = LocalRanks {
             children: Vec::with_capacity(n),
         };
@@ -100,7 +102,7 @@ impl LocalRanks {
             let mut cmd = Command::new(&exe);
             cmd.arg(subcommand)
                 .args(args(r))
-                .envs(env.iter().copied())
+                .envs(handoff.env.iter().map(|(k, v)| (k, v)))
                 .stdin(Stdio::null())
                 .stdout(Stdio::null());
             die_with(&mut cmd, launcher);

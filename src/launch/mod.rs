@@ -3,6 +3,7 @@
 //! rendezvous through which such ranks find each other.
 
 pub mod env;
+pub mod handoff;
 pub mod hostlist;
 pub mod local;
 pub mod peers;
