@@ -67,12 +67,11 @@ pub fn render(fit: &FitFile, opts: &ExportOptions) -> Result<String> {
 
 /// (within a node, across nodes) busbw of large messages, GB/s; `None` where the model says
 /// nothing of that level.
-fn busbws(net: &Network) -> Result<(Option<f64>, Option<f64>)> {
+pub(super) fn busbws(net: &Network) -> Result<(Option<f64>, Option<f64>)> {
     let beta = |what: &str| net.levels.iter().find(|l| l.what == what);
     if let Some(l) = net.levels.iter().find(|l| l.beta_ns_per_byte <= 0.0) {
         return Err(Error::usage(format!(
-            "--export inductor: the {} model has {} = {} (no bandwidth term); Inductor needs a \
-             bandwidth > 0",
+            "--export: the {} model has {} = {} (no bandwidth term); a bandwidth > 0 is needed",
             net.op, l.beta_name, l.beta_ns_per_byte
         )));
     }

@@ -8,6 +8,7 @@
 //! | `calculon` | Calculon (calculon-ai/calculon) | the `networks` list of a system JSON |
 //! | `nccl-tuner` | NCCL's example tuner plugin (ext-tuner/example) | CSV: fastest algorithm per size range |
 //! | `inductor` | PyTorch Inductor's collective cost model | Python: `intra_node_bw`, `inter_node_bw` |
+//! | `simai` | SimAI-Analytical's automatic busbw | its flags: `-nv`, `-nic`, `-n_p_s`, `-g`, `-g_p_s` |
 //!
 //! Everything here is pure: a [`FitFile`] in, the file's text out. Numbers the fit does not
 //! have (how many NPUs, how many nodes) come from [`ExportOptions`], by default the largest
@@ -17,6 +18,7 @@ pub mod astra_sim;
 pub mod calculon;
 pub mod inductor;
 pub mod nccl_tuner;
+pub mod simai;
 
 use std::path::PathBuf;
 
@@ -33,6 +35,7 @@ named_enum!(
         Calculon => "calculon",
         NcclTuner => "nccl-tuner",
         Inductor => "inductor",
+        SimAi => "simai",
     }
 );
 
@@ -65,6 +68,7 @@ pub fn export(fit: &FitFile, format: ExportFormat, opts: &ExportOptions) -> Resu
         ExportFormat::Calculon => calculon::render(fit, opts),
         ExportFormat::NcclTuner => nccl_tuner::render(fit, opts),
         ExportFormat::Inductor => inductor::render(fit, opts),
+        ExportFormat::SimAi => simai::render(fit, opts),
     }
 }
 

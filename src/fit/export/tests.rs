@@ -10,7 +10,7 @@ fn names_parse_back_and_unknown_lists_the_known() {
     let e = "nope".parse::<ExportFormat>().unwrap_err().to_string();
     assert_eq!(
         e,
-        "unknown export format 'nope'; valid values: astra-sim, calculon, nccl-tuner, inductor"
+        "unknown export format 'nope'; valid values: astra-sim, calculon, nccl-tuner, inductor, simai"
     );
 }
 
