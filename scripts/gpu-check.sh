@@ -26,7 +26,7 @@ SELF=$(readlink -f "${BASH_SOURCE[0]}")
 SCRIPTS=$(dirname "$SELF")
 REPO=$(dirname "$SCRIPTS")
 
-OPS_ALL=allreduce,allgather,reducescatter,broadcast,reduce,alltoall,sendrecv,gather,scatter
+OPS_ALL=allreduce,allgather,reducescatter,broadcast,reduce,alltoall,alltoallv,sendrecv,gather,scatter
 
 # ------------------------------------------------------------------------------------------------
 # Helpers shared by the main flow and the steps (each step runs in a child bash: `--step NAME`).

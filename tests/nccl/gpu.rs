@@ -145,7 +145,7 @@ fn gpu_every_op_and_dtype_in_and_out_of_place_is_exact() {
 
 #[test]
 #[ignore = "needs NVIDIA GPUs, their driver and libnccl"]
-fn gpu_alltoall_and_sendrecv_are_exact_with_and_without_cuda_graphs() {
+fn gpu_alltoall_alltoallv_and_sendrecv_are_exact_with_and_without_cuda_graphs() {
     let Some(gpus) = gpus_or_skip() else {
         return;
     };
@@ -162,7 +162,7 @@ fn gpu_alltoall_and_sendrecv_are_exact_with_and_without_cuda_graphs() {
             "--backend",
             "nccl",
             "--op",
-            "alltoall,sendrecv",
+            "alltoall,alltoallv,sendrecv",
             "--world-sizes",
             &worlds,
             "--dtype",
@@ -191,7 +191,7 @@ fn gpu_alltoall_and_sendrecv_are_exact_with_and_without_cuda_graphs() {
             r.stdout
         );
         let rows = summary(&dir);
-        for op in [Op::AllToAll, Op::SendRecv] {
+        for op in [Op::AllToAll, Op::AllToAllV, Op::SendRecv] {
             for d in [DType::F32, DType::BF16, DType::F64, DType::I32] {
                 let of: Vec<_> = rows
                     .iter()
