@@ -14,8 +14,7 @@
 //! nodes. Inductor caps busBw at its `llMaxBws` table (87.7 GB/s on one Ampere or Hopper node,
 //! 22.5 on two nodes, 19.0 on more): faster links than that change nothing there.
 
-use super::{describe, network, num, provenance, ExportFormat, ExportOptions, Network};
-use crate::collective::Op;
+use super::{allreduce_first, describe, num, provenance, ExportFormat, ExportOptions, Network};
 use crate::error::{Error, Result};
 use crate::fit::forms::Form;
 use crate::fit::schema::FitFile;
@@ -31,12 +30,7 @@ pub fn inductor_bw(busbw_gbps: f64) -> f64 {
 /// The Python text.
 pub fn render(fit: &FitFile, opts: &ExportOptions) -> Result<String> {
     // AllReduce first: Inductor's one-node relation (f = 1/4) is the AllReduce one.
-    let allreduce = ExportOptions {
-        op: opts.op.or(Some(Op::AllReduce)),
-        ..opts.clone()
-    };
-    let net = network(fit, &allreduce, ExportFormat::Inductor)
-        .or_else(|_| network(fit, opts, ExportFormat::Inductor))?;
+    let net = allreduce_first(fit, opts, ExportFormat::Inductor)?;
     let (intra, inter) = busbws(&net)?;
     let mut out = vec![
         "# PyTorch Inductor collective cost model (torch/_inductor/comm_analysis.py)".to_string(),

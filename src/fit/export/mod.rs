@@ -104,6 +104,20 @@ pub(crate) struct Network<'a> {
     pub levels: Vec<Level>,
 }
 
+/// [`network`] of the AllReduce model where `--export-op` names none and the fit has one, else
+/// of the op the default order picks: the tools whose ring relation is AllReduce's.
+pub(crate) fn allreduce_first<'a>(
+    fit: &'a FitFile,
+    opts: &ExportOptions,
+    format: ExportFormat,
+) -> Result<Network<'a>> {
+    let allreduce = ExportOptions {
+        op: opts.op.or(Some(Op::AllReduce)),
+        ..opts.clone()
+    };
+    network(fit, &allreduce, format).or_else(|_| network(fit, opts, format))
+}
+
 /// The ring or two-level network of the reference op (two-level first: it describes more).
 pub(crate) fn network<'a>(
     fit: &'a FitFile,

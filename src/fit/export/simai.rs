@@ -11,19 +11,13 @@
 //! busbw.yaml` form is not parsed by the open-source binary, so no busbw.yaml is written.
 
 use super::inductor::busbws;
-use super::{describe, network, num, provenance, ExportFormat, ExportOptions};
-use crate::collective::Op;
+use super::{allreduce_first, describe, num, provenance, ExportFormat, ExportOptions};
 use crate::error::{Error, Result};
 use crate::fit::schema::FitFile;
 
 /// The text: comments, then one line of flags.
 pub fn render(fit: &FitFile, opts: &ExportOptions) -> Result<String> {
-    let ring = ExportOptions {
-        op: opts.op.or(Some(Op::AllReduce)),
-        ..opts.clone()
-    };
-    let net = network(fit, &ring, ExportFormat::SimAi)
-        .or_else(|_| network(fit, opts, ExportFormat::SimAi))?;
+    let net = allreduce_first(fit, opts, ExportFormat::SimAi)?;
     let (within, across) = busbws(&net)?;
     let per_node = (net.npus / net.nodes.max(1)).max(1);
     let nv = within.or(across).ok_or_else(|| {
