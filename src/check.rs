@@ -112,6 +112,33 @@ pub fn count_wrong_in(call: &Call, p: usize, rank: usize, piece: Piece) -> u64 {
         .count() as u64
 }
 
+/// [`count_wrong`], or [`count_wrong_uneven`] where `uneven` holds this rank's counts of an
+/// alltoallv.
+pub fn count_wrong_with(
+    call: &Call,
+    (p, rank): (usize, usize),
+    uneven: Option<&RankCounts>,
+    out: &[u8],
+) -> u64 {
+    match uneven {
+        Some(counts) => count_wrong_uneven(call, p, counts, out),
+        None => count_wrong(call, p, rank, out),
+    }
+}
+
+/// [`count_wrong_in`], or [`count_wrong_uneven_in`] where `uneven` holds this rank's counts.
+pub fn count_wrong_in_with(
+    call: &Call,
+    (p, rank): (usize, usize),
+    uneven: Option<&RankCounts>,
+    piece: Piece,
+) -> u64 {
+    match uneven {
+        Some(counts) => count_wrong_uneven_in(call, p, counts, piece),
+        None => count_wrong_in(call, p, rank, piece),
+    }
+}
+
 /// [`count_wrong`] for an alltoallv call whose counts for this rank are `counts`: the
 /// output holds, packed in source order, each source's elements for this rank, which sit in
 /// its input from `counts.src_offset[src]`.

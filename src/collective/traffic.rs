@@ -13,7 +13,7 @@
 //!
 //! Every per-peer amount is rounded down to a multiple of 16 bytes, as nccl-tests does. The
 //! point's size (nccl-tests' `size` column) is the most any rank sends or receives; busbw is that
-//! over the time times (p−1)/p.
+//! over the time times (p−1)/p (the op's row: `Factor::PeersOverP`).
 
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +22,10 @@ pub const ALIGN: usize = 16;
 
 /// The largest matrix read: a rank count past any cluster measured, and a bound on memory.
 pub const MAX_DIM: usize = 4096;
+
+/// The most a bytes matrix may have one rank send or receive (1 TiB): far past any buffer, and
+/// so that every sum of cells stays exact.
+pub const MAX_RANK_BYTES: usize = 1 << 40;
 
 /// A row of fractions may miss 1 by this much (a CSV written with 6 decimals).
 pub const ROW_SUM_TOLERANCE: f64 = 1e-4;
@@ -122,13 +126,6 @@ pub fn generated_total_bytes(size: usize, elt: usize, p: usize) -> usize {
     param_count * p * elt
 }
 
-/// nccl-tests' bus bandwidth of an alltoallv point, GB/s: the most loaded rank's bytes over the
-/// time, times (p−1)/p.
-pub fn busbw_gbps(max_rank_bytes: usize, time_us: f64, p: usize) -> f64 {
-    let algbw = max_rank_bytes as f64 / 1e3 / time_us;
-    algbw * (p.saturating_sub(1)) as f64 / p.max(1) as f64
-}
-
 /// A spread checked: a number from 0 to 1 (nccl-tests clamps; a typo should not pass).
 pub fn spread(s: f64) -> Result<Traffic, String> {
     match (0.0..=1.0).contains(&s) {
@@ -163,7 +160,27 @@ pub fn parse_bytes_matrix(text: &str, scale: f64) -> Result<Traffic, String> {
     if cells.iter().all(|&b| b == 0) {
         return Err("every cell is 0 (below 16 bytes after scaling): nothing is sent".into());
     }
+    check_rank_totals(dim, &cells)?;
     Ok(Traffic::Bytes { dim, cells })
+}
+
+/// Refuses a matrix in which a rank sends or receives more than [`MAX_RANK_BYTES`].
+fn check_rank_totals(dim: usize, cells: &[usize]) -> Result<(), String> {
+    let too_much = |what: &str, r: usize| {
+        format!(
+            "rank {r} {what} more than {MAX_RANK_BYTES} bytes (1 TiB) in all; scale the matrix down"
+        )
+    };
+    for r in 0..dim {
+        let total = |cell: &dyn Fn(usize) -> usize| {
+            (0..dim).try_fold(0usize, |sum, k| {
+                Some(sum.saturating_add(cell(k))).filter(|&s| s <= MAX_RANK_BYTES)
+            })
+        };
+        total(&|k| cells[r * dim + k]).ok_or_else(|| too_much("sends", r))?;
+        total(&|k| cells[k * dim + r]).ok_or_else(|| too_much("receives", r))?;
+    }
+    Ok(())
 }
 
 /// Parses a CSV of fractions (cell [i][j]: the share of rank i's total sent to j); every row

@@ -40,8 +40,10 @@ fn sizes_and_busbw_follow_nccl_tests() {
     // bf16: 8 elements per chunk.
     assert_eq!(generated_total_bytes(1000, 2, 4), 120 * 4 * 2);
     // The most loaded rank's 1 GB in 1 s: algbw 1 GB/s, busbw 3/4 of it at 4 ranks.
-    assert!((busbw_gbps(1_000_000_000, 1e6, 4) - 0.75).abs() < 1e-12);
-    assert_eq!(busbw_gbps(1000, 1.0, 1), 0.0);
+    let op = crate::collective::Op::AllToAllV;
+    let algbw = crate::collective::algbw_gbps(op, 1_000_000_000, 4, 1e6);
+    assert!((crate::collective::busbw_gbps(op, 4, algbw) - 0.75).abs() < 1e-12);
+    assert_eq!(crate::collective::busbw_gbps(op, 1, algbw), 0.0);
 }
 
 #[test]
@@ -172,4 +174,17 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_matrix_whose_rank_moves_more_than_a_tebibyte_is_refused() {
+    let big = format!("0 {}\n16 0\n", 1u64 << 40);
+    assert!(parse_bytes_matrix(&big, 1.0).is_ok());
+    let e = parse_bytes_matrix(&big, 2.0).unwrap_err();
+    assert!(e.contains("rank 0 sends more than"), "{e}");
+    let e = parse_bytes_matrix(&format!("0 16\n{} 0\n", 1u64 << 41), 1.0).unwrap_err();
+    assert!(
+        e.contains("rank 1 sends") || e.contains("rank 0 receives"),
+        "{e}"
+    );
 }

@@ -66,13 +66,18 @@ pub fn project(req: &Request, fit: &FitFile) -> Result<Projection> {
     let net = Network::new(fit);
     let mut rows = Vec::new();
     let mut notes = Vec::new();
+    // The router's load is drawn once per expert parallelism.
+    let moe = (req.model.experts, req.model.top_k);
+    let per_ep: Vec<StepOptions> = (req.eps.iter())
+        .map(|&ep| req.opts.at_ep(ep, moe))
+        .collect::<Result<_>>()?;
     for &world in &req.worlds {
         let before = rows.len();
         let mut why = Vec::new();
         for &tp in &req.tps {
             for &pp in &req.pps {
-                for &ep in &req.eps {
-                    match plan_row(req, world, (tp, pp, ep), &net)? {
+                for (&ep, opts) in req.eps.iter().zip(&per_ep) {
+                    match plan_row((req, opts), world, (tp, pp, ep), &net)? {
                         Ok(row) => rows.push(row),
                         Err(reason) => {
                             why.push(format!("{}: {reason}", scaling::layout_name(tp, pp, ep)))
@@ -206,7 +211,7 @@ fn layout_batch(req: &Request, l: &Layout) -> Result<(usize, usize, usize), Stri
 
 /// One row, or the reason the layout cannot run (an error only for a fit lacking a model).
 fn plan_row(
-    req: &Request,
+    (req, opts): (&Request, &StepOptions),
     world: usize,
     (tp, pp, ep): (usize, usize, usize),
     net: &Network,
@@ -229,19 +234,12 @@ fn plan_row(
         microbatches: m,
     };
     let metrics = if fits {
-        let t = step_time(
-            &req.model,
-            &Chip::new(hw),
-            &layout,
-            &st,
-            &batch,
-            &req.opts,
-            net,
-        )
-        .map_err(|e| {
-            let name = scaling::layout_name(tp, pp, ep);
-            Error::usage(format!("world {world} {name}: {e}"))
-        })?;
+        let t = step_time(&req.model, &Chip::new(hw), &layout, &st, &batch, opts, net).map_err(
+            |e| {
+                let name = scaling::layout_name(tp, pp, ep);
+                Error::usage(format!("world {world} {name}: {e}"))
+            },
+        )?;
         let work = StepWork {
             world,
             tokens: (global * req.seq) as f64,

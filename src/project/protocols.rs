@@ -26,7 +26,7 @@ impl Measured for CurveFit {
         let (a, b) = (&self.key, &other.key);
         (&a.backend, a.op, a.algo, a.dtype) == (&b.backend, b.op, b.algo, b.dtype)
             && (a.world, a.nodes.max(1), a.in_place) == (b.world, b.nodes.max(1), b.in_place)
-            && a.comm == b.comm
+            && (a.comm, &a.traffic) == (b.comm, &b.traffic)
     }
 }
 
@@ -44,6 +44,7 @@ impl Measured for WorldModel {
             self.in_place,
             &self.form,
             self.comm,
+            &self.traffic,
         ) == (
             &other.backend,
             other.op,
@@ -52,6 +53,7 @@ impl Measured for WorldModel {
             other.in_place,
             &other.form,
             other.comm,
+            &other.traffic,
         )
     }
 }

@@ -64,14 +64,28 @@ pub struct StepOptions {
 }
 
 impl StepOptions {
-    /// The busiest rank's load over the mean at `ep` expert-parallel ranks.
-    pub fn ep_load_at(&self, ep: usize) -> Result<f64> {
-        match self.ep_router {
-            Some(r) if ep > 1 => r
-                .load_ratio(ep)
-                .map_err(|e| Error::usage(format!("the fit's alltoallv router at ep {ep}: {e}"))),
-            _ => Ok(self.ep_load),
-        }
+    /// These options with the busiest rank's load at `ep` expert-parallel ranks resolved: the
+    /// router's skew (its Zipf exponent, seed and tokens) over the model's `experts` shared
+    /// among the `ep` ranks, each token to the model's `top_k`; `ep_load` where there is no
+    /// router.
+    pub fn at_ep(&self, ep: usize, (experts, top_k): (usize, usize)) -> Result<StepOptions> {
+        let Some(r) = self.ep_router.filter(|_| ep > 1 && experts > 0) else {
+            return Ok(*self);
+        };
+        let router = Routing {
+            experts: (experts / ep).max(1),
+            top_k: top_k.clamp(1, experts),
+            ..r
+        };
+        let load = router.load_ratio(ep).map_err(|e| {
+            Error::usage(format!(
+                "the fit's alltoallv router at ep {ep}: {e}; give --ep-load instead"
+            ))
+        })?;
+        Ok(StepOptions {
+            ep_load: load,
+            ..*self
+        })
     }
 }
 
@@ -206,8 +220,7 @@ fn unit_costs(
     let act_bytes = 2.0 * tokens * model.hidden as f64;
     let tp_ar = 2.0 * net.time_s(Op::AllReduce, layout.tp_group(), act_bytes)?;
     // The most loaded rank of the group sets the time (the others wait for it).
-    let load = opts.ep_load_at(layout.ep)?;
-    let a2a = 2.0 * moe_alltoall_s(model, layout, tokens * load, net)?;
+    let a2a = 2.0 * moe_alltoall_s(model, layout, tokens * opts.ep_load, net)?;
     let hybrid = if opts.hybrid {
         layout.hybrid_groups()
     } else {

@@ -309,6 +309,11 @@ impl SweepArgs {
         let algos = parse_names::<Algo>(algo_text)?;
         check_combinations(backend, (&ops, &algos), &self.op, algo_text)?;
         let traffic = self.traffic.source(&ops)?;
+        if self.bisect && traffic.is_some() {
+            return Err(Error::usage(
+                "--bisect measures each group at the size of a uniform op; drop alltoallv from --op",
+            ));
+        }
         let opts = SweepOptions {
             ops,
             algos,

@@ -16,7 +16,7 @@ use crate::backend::host::transport::tcp::TcpTransport;
 use crate::backend::host::transport::Transport;
 use crate::backend::host::wait::{futex_wake_all, Sleeper, WaitPolicy};
 use crate::backend::host::{self};
-use crate::check::{count_wrong, count_wrong_uneven, fill_input};
+use crate::check::{count_wrong_with, fill_input};
 use crate::collective::uneven::RankCounts;
 use crate::error::{Error, Result};
 use crate::model::plan::{Point, SweepOptions, TransportKind};
@@ -291,8 +291,5 @@ fn fill(p: &Point, g: &Group, bufs: &mut RankBuffers) {
 fn check(p: &Point, g: &Group, bufs: &mut RankBuffers) -> u64 {
     let c = &p.call;
     let out = bufs.io.result_region(c.op, &c.shape, p.in_place, g.me);
-    match &bufs.counts {
-        Some(counts) => count_wrong_uneven(c, g.size(), counts, out),
-        None => count_wrong(c, g.size(), g.me, out),
-    }
+    count_wrong_with(c, (g.size(), g.me), bufs.counts.as_ref(), out)
 }

@@ -16,7 +16,7 @@ use mpi::traits::*;
 
 use super::raw::Handles;
 use crate::backend::buffers::CallBuffers;
-use crate::check::{count_wrong, count_wrong_uneven, fill_input};
+use crate::check::{count_wrong_with, fill_input};
 use crate::collective::uneven::RankCounts;
 use crate::collective::{Op, ReduceOp, Semantics};
 use crate::error::{Error, Result};
@@ -53,10 +53,8 @@ impl MpiBuffers {
         } else {
             self.0.result_region(c.op, &c.shape, p.in_place, rank)
         };
-        match &args.uneven {
-            Some(v) => count_wrong_uneven(c, size, &v.counts, out),
-            None => count_wrong(c, size, rank, out),
-        }
+        let counts = args.uneven.as_ref().map(|v| &v.counts);
+        count_wrong_with(c, (size, rank), counts, out)
     }
 
     /// The point's call on `comm`, resolved once per point (count, datatype, reduction, peers,

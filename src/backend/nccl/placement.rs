@@ -1,7 +1,7 @@
 //! Where one rank's call of a point reads and writes in its two device buffers: nccl-tests
 //! buffer semantics in and out of place, and the buffer sizes a whole sweep needs.
 
-use crate::check::{count_wrong_in, count_wrong_uneven_in, fill_input_from, Piece};
+use crate::check::{count_wrong_in_with, fill_input_from, Piece};
 use crate::collective::uneven::RankCounts;
 use crate::collective::Layout;
 use crate::error::Result;
@@ -138,10 +138,7 @@ pub fn count_wrong_pieces(
         let mut out = vec![0u8; piece.len];
         mem.copy_out(piece, &mut out)?;
         let piece = Piece { first, bytes: &out };
-        wrong += match uneven {
-            Some(counts) => count_wrong_uneven_in(call, size, counts, piece),
-            None => count_wrong_in(call, size, me, piece),
-        };
+        wrong += count_wrong_in_with(call, (size, me), uneven, piece);
     }
     Ok(wrong)
 }
