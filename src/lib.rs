@@ -49,6 +49,7 @@ pub mod check;
 pub mod cli;
 pub mod collective;
 pub mod compare;
+pub mod digest;
 pub mod error;
 pub mod fit;
 pub mod html;

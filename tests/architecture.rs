@@ -17,6 +17,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "vocabulary",
         &[
             "error",
+            "digest",
             "named",
             "units",
             "physical",

@@ -20,8 +20,11 @@ use serde::{Deserialize, Serialize};
 /// Per-peer amounts are multiples of this many bytes (nccl-tests aligns them so).
 pub const ALIGN: usize = 16;
 
-/// The largest matrix read: a rank count past any cluster measured, and a bound on memory.
-pub const MAX_DIM: usize = 4096;
+/// The largest matrix read: past any expert-parallel group, and small enough that the sweep's
+/// options carrying it (to local ranks, and into meta.json, read back up to 64 MiB) stay a few
+/// tens of MiB (1024² fractions are about 20 MiB of JSON). Larger worlds: a spread or the
+/// routing model, which travel as a few numbers.
+pub const MAX_DIM: usize = 1024;
 
 /// The most a bytes matrix may have one rank send or receive (1 TiB): far past any buffer, and
 /// so that every sum of cells stays exact.
@@ -233,7 +236,9 @@ fn rows_of<'a>(
 fn square(rows: &[Vec<&str>]) -> Result<usize, String> {
     let dim = rows.len();
     if dim > MAX_DIM {
-        return Err(format!("{dim} rows: more than {MAX_DIM} ranks"));
+        return Err(format!(
+            "{dim} rows: more than {MAX_DIM} ranks; for larger worlds use a spread or moe="
+        ));
     }
     match rows.iter().position(|r| r.len() != dim) {
         Some(r) => Err(format!(

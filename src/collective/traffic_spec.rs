@@ -183,11 +183,36 @@ impl TrafficSpec {
             }
             TrafficSpec::Moe(r) => Pattern::Moe(*r),
         };
-        Ok(TrafficSource {
-            label: self.label(),
-            pattern,
-        })
+        // Two files of one name (or one file edited) are told apart by their cells.
+        let label = match &pattern {
+            Pattern::Fixed(t @ (Traffic::Bytes { .. } | Traffic::Fractions { .. })) => {
+                format!("{} #{:08x}", self.label(), cells_digest(t) >> 32)
+            }
+            _ => self.label(),
+        };
+        Ok(TrafficSource { label, pattern })
     }
+}
+
+/// A digest of a matrix's dimension and cells, as parsed (so layout and comments do not count).
+fn cells_digest(t: &Traffic) -> u64 {
+    let mut bytes = Vec::new();
+    match t {
+        Traffic::Bytes { dim, cells } => {
+            bytes.extend((*dim as u64).to_le_bytes());
+            cells
+                .iter()
+                .for_each(|&c| bytes.extend((c as u64).to_le_bytes()));
+        }
+        Traffic::Fractions { dim, cells } => {
+            bytes.extend((*dim as u64).to_le_bytes());
+            cells
+                .iter()
+                .for_each(|c| bytes.extend(c.to_bits().to_le_bytes()));
+        }
+        Traffic::Spread(s) => bytes.extend(s.to_bits().to_le_bytes()),
+    }
+    crate::digest::fnv1a64(&bytes)
 }
 
 /// A `--traffic` with its file read: what a plan needs to size and run alltoallv at any world

@@ -136,3 +136,27 @@ fn a_routing_label_reads_back_as_its_router_and_no_other_label_does() {
         assert_eq!(TrafficSpec::routing_of_label(other), None, "{other}");
     }
 }
+
+#[test]
+fn a_file_pattern_is_labelled_by_its_name_and_its_cells() {
+    let read_as = |text: &'static str| move |_: &Path| Ok::<String, String>(text.to_string());
+    let m = spec("matrix=t.txt");
+    let a = m.read(&read_as("16 32\n48 64\n")).unwrap().label;
+    let same = m
+        .read(&read_as("# the same cells\n16   32\n48 64\n"))
+        .unwrap()
+        .label;
+    let other = m.read(&read_as("16 32\n48 80\n")).unwrap().label;
+    assert!(
+        a.starts_with("matrix t.txt #") && a.len() == "matrix t.txt #".len() + 8,
+        "{a}"
+    );
+    assert_eq!(a, same);
+    assert_ne!(a, other);
+    let f = spec("fractions=f.csv")
+        .read(&read_as("0.5,0.5\n1,0\n"))
+        .unwrap();
+    assert!(f.label.starts_with("fractions f.csv #"), "{}", f.label);
+    let moe = spec("moe=64:2:2:1").read(&read_as("")).unwrap();
+    assert_eq!(moe.label, spec("moe=64:2:2:1").label());
+}

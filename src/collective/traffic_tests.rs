@@ -92,7 +92,7 @@ fn bad_matrices_are_refused_in_one_line_naming_the_place() {
     let tall = "16\n".repeat(MAX_DIM + 1);
     assert!(parse_bytes_matrix(&tall, 1.0)
         .unwrap_err()
-        .contains("more than 4096"));
+        .contains("more than 1024"));
 }
 
 #[test]

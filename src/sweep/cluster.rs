@@ -217,9 +217,11 @@ fn open_peer_fd(at: &str, owner: usize) -> Result<i32> {
     Ok(fd)
 }
 
-/// Fails, naming the first rank whose sweep differs from rank 0's.
+/// Fails, naming the first rank whose sweep differs from rank 0's. The fingerprint travels as
+/// its digest: the options may hold a traffic matrix longer than a store value.
 fn check_same_sweep(store: &mut StoreClient, fingerprint: &str) -> Result<()> {
-    let all = store.all_gather("collbench-sweep", fingerprint.as_bytes())?;
+    let digest = format!("{:016x}", crate::digest::fnv1a64(fingerprint.as_bytes()));
+    let all = store.all_gather("collbench-sweep", digest.as_bytes())?;
     match all.iter().position(|f| f != &all[0]) {
         Some(r) => Err(Error::usage(format!(
             "rank {r} was started with other sweep options than rank 0; start every rank with the same command line"

@@ -258,13 +258,21 @@ impl SweepOptions {
         let mut last = None;
         if let Some(t) = traffic {
             let first = self.sizes.first().copied().unwrap_or(0);
-            plan.notes.push(uneven_note((op, dtype, world), t, first));
+            let note = uneven_note((op, dtype, world), t, first);
+            // One per (dtype, world): the algorithms and placements share it.
+            if !plan.notes.contains(&note) {
+                plan.notes.push(note);
+            }
         }
         for &requested in &self.sizes {
             let shape = match traffic {
                 Some(t) => uneven::shape(&t.traffic, dtype, requested, world),
                 None => Shape::new(op, dtype, requested, world),
             };
+            if shape.bytes == 0 && traffic.is_some_and(|t| !t.traffic.sweeps()) {
+                // The matrix's size is every size's: said once, in the note above.
+                break;
+            }
             if shape.bytes == 0 {
                 let per = match op.splits_per_rank() {
                     true => "one 16-byte block per rank (nccl-tests' rule)",
@@ -326,11 +334,14 @@ fn uneven_note((op, dtype, world): (Op, DType, usize), t: &PointTraffic, first: 
             "{at}: each size is the busiest rank's bytes, every peer's share of the size asked \
              rounded down to 16 bytes (nccl-tests' alltoallv size)"
         ),
-        false => format!(
-            "{at}: the matrix fixes the size ({} for the busiest rank); one point, whatever \
-             the sizes asked",
-            format_size(uneven::shape(&t.traffic, dtype, first, world).bytes)
-        ),
+        false => match uneven::shape(&t.traffic, dtype, first, world).bytes {
+            0 => format!("{at}: the matrix sends nothing among these ranks; skipped"),
+            bytes => format!(
+                "{at}: the matrix fixes the size ({} for the busiest rank); one point, whatever \
+                 the sizes asked",
+                format_size(bytes)
+            ),
+        },
     }
 }
 

@@ -223,3 +223,34 @@ fn memory_estimate_counts_only_the_scratch_an_algorithm_uses() {
         assert_eq!(point(op, Algo::Linear, false).bytes_per_rank(), 80 * mib);
     }
 }
+
+/// An alltoallv curve: the matrix fixes one point per world, a world its block leaves empty is
+/// skipped with one note, and the note on sizes is said once for every algorithm and placement.
+#[test]
+fn an_alltoallv_matrix_plans_one_point_per_world_it_sends_in() {
+    use crate::collective::traffic_spec::TrafficSpec;
+    let spec: TrafficSpec = "matrix=m.txt".parse().unwrap();
+    let read = |_: &std::path::Path| Ok("0 0 16\n0 0 32\n16 48 0\n".to_string());
+    let mut o = opts();
+    (o.ops, o.algos, o.ranks) = (vec![Op::AllToAllV], vec![Algo::Pairwise], 3);
+    (o.sizes, o.in_place) = (vec![1024, 2048, 4096], vec![false, true]);
+    o.traffic = Some(spec.read(&read).unwrap());
+    let plan = o.plan();
+    let worlds: Vec<(usize, bool, usize)> = (plan.points.iter())
+        .map(|p| (p.world, p.in_place, p.call.shape.bytes))
+        .collect();
+    // World 3: rank 2 sends 16 + 48 = 64 B, the most any rank sends or receives.
+    assert_eq!(worlds, [(3, false, 64), (3, true, 64)]);
+    let nothing = plan
+        .notes
+        .iter()
+        .filter(|n| n.contains("sends nothing"))
+        .count();
+    let fixes = plan
+        .notes
+        .iter()
+        .filter(|n| n.contains("fixes the size"))
+        .count();
+    assert_eq!((nothing, fixes), (1, 1), "{:#?}", plan.notes);
+    assert!(plan.points.iter().all(|p| p.traffic.is_some()));
+}
