@@ -243,6 +243,9 @@ const ALL_TO_ALL_V: OpRow = OpRow {
          not the packed send blocks nccl-tests' alltoallv fills",
     ),
     nccl_test: "alltoallv_perf",
+    // OMB's osu_alltoallv sends `size` bytes to every rank (uniform counts), as its alltoall.
+    osu_tests: &["alltoallv", "all-to-allv personalized exchange"],
+    osu_size_per_rank: true,
     projection: &[Pairwise, Linear, Auto],
     scratch: &[
         (Pairwise, Scratch::InPlaceCopy),

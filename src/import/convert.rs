@@ -265,11 +265,13 @@ fn point(
     // Our count is the elements in S (old nccl-tests printed AllGather's per rank); an
     // alltoallv's is the per-rank total it was generated from, nccl-tests' count (per peer)
     // times the ranks (0 for a matrix).
-    let count = match keys.op.layout() {
-        Layout::Uneven => (row.count.and_then(|c| usize::try_from(c).ok()))
-            .map_or(0, |c| c.saturating_mul(keys.world)),
+    let count = match (keys.op.layout(), row.count) {
+        (Layout::Uneven, Some(c)) => usize::try_from(c).map_or(0, |c| c.saturating_mul(keys.world)),
         _ => bytes / dtype.size(),
     };
+    // OMB's osu_alltoallv sends every rank the same count; an nccl-tests log does not say.
+    let traffic = (keys.op.layout() == Layout::Uneven && keys.tool == Tool::Osu)
+        .then(|| "uniform".to_string());
     let algbw = algbw_gbps(keys.op, bytes, keys.world, half.time_us);
     let busbw = busbw_gbps(keys.op, keys.world, algbw);
     let undefined = f64::NAN;
@@ -298,7 +300,7 @@ fn point(
             proto: keys.proto,
             root: root_of(keys.op, row.root),
             comm: Default::default(),
-            traffic: None,
+            traffic,
         },
         iters: half.iters.unwrap_or(keys.iters),
         warmup: keys.warmup,

@@ -68,3 +68,23 @@ fn osu_full_rows_give_their_iterations() {
     let r = &c.records[0];
     assert_eq!((r.key.world, r.iters), (192, 1000));
 }
+
+/// OMB's osu_alltoallv (title `All-to-Allv Personalized Exchange`, v5.6.3's BENCHMARK string)
+/// sends `size` bytes to every rank: an alltoallv of uniform traffic, S = size × p.
+#[test]
+fn osu_alltoallv_is_uniform_traffic_of_size_per_peer() {
+    let text = "# OSU MPI All-to-Allv Personalized Exchange Latency Test v5.6.3\n\
+                # Size       Avg Latency(us)\n\
+                1                     159.35\n\
+                1024                 5056.74\n";
+    let run = osu_run(text);
+    assert_eq!(crate::import::osu::op_of(&run, None), Ok(Op::AllToAllV));
+    let c = osu_convert(&run, Op::AllToAllV, 4, 1);
+    let keys: Vec<(usize, usize, Option<&str>)> = (c.records.iter())
+        .map(|r| (r.key.bytes, r.key.count, r.key.traffic.as_deref()))
+        .collect();
+    assert_eq!(
+        keys,
+        [(4, 4, Some("uniform")), (4096, 4096, Some("uniform"))]
+    );
+}
