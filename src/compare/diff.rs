@@ -45,7 +45,13 @@ pub struct MatchKey {
     pub comm: CommSetup,
     /// The reduction (sum for the ops that do not reduce).
     pub redop: ReduceOp,
+    /// An alltoallv's traffic (summary.csv's `traffic`); None for the other ops and where a
+    /// log does not say.
+    pub traffic: Option<String>,
 }
+
+/// nccl-tests' alltoallv pattern where none is set, as collbench labels it.
+const NCCL_TESTS_DEFAULT_TRAFFIC: &str = "spread 1";
 
 impl MatchKey {
     fn of(r: &PointRecord) -> MatchKey {
@@ -61,13 +67,21 @@ impl MatchKey {
             root: k.root,
             comm: k.comm,
             redop: k.redop,
+            traffic: k.traffic.clone(),
         }
     }
 
-    /// The key points match on: `auto` forces no protocol, as none at all does.
+    /// The key points match on: `auto` forces no protocol, as none at all does; an alltoallv
+    /// whose log does not say its traffic (nccl-tests') is taken to have run nccl-tests'
+    /// default, spread 1.
     fn matching(&self) -> MatchKey {
+        let traffic = match self.traffic.as_deref() {
+            Some(NCCL_TESTS_DEFAULT_TRAFFIC) => None,
+            _ => self.traffic.clone(),
+        };
         MatchKey {
             proto: self.proto.filter(|p| *p != Proto::Auto),
+            traffic,
             ..self.clone()
         }
     }
@@ -90,7 +104,10 @@ impl MatchKey {
             if self.in_place { " in-place" } else { "" },
             root_label(self.root),
             self.comm.label()
-        )
+        ) + &self
+            .traffic
+            .as_ref()
+            .map_or(String::new(), |t| format!(" traffic {t}"))
     }
 }
 

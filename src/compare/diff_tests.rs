@@ -220,3 +220,21 @@ fn points_match_on_their_protocol_only() {
     let json = serde_json::to_value(cmp(&[rec(8, 1.0, 0)], &[rec(8, 1.0, 0)], 0.05));
     assert!(json.unwrap()["points"][0].get("proto").is_none());
 }
+
+#[test]
+fn alltoallv_points_match_on_their_traffic_and_a_log_without_one_as_nccl_tests_default() {
+    let with = |traffic: Option<&str>| {
+        let mut r = rec(1 << 20, 10.0, 0);
+        r.key.traffic = traffic.map(str::to_string);
+        r
+    };
+    let c = cmp(&[with(Some("uniform"))], &[with(Some("spread 0.5"))], 0.05);
+    assert!(c.points.is_empty());
+    assert_eq!(
+        c.only_in_a,
+        ["reducescatter ring bf16/max w3 1 MiB traffic uniform"]
+    );
+    // An nccl-tests alltoallv_perf log (no traffic) against a sweep of its default spread.
+    let c = cmp(&[with(None)], &[with(Some("spread 1"))], 0.05);
+    assert_eq!(c.points.len(), 1);
+}
