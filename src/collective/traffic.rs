@@ -98,14 +98,6 @@ impl Traffic {
             .collect()
     }
 
-    /// The most any rank sends or receives: the point's size, and what sets its time.
-    pub fn max_rank_bytes(&self, p: usize, total: usize) -> usize {
-        (self.rank_totals(p, total).into_iter())
-            .map(|(s, r)| s.max(r))
-            .max()
-            .unwrap_or(0)
-    }
-
     /// Whether the pattern sweeps sizes (a bytes matrix fixes them).
     pub fn sweeps(&self) -> bool {
         !matches!(self, Traffic::Bytes { .. })

@@ -158,15 +158,6 @@ impl TrafficSpec {
         r.check(2).ok().map(|_| r)
     }
 
-    /// The traffic among `p` ranks; `read` gives a file's text (bounded by the caller).
-    pub fn build(
-        &self,
-        p: usize,
-        read: &dyn Fn(&Path) -> Result<String, String>,
-    ) -> Result<Traffic, String> {
-        self.read(read)?.at(p)
-    }
-
     /// Reads the spec's file, if it names one, into a source for any world size.
     pub fn read(
         &self,

@@ -70,24 +70,38 @@ fn building_reads_files_through_the_caller_and_checks_the_ranks() {
         Some("f.csv") => Ok("0.5,0.5\n1,0\n".to_string()),
         _ => Err(format!("{}: no such file", p.display())),
     };
-    let t = spec("matrix=t.txt,scale=2").build(2, &read).unwrap();
+    let t = spec("matrix=t.txt,scale=2")
+        .read(&read)
+        .and_then(|s| s.at(2))
+        .unwrap();
     assert_eq!(t.peer_bytes(1, 1, 2, 0), 800);
     assert!(spec("matrix=t.txt")
-        .build(3, &read)
+        .read(&read)
+        .and_then(|s| s.at(3))
         .unwrap_err()
         .contains("fewer than the 3"));
-    assert!(spec("fractions=f.csv").build(2, &read).is_ok());
+    assert!(spec("fractions=f.csv")
+        .read(&read)
+        .and_then(|s| s.at(2))
+        .is_ok());
     assert!(spec("fractions=nope.csv")
-        .build(2, &read)
+        .read(&read)
+        .and_then(|s| s.at(2))
         .unwrap_err()
         .contains("nope.csv"));
     let bad = |p: &Path| -> Result<String, String> {
         let _ = p;
         Ok("1 2\n3\n".to_string())
     };
-    let e = spec("matrix=odd.txt").build(2, &bad).unwrap_err();
+    let e = spec("matrix=odd.txt")
+        .read(&bad)
+        .and_then(|s| s.at(2))
+        .unwrap_err();
     assert!(e.starts_with("odd.txt: row 2 has 1 values"), "{e}");
-    let moe = spec("moe=64:2:2:1:3").build(4, &read).unwrap();
+    let moe = spec("moe=64:2:2:1:3")
+        .read(&read)
+        .and_then(|s| s.at(4))
+        .unwrap();
     assert!(moe.check_ranks(4).is_ok() && moe.sweeps());
 }
 

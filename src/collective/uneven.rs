@@ -75,11 +75,6 @@ impl RankCounts {
         }
     }
 
-    /// Elements this rank sends in all.
-    pub fn sent(&self) -> usize {
-        self.send.iter().sum()
-    }
-
     /// Elements this rank receives in all: its defined output.
     pub fn received(&self) -> usize {
         self.recv.iter().sum()
@@ -140,7 +135,7 @@ mod tests {
         assert_eq!(c.recv_displ, [0, 8, 28]);
         // Rank 1's elements start after each source's elements for rank 0.
         assert_eq!(c.src_offset, [4, 16, 28]);
-        assert_eq!((c.sent(), c.received()), (60, 60));
+        assert_eq!((c.send.iter().sum::<usize>(), c.received()), (60, 60));
     }
 
     /// What every rank sends one peer, that peer receives from it: the counts of all ranks
