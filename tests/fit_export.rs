@@ -81,6 +81,7 @@ fn write_fit(dir: &Path, models: Vec<WorldModel>) -> String {
         curves: vec![],
         models,
         notes: vec![],
+        slowdowns: vec![],
     };
     let path = dir.join("fit.json");
     fit.write(&path).unwrap();

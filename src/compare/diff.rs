@@ -48,6 +48,8 @@ pub struct MatchKey {
     /// An alltoallv's traffic (summary.csv's `traffic`); None for the other ops and where a
     /// log does not say.
     pub traffic: Option<String>,
+    /// A `--split` point's group and what ran beside it ([`PointKey::group_label`]).
+    pub group: Option<String>,
 }
 
 /// nccl-tests' alltoallv pattern where none is set, as collbench labels it.
@@ -68,6 +70,7 @@ impl MatchKey {
             comm: k.comm,
             redop: k.redop,
             traffic: k.traffic.clone(),
+            group: k.group_label(),
         }
     }
 
@@ -108,6 +111,10 @@ impl MatchKey {
             .traffic
             .as_ref()
             .map_or(String::new(), |t| format!(" traffic {t}"))
+            + &self
+                .group
+                .as_ref()
+                .map_or(String::new(), |g| format!(" {g}"))
     }
 }
 

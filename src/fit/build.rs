@@ -44,6 +44,7 @@ pub fn build(runs: &[Run], opts: &BuildOptions) -> FitFile {
         curves,
         models,
         notes,
+        slowdowns: super::slowdowns::collect(runs),
     }
 }
 

@@ -31,6 +31,7 @@ pub fn group_curves(runs: &[Run]) -> Curves {
     let mut out = Curves::default();
     let fitted = fitted_redops(runs);
     let mut left_out = BTreeSet::new();
+    let mut concurrent = 0usize;
     for run in runs {
         let averages_only = run
             .meta
@@ -57,6 +58,12 @@ pub fn group_curves(runs: &[Run]) -> Curves {
                     k.bytes
                 )
             };
+            if k.concurrent.is_some() {
+                // A call beside other groups' is no point of its curve: fit.json keeps its
+                // slowdown instead (`slowdowns`).
+                concurrent += 1;
+                continue;
+            }
             if fitted.get(&curve_key(p)) != Some(&k.redop) {
                 left_out.insert((k.op, k.redop));
                 continue;
@@ -87,6 +94,12 @@ pub fn group_curves(runs: &[Run]) -> Curves {
                 .or_default()
                 .extend_from_slice(observed);
         }
+    }
+    if concurrent > 0 {
+        out.notes.push(format!(
+            "{concurrent} points measured beside other groups' calls (sweep --split) are kept \
+             as slowdowns, not fitted"
+        ));
     }
     for (op, redop) in left_out {
         out.notes.push(format!(

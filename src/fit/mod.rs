@@ -26,6 +26,7 @@ pub mod regress;
 pub mod schema;
 pub mod schema_check;
 pub mod segments;
+pub mod slowdowns;
 pub mod table;
 #[cfg(test)]
 pub(crate) mod testrun;

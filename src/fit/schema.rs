@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+pub use super::slowdowns::{SlowdownCurve, SlowdownPoint};
 use serde::{Deserialize, Serialize};
 
 use crate::collective::{Algo, DType, Op, Proto};
@@ -33,6 +34,9 @@ pub struct FitFile {
     pub models: Vec<WorldModel>,
     /// What could not be fitted, and why.
     pub notes: Vec<String>,
+    /// Calls measured beside other groups' (`sweep --split`): their slowdown per size.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slowdowns: Vec<SlowdownCurve>,
 }
 
 /// How the numbers were obtained, so a reader can judge them.

@@ -57,6 +57,9 @@ pub fn check_fit(fit: &FitFile) -> Result<(), String> {
     for (i, m) in fit.models.iter().enumerate() {
         check_model(&format!("models[{i}]"), m)?;
     }
+    for (i, s) in fit.slowdowns.iter().enumerate() {
+        s.check(&format!("slowdowns[{i}]"))?;
+    }
     Ok(())
 }
 

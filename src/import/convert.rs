@@ -301,6 +301,8 @@ fn point(
             root: root_of(keys.op, row.root),
             comm: Default::default(),
             traffic,
+            group: None,
+            concurrent: None,
         },
         iters: half.iters.unwrap_or(keys.iters),
         warmup: keys.warmup,
@@ -330,6 +332,8 @@ fn point(
         nccl_proto: None,
         cycle: 0,
         ended_utc: None,
+        slowdown: None,
+        aggregate_busbw_gbps: None,
     })
 }
 

@@ -190,6 +190,8 @@ fn point(h: &CommHeader, op: Op, msg: u64, s: &Series, dtype: DType) -> Result<P
         root: op.rooted().then_some(0),
         comm: Default::default(),
         traffic: None,
+        group: None,
+        concurrent: None,
     };
     let rec = record_of(key, 0, &samples, world, 0)
         .ok_or("every call took 0 us (below Inspector's resolution)")?;

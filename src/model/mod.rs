@@ -6,4 +6,5 @@ pub mod comm_setup;
 pub mod limits;
 pub mod plan;
 pub mod record;
+pub mod split;
 pub mod topology;

@@ -11,6 +11,7 @@ use crate::collective::traffic_spec::TrafficSource;
 use crate::collective::uneven::{self, RankCounts};
 use crate::collective::{Algo, DType, Op, ReduceOp, Scratch};
 use crate::model::call::Call;
+use crate::model::split::{ranks_text, PointSplit, SplitRule};
 use crate::model::topology::WorldShape;
 use crate::named::named_enum;
 use crate::stats::LoopRank;
@@ -66,6 +67,10 @@ pub struct SweepOptions {
     /// was given); other ops ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traffic: Option<TrafficSource>,
+    /// nccl-tests' `NCCL_TESTS_SPLIT` rule (`--split`): each world's ranks in groups that run
+    /// their calls at the same time, each also measured alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitRule>,
 }
 
 /// nccl-tests' timing flags: calls per timed iteration (`-m`), whether each waits for its
@@ -146,6 +151,10 @@ pub struct Point {
     /// other ops. Every process expands the plan from the options, so it is not sent.
     #[serde(skip)]
     pub traffic: Option<PointTraffic>,
+    /// A `--split` point's groups and which of them run; `None` for a point of one group of the
+    /// first `world` ranks. Expanded by every process, as `traffic` is.
+    #[serde(skip)]
+    pub split: Option<PointSplit>,
 }
 
 /// The traffic an alltoallv point runs.
@@ -214,7 +223,20 @@ impl Point {
             root: c.op.rooted().then_some(c.root),
             comm: Default::default(),
             traffic: self.traffic.as_ref().map(|t| t.label.clone()),
+            group: None,
+            concurrent: None,
         }
+    }
+
+    /// The key of group `i` of a `--split` point (the point's own key where it has no split):
+    /// its ranks, and the split's label where the groups ran at once.
+    pub fn group_key(&self, backend: &str, i: usize) -> PointKey {
+        let mut key = self.key(backend);
+        if let Some(s) = &self.split {
+            key.group = s.split.groups.get(i).map(|g| ranks_text(g));
+            key.concurrent = s.alone.is_none().then(|| s.split.label.clone());
+        }
+        key
     }
 
     /// A short description for messages: "allreduce ring f32 sum 1 MiB at world 4 in place".
@@ -238,7 +260,36 @@ impl Point {
             },
             if self.in_place { " in place" } else { "" },
             root_label(c.op.rooted().then_some(c.root))
-        )
+        ) + &self.split_label()
+    }
+
+    /// `, group 1-3/2 alone` or `, 2 groups at once (split %2)`; nothing without a split.
+    fn split_label(&self) -> String {
+        match &self.split {
+            None => String::new(),
+            Some(PointSplit {
+                split,
+                alone: Some(i),
+            }) => {
+                let g = split
+                    .groups
+                    .get(*i)
+                    .map_or(String::new(), |g| ranks_text(g));
+                format!(", group {g} alone")
+            }
+            Some(PointSplit { split, alone: None }) => {
+                format!(", {} groups at once ({})", split.groups.len(), split.label)
+            }
+        }
+    }
+
+    /// Whether global rank `rank` calls at this point: one of the first `world` ranks, or of a
+    /// split's groups that run.
+    pub fn runs_on(&self, rank: usize) -> bool {
+        match &self.split {
+            None => rank < self.world,
+            Some(s) => (s.running().into_iter()).any(|i| s.split.groups[i].contains(&rank)),
+        }
     }
 
     /// Bytes one rank allocates for this point: input and output (or the one in-place buffer),
@@ -264,6 +315,7 @@ impl Point {
 }
 
 mod expand;
+mod validate;
 
 #[cfg(test)]
 mod tests;

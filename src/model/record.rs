@@ -37,6 +37,26 @@ pub struct PointKey {
     /// t.txt`, ...); `None` for the other ops and in imports, whose logs do not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traffic: Option<String>,
+    /// A `--split` point's group: its global ranks (`0-3`, `1-7/2`, `0 1 5`); `None` for a
+    /// point of the first `world` ranks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+    /// What ran at the same time as this group's call (`split %2`: every group of the split);
+    /// `None` where the call ran alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrent: Option<String>,
+}
+
+impl PointKey {
+    /// `group 1-3/2`, or `group 1-3/2 with split %2` where other groups ran at the same time;
+    /// `None` for a point of the first `world` ranks.
+    pub fn group_label(&self) -> Option<String> {
+        let g = self.group.as_ref()?;
+        Some(match &self.concurrent {
+            Some(with) => format!("group {g} with {with}"),
+            None => format!("group {g}"),
+        })
+    }
 }
 
 /// How messages and labels name a root: ` root N` for a root other than 0, nothing for root 0
@@ -109,6 +129,14 @@ pub struct PointRecord {
     /// in folders written before the column.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_utc: Option<String>,
+    /// A group's median time with its split's other groups running over its median alone
+    /// (the point measured just before it); `None` for a call that ran alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
+    /// The sum of every group's busbw where the groups ran at once (nccl-tests reports one
+    /// group's: "multiply by the number of groups"); `None` for a call that ran alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate_busbw_gbps: Option<f64>,
 }
 
 /// The names `nccl_algo` takes (NCCL's `NCCL_ALGO_*`, lower case), and `unknown`.
@@ -182,6 +210,8 @@ impl PointRecord {
             root: op.rooted().then_some(0),
             comm: CommSetup::default(),
             traffic: None,
+            group: None,
+            concurrent: None,
         };
         let unset = PointRecord {
             key,
@@ -209,6 +239,8 @@ impl PointRecord {
             nccl_proto: None,
             cycle: 0,
             ended_utc: None,
+            slowdown: None,
+            aggregate_busbw_gbps: None,
         };
         unset.with_time_us(EXAMPLE_TIME_US)
     }

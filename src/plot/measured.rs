@@ -29,6 +29,8 @@ pub struct LineKey {
     pub comm: CommSetup,
     /// An alltoallv line's traffic; None for the other ops.
     pub traffic: Option<String>,
+    /// A `--split` line's group and what ran beside it ([`PointKey::group_label`]).
+    pub group: Option<String>,
     pub backend: String,
     /// Index of the run among the inputs.
     pub run: usize,
@@ -86,6 +88,7 @@ pub fn group<'a>(runs: &'a [Run], notes: &mut Vec<String>) -> BTreeMap<Op, OpLin
                 root: k.root,
                 comm: k.comm,
                 traffic: k.traffic.clone(),
+                group: k.group_label(),
                 backend: k.backend.clone(),
                 run: i,
             };
@@ -111,6 +114,7 @@ pub struct Labeler {
     root: bool,
     comm: bool,
     traffic: bool,
+    group: bool,
     nodes: bool,
     backend: bool,
     runs: Option<Vec<String>>,
@@ -134,6 +138,7 @@ impl Labeler {
             root: varies(&|k| format!("{:?}", k.root)),
             comm: varies(&|k| k.comm.label()),
             traffic: varies(&|k| format!("{:?}", k.traffic)),
+            group: varies(&|k| format!("{:?}", k.group)),
             nodes: varies(&|k| k.nodes.to_string()),
             backend: varies(&|k| k.backend.clone()),
             runs: (runs.len() > 1).then(|| runs.iter().map(run_name).collect()),
@@ -190,6 +195,9 @@ impl Labeler {
         }
         if let (true, Some(t)) = (self.traffic, &k.traffic) {
             parts.push(t.clone());
+        }
+        if let (true, Some(g)) = (self.group, &k.group) {
+            parts.push(g.clone());
         }
         if self.backend {
             parts.push(k.backend.clone());

@@ -125,6 +125,7 @@ mod tests {
             root,
             comm: Default::default(),
             traffic: None,
+            group: None,
             backend: "host".into(),
             run: 0,
         }

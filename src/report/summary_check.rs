@@ -109,14 +109,19 @@ pub(super) fn check_record(rec: &PointRecord) -> Result<(), String> {
     check_root_and_algo(rec)?;
     check_named("nccl_algo", rec.nccl_algo.as_deref(), &NCCL_ALGOS)?;
     check_named("nccl_proto", rec.nccl_proto.as_deref(), &NCCL_PROTOS)?;
-    let looped = [(
-        "loop_time_us",
-        rec.loop_time_us.unwrap_or(f64::NAN),
-        TIME_US,
-    )];
+    let absent = |x: Option<f64>| x.unwrap_or(f64::NAN);
+    let later = [
+        ("loop_time_us", absent(rec.loop_time_us), TIME_US),
+        ("slowdown", absent(rec.slowdown), RATIO),
+        (
+            "aggregate_busbw_gbps",
+            absent(rec.aggregate_busbw_gbps),
+            MEASURED_GBPS_OR_ZERO,
+        ),
+    ];
     let undefined = optional
         .into_iter()
-        .chain(looped)
+        .chain(later)
         .filter(|(_, x, _)| !x.is_nan());
     for (column, x, range) in required.into_iter().chain(undefined) {
         range.check(column, x)?;

@@ -22,7 +22,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// The columns of summary.csv, in order. The last ones were added after the schema first
 /// appeared (see [`REQUIRED_COLUMNS`]).
-pub const SUMMARY_COLUMNS: [&str; 42] = [
+pub const SUMMARY_COLUMNS: [&str; 46] = [
     "backend",
     "op",
     "algo",
@@ -65,6 +65,10 @@ pub const SUMMARY_COLUMNS: [&str; 42] = [
     "cycle",
     "ended_utc",
     "traffic",
+    "group",
+    "concurrent",
+    "slowdown",
+    "aggregate_busbw_gbps",
 ];
 
 /// The columns every summary.csv has; `proto`, `nccl_estimate_us`, `root`, the `loop_` columns
@@ -158,6 +162,10 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         rec.cycle.to_string(),
         csvio::text("ended_utc", rec.ended_utc.as_deref().unwrap_or(""))?,
         csvio::text("traffic", rec.key.traffic.as_deref().unwrap_or(""))?,
+        csvio::text("group", rec.key.group.as_deref().unwrap_or(""))?,
+        csvio::text("concurrent", rec.key.concurrent.as_deref().unwrap_or(""))?,
+        rec.slowdown.map_or(String::new(), f),
+        rec.aggregate_busbw_gbps.map_or(String::new(), f),
     ])
 }
 
@@ -227,6 +235,8 @@ fn read_record(row: &Row) -> Result<PointRecord> {
         nccl_proto: optional_text(row, "nccl_proto")?,
         cycle: row.parse_or("cycle", 0)?,
         ended_utc: parse_time(row)?,
+        slowdown: Some(row.float_or("slowdown")?).filter(|x| !x.is_nan()),
+        aggregate_busbw_gbps: Some(row.float_or("aggregate_busbw_gbps")?).filter(|x| !x.is_nan()),
     })
 }
 
@@ -268,6 +278,8 @@ fn parse_key(row: &Row) -> Result<PointKey> {
         root: parse_root(row, op)?,
         comm: parse_comm(row)?,
         traffic: optional_text(row, "traffic")?,
+        group: optional_text(row, "group")?,
+        concurrent: optional_text(row, "concurrent")?,
     })
 }
 

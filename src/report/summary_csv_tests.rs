@@ -21,6 +21,8 @@ pub(crate) fn awkward_record() -> PointRecord {
             root: None,
             comm: Default::default(),
             traffic: None,
+            group: None,
+            concurrent: None,
         },
         iters: 1000,
         warmup: 5,
@@ -46,6 +48,8 @@ pub(crate) fn awkward_record() -> PointRecord {
         nccl_proto: None,
         cycle: 7,
         ended_utc: Some("2026-11-28T05:30:00.125Z".into()),
+        slowdown: None,
+        aggregate_busbw_gbps: None,
     }
 }
 
@@ -97,7 +101,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",ll128,12.125,,,,,,,,,,,7,2026-11-28T05:30:00.125Z,"),
+            .ends_with(",ll128,12.125,,,,,,,,,,,7,2026-11-28T05:30:00.125Z,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -107,7 +111,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..15).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..19).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -143,7 +147,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",12.125,2,,,,,,,,,,7,2026-11-28T05:30:00.125Z,"),
+            .ends_with(",12.125,2,,,,,,,,,,7,2026-11-28T05:30:00.125Z,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -152,7 +156,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..13).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..17).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -250,7 +254,7 @@ fn loop_time_round_trips_with_nccl_tests_bandwidths_and_older_files_read_as_none
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",250,4.194304,6.291456,,,,,,,0,,"),
+            .ends_with(",250,4.194304,6.291456,,,,,,,0,,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -329,7 +333,7 @@ fn comm_setup_round_trips_and_older_files_and_none_read_as_the_default() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",local,efficiency,2:16,0,,"),
+            .ends_with(",local,efficiency,2:16,0,,,,,,"),
         "{text}"
     );
     let path = dir.path().join("other.csv");
@@ -344,7 +348,7 @@ fn comm_setup_round_trips_and_older_files_and_none_read_as_the_default() {
     // A file written before the columns (and the soak's): rows end at nccl_proto.
     let old: String = text
         .lines()
-        .map(|l| l.rsplitn(7, ',').last().unwrap().to_string() + "\n")
+        .map(|l| l.rsplitn(11, ',').last().unwrap().to_string() + "\n")
         .collect();
     std::fs::write(&path, old).unwrap();
     assert_eq!(

@@ -176,6 +176,8 @@ pub struct SweepArgs {
     pub soak: SoakFlags,
     #[command(flatten)]
     pub traffic: TrafficFlags,
+    #[command(flatten)]
+    pub split: SplitFlags,
     /// nccl-tests' flags without a collbench flag of their letter.
     #[command(flatten)]
     pub nccl_tests: NcclTestsFlags,
@@ -334,6 +336,7 @@ impl SweepArgs {
             loop_timing,
             soak: self.soak.soak(self.nccl_tests.run_cycles)?,
             traffic,
+            split: self.split.rule()?,
         };
         Ok(SweepRequest {
             opts,
@@ -376,6 +379,10 @@ use soak::SoakFlags;
 #[path = "args_traffic.rs"]
 mod traffic;
 use traffic::TrafficFlags;
+
+#[path = "args_split.rs"]
+mod split;
+use split::SplitFlags;
 
 #[path = "args_algos.rs"]
 mod algos;

@@ -183,6 +183,20 @@ impl Console {
     /// Prints a measured point with what the row alone does not say (a `--pairs` point's two
     /// nodes) after it, and advances the bar.
     pub fn point_tagged(&self, rec: &PointRecord, tag: &str) {
+        self.show_tagged(rec, tag);
+        self.advance();
+    }
+
+    /// A group of a `--split` point, tagged; the bar advances after the point's `last` group
+    /// only, since the plan counts the groups that run at once as one point.
+    pub fn group_point(&self, rec: &PointRecord, tag: &str, last: bool) {
+        self.show_tagged(rec, tag);
+        if last {
+            self.advance();
+        }
+    }
+
+    fn show_tagged(&self, rec: &PointRecord, tag: &str) {
         self.cycle_note(rec);
         self.export(rec);
         if let Some(t) = &self.nccl {
@@ -194,7 +208,6 @@ impl Console {
         if !self.nccl_text() {
             self.print(&format!("{}  {tag}", table::row(rec)));
         }
-        self.advance();
     }
 
     /// Puts a point in the metrics file.

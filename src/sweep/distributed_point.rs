@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::model::plan::Point;
 use crate::model::topology::{Topology, WorldShape};
 use crate::sweep::cluster::Cluster;
-use crate::sweep::rank::{measure, RankBuffers};
+use crate::sweep::rank::{measure, RankBuffers, Roles};
 
 /// The ranks of `point`'s group, in group order.
 pub fn members_of(topo: &Topology, point: &Point) -> Vec<usize> {
@@ -47,7 +47,7 @@ pub(crate) fn member_part(
     point: &Point,
     bufs: &mut RankBuffers,
 ) -> Result<()> {
-    let m = measure(t, g, point, bufs, &|| {})?;
+    let m = measure(t, &Roles::one(g.clone()), point, bufs, &|| {})?;
     let mut payload: Vec<u64> = vec![m.wrong.to_le(), m.loop_us.to_bits().to_le()];
     payload.extend(m.times.iter().map(|t| t.to_bits().to_le()));
     t.tcp().send(0, bytemuck::cast_slice(&payload))
@@ -110,7 +110,7 @@ pub(crate) fn gather(
                 members: members.clone(),
                 me,
             };
-            Some(measure(t, &g, point, bufs, &|| {})?)
+            Some(measure(t, &Roles::one(g), point, bufs, &|| {})?)
         }
         None => {
             // Not a member (a pair of other nodes): wait while they measure.

@@ -8,10 +8,13 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::meta::{Meta, RunStatus};
 use crate::model::plan::Plan;
-use crate::model::record::{IterSample, PointRecord, RankSummary};
+use crate::model::record::{IterSample, PointKey, PointRecord, RankSummary};
 use crate::report::pairs_csv::PairRow;
 use crate::report::run_dir::RunDir;
 use crate::sweep::console::{Console, View};
+
+/// One group's record, samples and per-rank summaries.
+pub type GroupPoint = (PointRecord, Vec<IterSample>, Vec<RankSummary>);
 
 /// What a finished sweep produced.
 pub struct Outcome {
@@ -27,6 +30,8 @@ pub struct Lead {
     pub out: RunDir,
     pub console: Console,
     wrong_points: usize,
+    /// The median time of every `--split` group's call alone, by its key (the latest one).
+    alone_us: Vec<(PointKey, f64)>,
 }
 
 impl Lead {
@@ -38,6 +43,7 @@ impl Lead {
             out,
             console: open_console(plan, view, meta),
             wrong_points: 0,
+            alone_us: Vec::new(),
         })
     }
 
@@ -90,6 +96,43 @@ impl Lead {
         self.console.point_tagged(rec, &tag);
         self.count(rec);
         Ok(())
+    }
+
+    /// Appends the groups of one `--split` point (one group alone, or every group at once),
+    /// then prints them. Groups at once get their slowdown against the same group's call
+    /// alone, measured before them, and the sum of their busbw.
+    pub fn group_points(&mut self, groups: Vec<GroupPoint>) -> Result<()> {
+        let together: Vec<&PointRecord> = (groups.iter().map(|g| &g.0))
+            .filter(|r| r.key.concurrent.is_some())
+            .collect();
+        let aggregate = (!together.is_empty()).then(|| together.iter().map(|r| r.busbw_gbps).sum());
+        let n = groups.len();
+        for (i, (mut rec, samples, per_rank)) in groups.into_iter().enumerate() {
+            let tag = self.settle(&mut rec, aggregate);
+            self.append(&rec, &samples, &per_rank)?;
+            self.console.group_point(&rec, &tag, i + 1 == n);
+        }
+        Ok(())
+    }
+
+    /// Sets a group's slowdown and aggregate, or remembers its time alone; its console tag.
+    fn settle(&mut self, rec: &mut PointRecord, aggregate: Option<f64>) -> String {
+        let group = format!("group {}", rec.key.group.as_deref().unwrap_or("?"));
+        let Some(with) = rec.key.concurrent.clone() else {
+            self.alone_us.retain(|(k, _)| *k != rec.key);
+            self.alone_us.push((rec.key.clone(), rec.time_us_median));
+            return format!("{group} alone");
+        };
+        let alone_key = PointKey {
+            concurrent: None,
+            ..rec.key.clone()
+        };
+        let alone = self.alone_us.iter().find(|(k, _)| *k == alone_key);
+        rec.slowdown = alone.map(|(_, us)| rec.time_us_median / us);
+        rec.aggregate_busbw_gbps = aggregate;
+        let slowdown = rec.slowdown.map_or("?".into(), |s| format!("{s:.2}"));
+        let all = aggregate.map_or(String::new(), |a| format!(", all groups {a:.3} GB/s"));
+        format!("{group} with {with}: x{slowdown} of alone{all}")
     }
 
     fn count(&mut self, rec: &PointRecord) {

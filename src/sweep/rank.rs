@@ -143,11 +143,11 @@ fn sweep_points<T: Transport>(t: &mut T, ctl: &Shared, opts: &SweepOptions) -> R
             if starts && ctl.points_consumed().load(Ordering::SeqCst) == SOAK_OVER {
                 return Ok(());
             }
-            if let Some(g) = Group::first(point.world, rank) {
+            if let Some(roles) = roles(point, rank) {
                 let progress = || {
                     ctl.progress(rank).fetch_add(1, Ordering::Relaxed);
                 };
-                let m = measure(t, &g, point, &mut bufs, &progress)?;
+                let m = measure(t, &roles, point, &mut bufs, &progress)?;
                 publish(ctl, rank, &m);
             }
             barrier(t, &all)?;
@@ -160,6 +160,43 @@ fn sweep_points<T: Transport>(t: &mut T, ctl: &Shared, opts: &SweepOptions) -> R
         }
     }
     Ok(())
+}
+
+/// The groups of global rank `rank` at `point`: those that meet before every timed call and
+/// its call's (one group of the first `world` ranks without a split); `None` where it rests.
+pub(crate) fn roles(point: &Point, rank: usize) -> Option<Roles> {
+    let Some(split) = &point.split else {
+        return Group::first(point.world, rank).map(Roles::one);
+    };
+    let (start, call) = split.roles(rank)?;
+    let group = |members: Vec<usize>| {
+        let me = members.iter().position(|&r| r == rank)?;
+        Some(Group { members, me })
+    };
+    Some(Roles {
+        start: group(start)?,
+        call: group(call)?,
+    })
+}
+
+/// A rank's groups at one point.
+#[derive(Clone, Debug)]
+pub(crate) struct Roles {
+    /// The ranks that leave a barrier together before every timed call: the call's group, or
+    /// every group of a split running at once, so that their calls overlap.
+    pub start: Group,
+    /// The ranks of this rank's call.
+    pub call: Group,
+}
+
+impl Roles {
+    /// One group that meets and calls alone.
+    pub fn one(g: Group) -> Roles {
+        Roles {
+            start: g.clone(),
+            call: g,
+        }
+    }
 }
 
 /// What the launcher stores as the points consumed when a soak ends at a cycle's end.
@@ -209,33 +246,34 @@ pub(crate) struct Measured {
 /// `progress` is called after every timed call (the watchdog's heartbeat).
 pub(crate) fn measure<T: Transport>(
     t: &mut T,
-    g: &Group,
+    roles: &Roles,
     p: &Point,
     bufs: &mut RankBuffers,
     progress: &dyn Fn(),
 ) -> Result<Measured> {
+    let (start, g) = (&roles.start, &roles.call);
     bufs.counts = p.rank_counts(g.me);
     fill(p, g, bufs);
     // Warm-up is no progress for the watchdog: a point's whole warm-up must end within
     // --timeout, so that a warm-up that never ends is seen as a stall.
     for _ in 0..p.warmup {
-        barrier(t, g)?;
+        barrier(t, start)?;
         call(t, g, p, bufs)?;
     }
     // Allocated before timing so the timed loop never allocates.
     let mut times = Vec::with_capacity(p.iters);
     let agg = p.timing.agg.max(1);
     for _ in 0..p.iters {
-        barrier(t, g)?;
-        let start = Instant::now();
+        barrier(t, start)?;
+        let began = Instant::now();
         // nccl-tests -m: the iteration's calls back to back, each the iteration's share.
         for _ in 0..agg {
             call(t, g, p, bufs)?;
         }
-        times.push(start.elapsed().as_nanos() as f64 / 1e3 / agg as f64);
+        times.push(began.elapsed().as_nanos() as f64 / 1e3 / agg as f64);
         progress();
     }
-    let loop_us = time_loop(t, g, p, bufs, progress)?;
+    let loop_us = time_loop(t, roles, p, bufs, progress)?;
     fill(p, g, bufs);
     barrier(t, g)?;
     call(t, g, p, bufs)?;
@@ -253,13 +291,13 @@ pub(crate) fn measure<T: Transport>(
 /// when this rank's part is done, so it blocks as nccl-tests `-z 1` does.
 fn time_loop<T: Transport>(
     t: &mut T,
-    g: &Group,
+    Roles { start, call: g }: &Roles,
     p: &Point,
     bufs: &mut RankBuffers,
     progress: &dyn Fn(),
 ) -> Result<f64> {
     let (iters, agg) = (p.iters.max(1), p.timing.agg.max(1));
-    barrier(t, g)?;
+    barrier(t, start)?;
     let start = Instant::now();
     for _ in 0..iters {
         for _ in 0..agg {

@@ -134,7 +134,7 @@ fn check_memory(plan: &Plan, ranks: usize) -> Result<()> {
 fn memory_need(plan: &Plan, ranks: usize) -> u128 {
     let buffers: u128 = (0..ranks)
         .map(|r| {
-            let member = plan.points.iter().filter(|p| r < p.world);
+            let member = plan.points.iter().filter(|p| p.runs_on(r));
             member.map(Point::bytes_per_rank).max().unwrap_or(0) as u128
         })
         .sum();

@@ -114,6 +114,8 @@ pub fn record_of(
         nccl_proto: None,
         cycle: 0,
         ended_utc: None,
+        slowdown: None,
+        aggregate_busbw_gbps: None,
         key,
     })
 }

@@ -19,6 +19,8 @@ fn key(op: Op, world: usize, bytes: usize) -> PointKey {
         root: None,
         comm: Default::default(),
         traffic: None,
+        group: None,
+        concurrent: None,
     }
 }
 
@@ -192,6 +194,7 @@ fn point_of(world: usize) -> Point {
         timing: Default::default(),
         cycle: 0,
         traffic: None,
+        split: None,
     }
 }
 

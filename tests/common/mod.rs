@@ -85,6 +85,9 @@ pub fn command(args: &[&str]) -> Command {
     for var in LAUNCHER_VARS {
         cmd.env_remove(var);
     }
+    // nccl-tests' split, which a sweep reads where --split is not given.
+    cmd.env_remove("NCCL_TESTS_SPLIT")
+        .env_remove("NCCL_TESTS_SPLIT_MASK");
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

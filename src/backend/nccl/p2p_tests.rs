@@ -40,6 +40,7 @@ fn rooted(op: Op, dtype: DType, bytes: usize, world: usize, in_place: bool, root
         timing: Default::default(),
         cycle: 0,
         traffic: None,
+        split: None,
     }
 }
 

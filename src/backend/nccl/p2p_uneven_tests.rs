@@ -36,6 +36,7 @@ fn point(traffic: Traffic, dtype: DType, requested: usize, world: usize) -> Poin
             label: "test".into(),
             traffic: Arc::new(traffic),
         }),
+        split: None,
     }
 }
 

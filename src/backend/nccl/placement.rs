@@ -174,6 +174,7 @@ mod tests {
             timing: Default::default(),
             cycle: 0,
             traffic: None,
+            split: None,
         }
     }
 

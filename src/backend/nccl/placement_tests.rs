@@ -56,6 +56,7 @@ fn allgather_point(bytes: usize, world: usize, in_place: bool) -> Point {
         timing: Default::default(),
         cycle: 0,
         traffic: None,
+        split: None,
     }
 }
 

@@ -80,6 +80,7 @@ mod tests {
             timing: Default::default(),
             cycle: 0,
             traffic: None,
+            split: None,
         };
         assert_eq!(calls(&p, 1), 5 + 40 + 1);
         assert_eq!(calls(&p, 4), (5 + 40) * 4 + 1);

@@ -25,6 +25,7 @@ fn opts(algos: &[Algo], world_sizes: &[usize]) -> SweepOptions {
         loop_timing: Default::default(),
         soak: Default::default(),
         traffic: None,
+        split: None,
     }
 }
 

@@ -119,6 +119,7 @@ pub fn fit(models: Vec<WorldModel>, curves: Vec<CurveFit>) -> FitFile {
         curves,
         models,
         notes: vec![],
+        slowdowns: vec![],
     }
 }
 

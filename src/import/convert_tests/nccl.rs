@@ -55,6 +55,8 @@ fn all_reduce_2_18_as_points() {
                     root: None,
                     comm: Default::default(),
                     traffic: None,
+                    group: None,
+                    concurrent: None,
                 }
             );
             assert_eq!(rec.time_us_mean, time);

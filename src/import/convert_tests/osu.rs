@@ -24,6 +24,8 @@ fn osu_char_data_as_int8_every_row_kept() {
             root: None,
             comm: Default::default(),
             traffic: None,
+            group: None,
+            concurrent: None,
         }
     );
     assert_eq!((first.iters, first.warmup), (0, 0));

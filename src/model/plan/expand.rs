@@ -6,76 +6,15 @@ use std::sync::Arc;
 use crate::collective::traffic_spec::TrafficSource;
 use crate::collective::uneven;
 use crate::collective::{Algo, DType, Layout, Op, ReduceOp, Shape};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::call::{BackendKind, Call};
+use crate::model::split::{PointSplit, SplitGroups};
 use crate::model::topology::WorldShape;
 use crate::units::format_size;
 
-use super::{default_iters, default_warmup, Plan, Point, PointTraffic, Roots, SweepOptions};
+use super::{default_iters, default_warmup, Plan, Point, PointTraffic, SweepOptions};
 
 impl SweepOptions {
-    /// Checks what the parser cannot: world sizes against ranks, op/algo combinations.
-    pub fn validate(&self) -> Result<()> {
-        self.validate_for(BackendKind::Host)
-    }
-
-    /// [`SweepOptions::validate`] against the algorithms of `backend`.
-    pub fn validate_for(&self, backend: BackendKind) -> Result<()> {
-        if self.ranks == 0 {
-            return Err(Error::usage("--ranks must be at least 1"));
-        }
-        if let Some(&w) = self.world_sizes.iter().find(|&&w| w == 0 || w > self.ranks) {
-            return Err(Error::usage(format!(
-                "world size {w} is not between 1 and --ranks {}; raise --ranks or drop it from --world-sizes",
-                self.ranks
-            )));
-        }
-        if self.iters == Some(0) {
-            return Err(Error::usage("--iters must be at least 1"));
-        }
-        crate::model::limits::check_counts(self.iters, self.warmup)?;
-        self.validate_root()?;
-        if let Some(r) = self.redops.iter().find(|r| !backend.redops().contains(r)) {
-            return Err(Error::usage(format!(
-                "--redop {r}: the {backend} backend has no such reduction"
-            )));
-        }
-        let any = self
-            .ops
-            .iter()
-            .any(|op| self.algos.iter().any(|a| backend.algos(*op).contains(a)));
-        if !any {
-            return Err(Error::usage(format!(
-                "no requested op has a requested algorithm: {}",
-                self.combinations_hint(backend)
-            )));
-        }
-        Ok(())
-    }
-
-    /// A fixed `--root` must be a rank of every group a rooted op is measured in.
-    fn validate_root(&self) -> Result<()> {
-        let Roots::Rank(root) = self.root else {
-            return Ok(());
-        };
-        let Some(op) = self.ops.iter().find(|op| op.rooted()) else {
-            return Ok(());
-        };
-        let smallest = self.groups().iter().map(|(g, _)| g.world()).min();
-        match smallest {
-            Some(world) if root >= world => Err(Error::usage(format!(
-                "--root {root} is not a rank of the {world}-rank group {op} is measured in; \
-                 give a root below {world}, or --root all for every rank of each group"
-            ))),
-            _ => Ok(()),
-        }
-    }
-
-    fn combinations_hint(&self, backend: BackendKind) -> String {
-        let parts: Vec<String> = self.ops.iter().map(|op| backend.offer(*op)).collect();
-        parts.join("; ")
-    }
-
     /// The groups measured: `shapes` when set, else each world size on one host.
     pub fn world_shapes(&self) -> Vec<WorldShape> {
         if !self.shapes.is_empty() {
@@ -91,7 +30,7 @@ impl SweepOptions {
     }
 
     /// Every group measured, with its node pair in a `--pairs` run.
-    fn groups(&self) -> Vec<(WorldShape, Option<(usize, usize)>)> {
+    pub(super) fn groups(&self) -> Vec<(WorldShape, Option<(usize, usize)>)> {
         if !self.pairs.is_empty() {
             let two = WorldShape {
                 nodes: 2,
@@ -115,7 +54,15 @@ impl SweepOptions {
             notes: Vec::new(),
             soak: self.soak,
         };
-        for (shape, pair) in self.groups() {
+        for (whole, pair) in self.groups() {
+            let (shape, split) = match self.split_of(whole) {
+                Ok(s) => s,
+                Err(why) => {
+                    plan.notes
+                        .push(format!("{why}; world {} skipped", whole.world()));
+                    continue;
+                }
+            };
             for &op in &self.ops {
                 if !op.runs_at(shape.world()) {
                     plan.notes.push(format!(
@@ -158,7 +105,7 @@ impl SweepOptions {
                                     in_place,
                                     root,
                                 };
-                                let group = (shape, pair);
+                                let group = (shape, pair, split.as_ref());
                                 self.plan_curve(&mut plan, group, curve, traffic.as_ref());
                             }
                         }
@@ -239,10 +186,27 @@ impl SweepOptions {
         }))
     }
 
+    /// The group every point of `whole` is measured in: `whole` itself, or with `--split` one
+    /// of its groups (all of one size), with the groups; why not where the split cannot run.
+    pub(super) fn split_of(
+        &self,
+        whole: WorldShape,
+    ) -> Result<(WorldShape, Option<Arc<SplitGroups>>), String> {
+        let Some(rule) = self.split else {
+            return Ok((whole, None));
+        };
+        let split = SplitGroups::of(rule, whole.world())?;
+        let group = WorldShape {
+            nodes: 1,
+            per_node: split.size(),
+        };
+        Ok((group, Some(Arc::new(split))))
+    }
+
     fn plan_curve(
         &self,
         plan: &mut Plan,
-        (group, pair): (WorldShape, Option<(usize, usize)>),
+        (group, pair, split): CurveGroup<'_>,
         curve: Curve,
         traffic: Option<&PointTraffic>,
     ) {
@@ -308,7 +272,7 @@ impl SweepOptions {
                 shape,
                 root,
             };
-            plan.points.push(Point {
+            let point = Point {
                 call,
                 world,
                 nodes: group.nodes,
@@ -320,8 +284,28 @@ impl SweepOptions {
                 timing: self.loop_timing,
                 cycle: 0,
                 traffic: traffic.cloned(),
-            });
+                split: None,
+            };
+            push_split(plan, point, split);
         }
+    }
+}
+
+/// Adds a point, or with a split each group's point alone and then all of them at once, so that
+/// a call together is measured right after the same call alone.
+fn push_split(plan: &mut Plan, point: Point, split: Option<&Arc<SplitGroups>>) {
+    let Some(split) = split else {
+        plan.points.push(point);
+        return;
+    };
+    let alone = (0..split.groups.len()).map(Some);
+    for alone in alone.chain([None]) {
+        let mut p = point.clone();
+        p.split = Some(PointSplit {
+            split: split.clone(),
+            alone,
+        });
+        plan.points.push(p);
     }
 }
 
@@ -344,6 +328,14 @@ fn uneven_note((op, dtype, world): (Op, DType, usize), t: &PointTraffic, first: 
         },
     }
 }
+
+/// The ranks a curve is measured on: its group's shape, its node pair in a `--pairs` run, and
+/// its split's groups.
+type CurveGroup<'a> = (
+    WorldShape,
+    Option<(usize, usize)>,
+    Option<&'a Arc<SplitGroups>>,
+);
 
 /// What one curve of the plan fixes besides its group: every size is measured with it.
 #[derive(Clone, Copy)]

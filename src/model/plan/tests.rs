@@ -27,6 +27,7 @@ fn opts() -> SweepOptions {
         loop_timing: Default::default(),
         soak: Default::default(),
         traffic: None,
+        split: None,
     }
 }
 
@@ -176,6 +177,7 @@ fn memory_estimate_counts_only_the_scratch_an_algorithm_uses() {
             timing: Default::default(),
             cycle: 0,
             traffic: None,
+            split: None,
         }
     };
     let mib = 1 << 20;
@@ -253,4 +255,62 @@ fn an_alltoallv_matrix_plans_one_point_per_world_it_sends_in() {
         .count();
     assert_eq!((nothing, fixes), (1, 1), "{:#?}", plan.notes);
     assert!(plan.points.iter().all(|p| p.traffic.is_some()));
+}
+
+#[test]
+fn a_split_measures_each_group_alone_then_all_at_once() {
+    let mut o = opts();
+    (o.ops, o.algos, o.world_sizes, o.sizes) = (
+        vec![Op::AllReduce],
+        vec![Algo::Ring],
+        vec![4, 3],
+        vec![64, 1024],
+    );
+    o.split = Some("MOD 2".parse().unwrap());
+    let plan = o.plan();
+    // World 4: groups 0 2 and 1 3 of 2 ranks; world 3 makes groups of 2 and 1: skipped.
+    assert_eq!(plan.points.len(), 2 * 3);
+    assert!(
+        plan.notes
+            .iter()
+            .any(|n| n.contains("groups of 2, 1 ranks of world 3")),
+        "{:?}",
+        plan.notes
+    );
+    let keys: Vec<(usize, Option<String>, Option<String>)> = (plan.points.iter())
+        .flat_map(|p| {
+            let running = p.split.as_ref().unwrap().running();
+            running.into_iter().map(|i| {
+                let k = p.group_key("host", i);
+                (k.bytes, k.group, k.concurrent)
+            })
+        })
+        .collect();
+    let g = |t: &str| Some(t.to_string());
+    let split = g("split %2");
+    assert_eq!(
+        keys[..4],
+        [
+            (64, g("0 2"), None),
+            (64, g("1 3"), None),
+            (64, g("0 2"), split.clone()),
+            (64, g("1 3"), split),
+        ]
+    );
+    let p = &plan.points[0];
+    assert_eq!((p.world, p.call.shape.bytes), (2, 64));
+    assert!(p.runs_on(2) && !p.runs_on(1) && plan.points[2].runs_on(1));
+    assert!(plan.points[2]
+        .describe()
+        .ends_with(", 2 groups at once (split %2)"));
+    // Elsewhere than the host launcher, refused in one line.
+    let e = o.validate_for(BackendKind::Mpi).unwrap_err().to_string();
+    assert!(e.starts_with("--split %2 runs on the host backend"), "{e}");
+    o.root = Roots::Rank(2);
+    o.ops = vec![Op::Broadcast];
+    let e = o.validate().unwrap_err().to_string();
+    assert!(
+        e.contains("--root 2 is not a rank of the 2-rank group"),
+        "{e}"
+    );
 }

@@ -10,9 +10,9 @@ use crate::error::{Error, Result};
 use crate::launch::local::{LocalRanks, RankExit};
 use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point, Soak};
-use crate::model::record::{IterSample, PointRecord, RankSummary};
+use crate::model::record::PointKey;
 use crate::stats::loop_time_of;
-use crate::sweep::lead::Lead;
+use crate::sweep::lead::{GroupPoint, Lead};
 use crate::sweep::rank::SOAK_OVER;
 use crate::sweep::summarize::summarize_point;
 use crate::sweep::watchdog::{blame, Watchdog};
@@ -43,8 +43,23 @@ impl Supervisor<'_> {
                 // Ranks leave after the last point only where they can count the cycles.
                 let last = i + 1 == n && !soak.lead_decides() && !more(cycle + 1);
                 self.wait_published(k + 1, point, last, &mut dog)?;
-                let (rec, samples, per_rank) = self.collect(point)?;
-                lead.point(&rec, &samples, &per_rank)?;
+                match &point.split {
+                    None => {
+                        let members: Vec<usize> = (0..point.world).collect();
+                        let (rec, samples, per_rank) =
+                            self.collect(point, &members, point.key(BackendKind::Host.name()))?;
+                        lead.point(&rec, &samples, &per_rank)?;
+                    }
+                    Some(split) => {
+                        let groups = (split.running().into_iter())
+                            .map(|i| {
+                                let key = point.group_key(BackendKind::Host.name(), i);
+                                self.collect(point, &split.split.groups[i], key)
+                            })
+                            .collect::<Result<Vec<_>>>()?;
+                        lead.group_points(groups)?;
+                    }
+                }
                 k += 1;
                 let over = i + 1 == n && !more(cycle + 1);
                 let word = if over && soak.lead_decides() {
@@ -146,28 +161,33 @@ impl Supervisor<'_> {
             .map_or("?".into(), |p| p.to_string())
     }
 
-    /// Reads the member ranks' samples and wrong counts from the segment.
-    fn collect(&self, p: &Point) -> Result<(PointRecord, Vec<IterSample>, Vec<RankSummary>)> {
+    /// Reads the samples and wrong counts of `members` (global ranks, in group order) from the
+    /// segment: the record of their call, keyed `key`.
+    fn collect(&self, p: &Point, members: &[usize], key: PointKey) -> Result<GroupPoint> {
         let iters = p.iters.min(self.shared.layout.max_iters);
-        let rank_times: Vec<Vec<f64>> = (0..p.world)
-            .map(|r| {
+        let rank_times: Vec<Vec<f64>> = (members.iter())
+            .map(|&r| {
                 // SAFETY: the ranks wrote `iters` samples and published the point; they do not
                 // touch the area again until we store points_consumed.
                 unsafe { std::slice::from_raw_parts(self.shared.samples_ptr(r), iters) }.to_vec()
             })
             .collect();
-        let wrong: Vec<u64> = (0..p.world)
-            .map(|r| self.shared.wrong(r).load(Ordering::Relaxed))
+        let wrong: Vec<u64> = (members.iter())
+            .map(|&r| self.shared.wrong(r).load(Ordering::Relaxed))
             .collect();
         // The loop time is in the slot after the samples (`publish`).
-        let loops: Vec<f64> = (0..p.world)
+        let loops: Vec<f64> = (members.iter())
             .filter(|_| iters < self.shared.layout.max_iters)
             // SAFETY: as above; the area is max_iters long and `iters` is below it.
-            .map(|r| unsafe { self.shared.samples_ptr(r).add(iters).read() })
+            .map(|&r| unsafe { self.shared.samples_ptr(r).add(iters).read() })
             .collect();
-        let key = p.key(BackendKind::Host.name());
         let mut summarized = summarize_point(key, p, &rank_times, &wrong)?;
         summarized.0.loop_time_us = loop_time_of(&loops, p.timing.rank);
+        for (s, &global) in summarized.2.iter_mut().zip(members) {
+            s.global_rank = global;
+        }
+        let slowest = &mut summarized.0.slowest_rank;
+        *slowest = members.get(*slowest).copied().unwrap_or(*slowest);
         Ok(summarized)
     }
 

@@ -1,0 +1,174 @@
+//! fit.json's `slowdowns`: how much a call slows while other groups run theirs at the same time
+//! (`sweep --split`), per size, kept beside the lines. A slowdown is measured, not fitted: each
+//! group's median time with the others over its median alone, measured just before it; a size
+//! keeps the median over groups and runs, the largest, and the groups' summed busbw.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::collective::{Algo, DType, Op};
+use crate::physical::{self, WORLD};
+use crate::report::run_reader::Run;
+use crate::stats::median_of;
+
+/// One call's slowdowns beside one set of concurrent groups.
+#[derive(Clone, Debug, PartialEq, PartialOrd, Serialize, Deserialize)]
+pub struct SlowdownCurve {
+    pub backend: String,
+    pub op: Op,
+    pub algo: Algo,
+    pub dtype: DType,
+    /// Ranks in each group.
+    pub world: usize,
+    pub in_place: bool,
+    /// What ran at the same time (summary.csv's `concurrent`: `split %2`).
+    pub concurrent: String,
+    /// Sizes ascending.
+    pub points: Vec<SlowdownPoint>,
+}
+
+/// The slowdown at one size.
+#[derive(Clone, Debug, PartialEq, PartialOrd, Serialize, Deserialize)]
+pub struct SlowdownPoint {
+    pub bytes: usize,
+    /// Median over the groups (and runs) of time together / time alone.
+    pub slowdown_median: f64,
+    /// The largest of them: the group the others slowed most.
+    pub slowdown_max: f64,
+    /// Median over runs of the groups' summed busbw at once.
+    pub aggregate_busbw_gbps: f64,
+    /// Groups measured (over all runs).
+    pub groups: usize,
+}
+
+/// What identifies a slowdown curve.
+type Key = (String, Op, Algo, DType, usize, bool, String);
+
+/// Each size's slowdowns and aggregate busbws, of one curve.
+type Sizes = BTreeMap<usize, (Vec<f64>, Vec<f64>)>;
+
+/// Every slowdown the runs measured, by curve and size; points with wrong elements are left
+/// out (their time is no call's).
+pub fn collect(runs: &[Run]) -> Vec<SlowdownCurve> {
+    let mut by: BTreeMap<Key, Sizes> = BTreeMap::new();
+    let points = runs.iter().flat_map(|r| &r.points).map(|p| &p.record);
+    for r in points.filter(|r| r.wrong == 0) {
+        let (k, Some(with), Some(s)) = (&r.key, &r.key.concurrent, r.slowdown) else {
+            continue;
+        };
+        let key = (
+            k.backend.clone(),
+            k.op,
+            k.algo,
+            k.dtype,
+            k.world,
+            k.in_place,
+            with.clone(),
+        );
+        let (slowdowns, aggregates) = by.entry(key).or_default().entry(k.bytes).or_default();
+        slowdowns.push(s);
+        aggregates.extend(r.aggregate_busbw_gbps);
+    }
+    by.into_iter().map(curve).collect()
+}
+
+fn curve(
+    ((backend, op, algo, dtype, world, in_place, concurrent), sizes): (Key, Sizes),
+) -> SlowdownCurve {
+    let points = sizes
+        .into_iter()
+        .map(|(bytes, (mut s, mut a))| SlowdownPoint {
+            bytes,
+            slowdown_max: s.iter().copied().fold(f64::NAN, f64::max),
+            slowdown_median: median_of(&mut s),
+            aggregate_busbw_gbps: median_of(&mut a),
+            groups: s.len(),
+        })
+        .collect();
+    SlowdownCurve {
+        backend,
+        op,
+        algo,
+        dtype,
+        world,
+        in_place,
+        concurrent,
+        points,
+    }
+}
+
+impl SlowdownCurve {
+    /// The slowdown at `bytes`: interpolated in log size between the measured sizes, the
+    /// nearest end's outside them; `None` for a curve without points.
+    pub fn at(&self, bytes: f64) -> Option<f64> {
+        let p = &self.points;
+        let (first, last) = (p.first()?, p.last()?);
+        if bytes <= first.bytes as f64 {
+            return Some(first.slowdown_median);
+        }
+        if bytes >= last.bytes as f64 {
+            return Some(last.slowdown_median);
+        }
+        let i = p.iter().position(|q| q.bytes as f64 >= bytes)?;
+        let (a, b) = (&p[i - 1], &p[i]);
+        let x = |n: f64| n.max(1.0).ln();
+        let t = (x(bytes) - x(a.bytes as f64)) / (x(b.bytes as f64) - x(a.bytes as f64));
+        Some(a.slowdown_median + t * (b.slowdown_median - a.slowdown_median))
+    }
+
+    /// The first value outside its physical range, as `where: why`.
+    pub fn check(&self, at: &str) -> Result<(), String> {
+        WORLD.check_usize(&format!("{at}.world"), self.world)?;
+        for (j, p) in self.points.iter().enumerate() {
+            let at = format!("{at}.points[{j}]");
+            physical::RATIO.check(&format!("{at}.slowdown_median"), p.slowdown_median)?;
+            physical::RATIO.check(&format!("{at}.slowdown_max"), p.slowdown_max)?;
+            let agg = format!("{at}.aggregate_busbw_gbps");
+            physical::MEASURED_GBPS_OR_ZERO.check(&agg, p.aggregate_busbw_gbps)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn curve_of(points: &[(usize, f64)]) -> SlowdownCurve {
+        SlowdownCurve {
+            backend: "host".into(),
+            op: Op::AllReduce,
+            algo: Algo::Ring,
+            dtype: DType::F32,
+            world: 2,
+            in_place: false,
+            concurrent: "split %2".into(),
+            points: (points.iter())
+                .map(|&(bytes, s)| SlowdownPoint {
+                    bytes,
+                    slowdown_median: s,
+                    slowdown_max: s,
+                    aggregate_busbw_gbps: 1.0,
+                    groups: 2,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn slowdown_between_sizes_follows_log_size_and_holds_at_the_ends() {
+        let c = curve_of(&[(1 << 10, 1.0), (1 << 20, 2.0)]);
+        assert_eq!(c.at(1.0), Some(1.0));
+        assert_eq!(c.at(1e12), Some(2.0));
+        let mid = c.at(32768.0).unwrap();
+        assert!((mid - 1.5).abs() < 1e-12, "{mid}");
+        assert_eq!(curve_of(&[]).at(5.0), None);
+        assert!(c.check("slowdowns[0]").is_ok());
+        let bad = curve_of(&[(1, f64::NAN)]);
+        assert!(bad
+            .check("s")
+            .unwrap_err()
+            .contains("s.points[0].slowdown_median"));
+    }
+}

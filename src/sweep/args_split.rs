@@ -1,0 +1,68 @@
+//! `--split`: nccl-tests' `NCCL_TESTS_SPLIT` (and `NCCL_TESTS_SPLIT_MASK`), read from the flag
+//! or, where it is not given, from nccl-tests' own variables, so that its recipes carry over.
+
+use clap::Args;
+
+use crate::error::{Error, Result};
+use crate::model::split::SplitRule;
+
+const SPLIT_ENV: &str = "NCCL_TESTS_SPLIT";
+const MASK_ENV: &str = "NCCL_TESTS_SPLIT_MASK";
+
+/// `--split`.
+#[derive(Args, Debug, Default)]
+pub struct SplitFlags {
+    /// Split each world into groups that run their calls at the same time, each group also
+    /// measured alone: nccl-tests' NCCL_TESTS_SPLIT rule, colour = rank OP VALUE with OP one of
+    /// AND OR MOD DIV (or & | % /), VALUE decimal, 0x hexadecimal or 0b binary: 'MOD 8' is one
+    /// rank of every 8 per group, 'DIV 8' 8 neighbouring ranks per group [default:
+    /// NCCL_TESTS_SPLIT_MASK (=&VALUE, hexadecimal) or NCCL_TESTS_SPLIT where set, else no
+    /// split].
+    #[arg(long, value_name = "RULE", value_parser = clap::value_parser!(SplitRule))]
+    pub split: Option<SplitRule>,
+}
+
+impl SplitFlags {
+    /// The rule: the flag's, else nccl-tests' variables' (the mask first, as it reads them).
+    pub fn rule(&self) -> Result<Option<SplitRule>> {
+        match self.split {
+            Some(r) => Ok(Some(r)),
+            None => from_env(&|k| std::env::var(k).ok()),
+        }
+    }
+}
+
+/// nccl-tests' variables as a rule; one it would read as a single group is refused instead.
+fn from_env(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<SplitRule>> {
+    let rule = match (var(MASK_ENV), var(SPLIT_ENV)) {
+        (Some(mask), _) => SplitRule::from_mask(&mask).map_err(|e| (MASK_ENV, e)),
+        (None, Some(split)) => split.parse().map_err(|e| (SPLIT_ENV, e)),
+        (None, None) => return Ok(None),
+    };
+    rule.map(Some)
+        .map_err(|(name, e)| Error::usage(format!("{name}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k| pairs.iter().find(|p| p.0 == k).map(|p| p.1.to_string())
+    }
+
+    #[test]
+    fn nccl_tests_variables_are_read_mask_first() {
+        let rule = |pairs| from_env(&env(pairs)).unwrap().map(|r| r.to_string());
+        assert_eq!(rule(&[]), None);
+        assert_eq!(rule(&[(SPLIT_ENV, "MOD 2")]), Some("%2".into()));
+        assert_eq!(
+            rule(&[(SPLIT_ENV, "MOD 2"), (MASK_ENV, "0x3")]),
+            Some("&3".into())
+        );
+        let bad = from_env(&env(&[(SPLIT_ENV, "XOR 2")]))
+            .unwrap_err()
+            .to_string();
+        assert!(bad.starts_with("NCCL_TESTS_SPLIT: split 'XOR 2'"), "{bad}");
+    }
+}
