@@ -1,7 +1,8 @@
 //! fit.json's `slowdowns`: how much a call slows while other groups run theirs at the same time
-//! (`sweep --split`), per size, kept beside the lines. A slowdown is measured, not fitted: each
-//! group's median time with the others over its median alone, measured just before it; a size
-//! keeps the median over groups and runs, the largest, and the groups' summed busbw.
+//! (`sweep --split`) or a compute load runs beside it (`sweep --with-compute`), per size, kept
+//! beside the lines. A slowdown is measured, not fitted: the call's median time beside the
+//! others over its median alone, measured just before it; a size keeps the median over groups
+//! and runs, the largest, the groups' summed busbw, and the compute load's own slowdown.
 
 use std::collections::BTreeMap;
 
@@ -36,8 +37,13 @@ pub struct SlowdownPoint {
     pub slowdown_median: f64,
     /// The largest of them: the group the others slowed most.
     pub slowdown_max: f64,
-    /// Median over runs of the groups' summed busbw at once.
-    pub aggregate_busbw_gbps: f64,
+    /// Median over runs of the groups' summed busbw at once; absent beside a compute load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate_busbw_gbps: Option<f64>,
+    /// Beside a compute load: the median of its slowdown (its rate alone over its rate beside
+    /// the calls); absent elsewhere and where no rate could be taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_slowdown_median: Option<f64>,
     /// Groups measured (over all runs).
     pub groups: usize,
 }
@@ -45,8 +51,8 @@ pub struct SlowdownPoint {
 /// What identifies a slowdown curve.
 type Key = (String, Op, Algo, DType, usize, bool, String);
 
-/// Each size's slowdowns and aggregate busbws, of one curve.
-type Sizes = BTreeMap<usize, (Vec<f64>, Vec<f64>)>;
+/// Each size's slowdowns, aggregate busbws and compute slowdowns, of one curve.
+type Sizes = BTreeMap<usize, [Vec<f64>; 3]>;
 
 /// Every slowdown the runs measured, by curve and size; points with wrong elements are left
 /// out (their time is no call's).
@@ -66,9 +72,11 @@ pub fn collect(runs: &[Run]) -> Vec<SlowdownCurve> {
             k.in_place,
             with.clone(),
         );
-        let (slowdowns, aggregates) = by.entry(key).or_default().entry(k.bytes).or_default();
+        let [slowdowns, aggregates, compute] =
+            by.entry(key).or_default().entry(k.bytes).or_default();
         slowdowns.push(s);
         aggregates.extend(r.aggregate_busbw_gbps);
+        compute.extend(r.compute_slowdown);
     }
     by.into_iter().map(curve).collect()
 }
@@ -78,11 +86,12 @@ fn curve(
 ) -> SlowdownCurve {
     let points = sizes
         .into_iter()
-        .map(|(bytes, (mut s, mut a))| SlowdownPoint {
+        .map(|(bytes, [mut s, mut a, mut c])| SlowdownPoint {
             bytes,
             slowdown_max: s.iter().copied().fold(f64::NAN, f64::max),
             slowdown_median: median_of(&mut s),
-            aggregate_busbw_gbps: median_of(&mut a),
+            aggregate_busbw_gbps: (!a.is_empty()).then(|| median_of(&mut a)),
+            compute_slowdown_median: (!c.is_empty()).then(|| median_of(&mut c)),
             groups: s.len(),
         })
         .collect();
@@ -124,8 +133,13 @@ impl SlowdownCurve {
             let at = format!("{at}.points[{j}]");
             physical::RATIO.check(&format!("{at}.slowdown_median"), p.slowdown_median)?;
             physical::RATIO.check(&format!("{at}.slowdown_max"), p.slowdown_max)?;
-            let agg = format!("{at}.aggregate_busbw_gbps");
-            physical::MEASURED_GBPS_OR_ZERO.check(&agg, p.aggregate_busbw_gbps)?;
+            if let Some(a) = p.aggregate_busbw_gbps {
+                let agg = format!("{at}.aggregate_busbw_gbps");
+                physical::MEASURED_GBPS_OR_ZERO.check(&agg, a)?;
+            }
+            if let Some(c) = p.compute_slowdown_median {
+                physical::RATIO.check(&format!("{at}.compute_slowdown_median"), c)?;
+            }
         }
         Ok(())
     }
@@ -149,7 +163,8 @@ mod tests {
                     bytes,
                     slowdown_median: s,
                     slowdown_max: s,
-                    aggregate_busbw_gbps: 1.0,
+                    aggregate_busbw_gbps: Some(1.0),
+                    compute_slowdown_median: None,
                     groups: 2,
                 })
                 .collect(),

@@ -334,6 +334,7 @@ fn point(
         ended_utc: None,
         slowdown: None,
         aggregate_busbw_gbps: None,
+        compute_slowdown: None,
     })
 }
 

@@ -71,6 +71,10 @@ pub struct SweepOptions {
     /// their calls at the same time, each also measured alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<SplitRule>,
+    /// `--with-compute`: every point measured again with this compute load running beside
+    /// every rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_compute: Option<ComputeKind>,
 }
 
 /// nccl-tests' timing flags: calls per timed iteration (`-m`), whether each waits for its
@@ -101,6 +105,17 @@ mod roots;
 pub use roots::Roots;
 mod soak;
 pub use soak::{Soak, MAX_CYCLES, MAX_DURATION};
+
+named_enum!(
+    /// The compute load `--with-compute` runs beside every rank (the host's kernels:
+    /// `backend::host::compute`).
+    ComputeKind, "compute load", {
+        /// A memory-bound kernel: STREAM's triad over arrays past the caches.
+        Memory => "memory",
+        /// A cache-resident one: multiply-adds over an array in the first-level cache.
+        Cache => "cache",
+    }
+);
 
 named_enum!(
     /// Whether rank processes are pinned to cores.
@@ -155,6 +170,10 @@ pub struct Point {
     /// first `world` ranks. Expanded by every process, as `traffic` is.
     #[serde(skip)]
     pub split: Option<PointSplit>,
+    /// The compute load running beside every rank's calls of this point; `None` for a point
+    /// measured alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute: Option<ComputeKind>,
 }
 
 /// The traffic an alltoallv point runs.
@@ -224,7 +243,7 @@ impl Point {
             comm: Default::default(),
             traffic: self.traffic.as_ref().map(|t| t.label.clone()),
             group: None,
-            concurrent: None,
+            concurrent: self.compute.map(|k| format!("compute {k}")),
         }
     }
 
@@ -261,6 +280,9 @@ impl Point {
             if self.in_place { " in place" } else { "" },
             root_label(c.op.rooted().then_some(c.root))
         ) + &self.split_label()
+            + &self
+                .compute
+                .map_or(String::new(), |k| format!(", with {k} compute"))
     }
 
     /// `, group 1-3/2 alone` or `, 2 groups at once (split %2)`; nothing without a split.

@@ -137,6 +137,11 @@ pub struct PointRecord {
     /// group's: "multiply by the number of groups"); `None` for a call that ran alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aggregate_busbw_gbps: Option<f64>,
+    /// A `--with-compute` point's compute load: its rate alone over its rate while the calls
+    /// ran back to back, the median over the ranks (1.25: the compute ran 25% slower beside
+    /// the collective); `None` elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_slowdown: Option<f64>,
 }
 
 /// The names `nccl_algo` takes (NCCL's `NCCL_ALGO_*`, lower case), and `unknown`.
@@ -241,6 +246,7 @@ impl PointRecord {
             ended_utc: None,
             slowdown: None,
             aggregate_busbw_gbps: None,
+            compute_slowdown: None,
         };
         unset.with_time_us(EXAMPLE_TIME_US)
     }

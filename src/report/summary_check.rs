@@ -113,6 +113,7 @@ pub(super) fn check_record(rec: &PointRecord) -> Result<(), String> {
     let later = [
         ("loop_time_us", absent(rec.loop_time_us), TIME_US),
         ("slowdown", absent(rec.slowdown), RATIO),
+        ("compute_slowdown", absent(rec.compute_slowdown), RATIO),
         (
             "aggregate_busbw_gbps",
             absent(rec.aggregate_busbw_gbps),

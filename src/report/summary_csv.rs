@@ -22,7 +22,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 
 /// The columns of summary.csv, in order. The last ones were added after the schema first
 /// appeared (see [`REQUIRED_COLUMNS`]).
-pub const SUMMARY_COLUMNS: [&str; 46] = [
+pub const SUMMARY_COLUMNS: [&str; 47] = [
     "backend",
     "op",
     "algo",
@@ -69,6 +69,7 @@ pub const SUMMARY_COLUMNS: [&str; 46] = [
     "concurrent",
     "slowdown",
     "aggregate_busbw_gbps",
+    "compute_slowdown",
 ];
 
 /// The columns every summary.csv has; `proto`, `nccl_estimate_us`, `root`, the `loop_` columns
@@ -166,6 +167,7 @@ fn fields(rec: &PointRecord) -> Result<Vec<String>> {
         csvio::text("concurrent", rec.key.concurrent.as_deref().unwrap_or(""))?,
         rec.slowdown.map_or(String::new(), f),
         rec.aggregate_busbw_gbps.map_or(String::new(), f),
+        rec.compute_slowdown.map_or(String::new(), f),
     ])
 }
 
@@ -237,6 +239,7 @@ fn read_record(row: &Row) -> Result<PointRecord> {
         ended_utc: parse_time(row)?,
         slowdown: Some(row.float_or("slowdown")?).filter(|x| !x.is_nan()),
         aggregate_busbw_gbps: Some(row.float_or("aggregate_busbw_gbps")?).filter(|x| !x.is_nan()),
+        compute_slowdown: Some(row.float_or("compute_slowdown")?).filter(|x| !x.is_nan()),
     })
 }
 

@@ -16,7 +16,7 @@ fn soak_cycles_and_times_round_trip_and_older_files_read_as_cycle_0() {
     );
     // A file without the two columns (nor the traffic and split columns after them): cycle 0, no time.
     let text = std::fs::read_to_string(w.path()).unwrap();
-    let cut = |line: &str| line.rsplitn(8, ',').nth(7).unwrap().to_string();
+    let cut = |line: &str| line.rsplitn(9, ',').nth(8).unwrap().to_string();
     let older: Vec<String> = text.lines().map(cut).collect();
     let path = dir.path().join("older.csv");
     std::fs::write(&path, older.join("\n") + "\n").unwrap();
@@ -57,7 +57,7 @@ fn an_alltoallv_traffic_round_trips_and_older_files_read_as_none() {
     let back = read_summary(w.path()).unwrap();
     assert_eq!(back[0].key.traffic, rec.key.traffic);
     let text = std::fs::read_to_string(w.path()).unwrap();
-    let cut = |line: &str| line.rsplitn(6, ',').nth(5).unwrap().to_string();
+    let cut = |line: &str| line.rsplitn(7, ',').nth(6).unwrap().to_string();
     let older: Vec<String> = text.lines().map(cut).collect();
     let path = dir.path().join("older.csv");
     std::fs::write(&path, older.join("\n") + "\n").unwrap();
@@ -73,17 +73,19 @@ fn a_split_group_round_trips_and_older_files_read_as_none() {
     let mut rec = PointRecord::example(Op::AllReduce, 1 << 20, 2);
     (rec.key.group, rec.key.concurrent) = (Some("1-7/2".into()), Some("split %2".into()));
     (rec.slowdown, rec.aggregate_busbw_gbps) = (Some(1.25), Some(30.5));
+    rec.compute_slowdown = Some(2.5);
     w.append(&rec).unwrap();
     let back = read_summary(w.path()).unwrap();
     assert_eq!(back[0], rec);
     let text = std::fs::read_to_string(w.path()).unwrap();
-    assert!(text.ends_with(",1-7/2,split %2,1.25,30.5\n"), "{text}");
-    let cut = |line: &str| line.rsplitn(5, ',').nth(4).unwrap().to_string();
+    assert!(text.ends_with(",1-7/2,split %2,1.25,30.5,2.5\n"), "{text}");
+    let cut = |line: &str| line.rsplitn(6, ',').nth(5).unwrap().to_string();
     let older: Vec<String> = text.lines().map(cut).collect();
     let path = dir.path().join("older.csv");
     std::fs::write(&path, older.join("\n") + "\n").unwrap();
     let old = &read_summary(&path).unwrap()[0];
     assert_eq!((&old.key.group, old.slowdown), (&None, None));
+    assert_eq!(old.compute_slowdown, None);
     std::fs::write(&path, text.replace(",1.25,", ",-1,")).unwrap();
     let msg = read_summary(&path).unwrap_err().to_string();
     assert!(msg.contains("slowdown"), "{msg}");

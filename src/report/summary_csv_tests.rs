@@ -50,6 +50,7 @@ pub(crate) fn awkward_record() -> PointRecord {
         ended_utc: Some("2026-11-28T05:30:00.125Z".into()),
         slowdown: None,
         aggregate_busbw_gbps: None,
+        compute_slowdown: None,
     }
 }
 
@@ -101,7 +102,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",ll128,12.125,,,,,,,,,,,7,2026-11-28T05:30:00.125Z,,,,,"),
+            .ends_with(",ll128,12.125,,,,,,,,,,,7,2026-11-28T05:30:00.125Z,,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -111,7 +112,7 @@ fn proto_and_estimate_round_trip_and_older_files_without_them_read_as_none() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..19).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..20).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -147,7 +148,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",12.125,2,,,,,,,,,,7,2026-11-28T05:30:00.125Z,,,,,"),
+            .ends_with(",12.125,2,,,,,,,,,,7,2026-11-28T05:30:00.125Z,,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -156,7 +157,7 @@ fn roots_round_trip_and_older_files_give_rooted_ops_root_0() {
     let cut = |l: &str| l[..l.rfind(',').unwrap()].to_string();
     let old: String = text
         .lines()
-        .map(|l| format!("{}\n", (0..17).fold(l.to_string(), |l, _| cut(&l))))
+        .map(|l| format!("{}\n", (0..18).fold(l.to_string(), |l, _| cut(&l))))
         .collect();
     let path = dir.path().join("old.csv");
     std::fs::write(&path, old).unwrap();
@@ -254,7 +255,7 @@ fn loop_time_round_trips_with_nccl_tests_bandwidths_and_older_files_read_as_none
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",250,4.194304,6.291456,,,,,,,0,,,,,,"),
+            .ends_with(",250,4.194304,6.291456,,,,,,,0,,,,,,,"),
         "{text}"
     );
     let back = read_summary(w.path()).unwrap();
@@ -333,7 +334,7 @@ fn comm_setup_round_trips_and_older_files_and_none_read_as_the_default() {
         text.lines()
             .nth(1)
             .unwrap()
-            .ends_with(",local,efficiency,2:16,0,,,,,,"),
+            .ends_with(",local,efficiency,2:16,0,,,,,,,"),
         "{text}"
     );
     let path = dir.path().join("other.csv");
@@ -348,7 +349,7 @@ fn comm_setup_round_trips_and_older_files_and_none_read_as_the_default() {
     // A file written before the columns (and the soak's): rows end at nccl_proto.
     let old: String = text
         .lines()
-        .map(|l| l.rsplitn(11, ',').last().unwrap().to_string() + "\n")
+        .map(|l| l.rsplitn(12, ',').last().unwrap().to_string() + "\n")
         .collect();
     std::fs::write(&path, old).unwrap();
     assert_eq!(

@@ -337,6 +337,7 @@ impl SweepArgs {
             soak: self.soak.soak(self.nccl_tests.run_cycles)?,
             traffic,
             split: self.split.rule()?,
+            with_compute: self.split.with_compute,
         };
         Ok(SweepRequest {
             opts,

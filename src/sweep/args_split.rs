@@ -1,15 +1,18 @@
-//! `--split`: nccl-tests' `NCCL_TESTS_SPLIT` (and `NCCL_TESTS_SPLIT_MASK`), read from the flag
-//! or, where it is not given, from nccl-tests' own variables, so that its recipes carry over.
+//! What runs beside the measured calls: `--split` (nccl-tests' `NCCL_TESTS_SPLIT` and
+//! `NCCL_TESTS_SPLIT_MASK`, read from the flag or, where it is not given, from nccl-tests' own
+//! variables, so that its recipes carry over) and `--with-compute`.
 
 use clap::Args;
 
 use crate::error::{Error, Result};
+use crate::model::plan::ComputeKind;
 use crate::model::split::SplitRule;
+use crate::named::one_of;
 
 const SPLIT_ENV: &str = "NCCL_TESTS_SPLIT";
 const MASK_ENV: &str = "NCCL_TESTS_SPLIT_MASK";
 
-/// `--split`.
+/// `--split` and `--with-compute`.
 #[derive(Args, Debug, Default)]
 pub struct SplitFlags {
     /// Split each world into groups that run their calls at the same time, each group also
@@ -20,6 +23,12 @@ pub struct SplitFlags {
     /// split].
     #[arg(long, value_name = "RULE", value_parser = clap::value_parser!(SplitRule))]
     pub split: Option<SplitRule>,
+    /// Measure every point again with a compute load on a thread beside every rank, and record
+    /// both slowdowns (the call's and the compute's) against each alone: memory (STREAM's triad
+    /// past the caches: competes for memory bandwidth) or cache (multiply-adds in the
+    /// first-level cache: competes for the core).
+    #[arg(long, value_name = "KIND", value_parser = one_of::<ComputeKind>())]
+    pub with_compute: Option<ComputeKind>,
 }
 
 impl SplitFlags {

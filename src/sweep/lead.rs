@@ -30,8 +30,11 @@ pub struct Lead {
     pub out: RunDir,
     pub console: Console,
     wrong_points: usize,
-    /// The median time of every `--split` group's call alone, by its key (the latest one).
+    /// The median time of every call alone that a call beside others follows (`--split`,
+    /// `--with-compute`), by its key (the latest one).
     alone_us: Vec<(PointKey, f64)>,
+    /// Whether the plan runs calls beside others, whose slowdowns the lead works out.
+    beside_calls: bool,
 }
 
 impl Lead {
@@ -44,6 +47,7 @@ impl Lead {
             console: open_console(plan, view, meta),
             wrong_points: 0,
             alone_us: Vec::new(),
+            beside_calls: (plan.points.iter()).any(|p| p.split.is_some() || p.compute.is_some()),
         })
     }
 
@@ -59,6 +63,12 @@ impl Lead {
         samples: &[IterSample],
         per_rank: &[RankSummary],
     ) -> Result<()> {
+        if self.beside_calls && rec.key.concurrent.is_some() {
+            return self.group_points(vec![(rec.clone(), samples.to_vec(), per_rank.to_vec())]);
+        }
+        if self.beside_calls {
+            self.remember_alone(rec);
+        }
         self.append(rec, samples, per_rank)?;
         self.show(rec);
         Ok(())
@@ -119,8 +129,7 @@ impl Lead {
     fn settle(&mut self, rec: &mut PointRecord, aggregate: Option<f64>) -> String {
         let group = format!("group {}", rec.key.group.as_deref().unwrap_or("?"));
         let Some(with) = rec.key.concurrent.clone() else {
-            self.alone_us.retain(|(k, _)| *k != rec.key);
-            self.alone_us.push((rec.key.clone(), rec.time_us_median));
+            self.remember_alone(rec);
             return format!("{group} alone");
         };
         let alone_key = PointKey {
@@ -129,10 +138,20 @@ impl Lead {
         };
         let alone = self.alone_us.iter().find(|(k, _)| *k == alone_key);
         rec.slowdown = alone.map(|(_, us)| rec.time_us_median / us);
-        rec.aggregate_busbw_gbps = aggregate;
         let slowdown = rec.slowdown.map_or("?".into(), |s| format!("{s:.2}"));
+        if rec.key.group.is_none() {
+            let compute = (rec.compute_slowdown).map_or("?".into(), |s| format!("{s:.2}"));
+            return format!("with {with}: call x{slowdown}, compute x{compute} of alone");
+        }
+        rec.aggregate_busbw_gbps = aggregate;
         let all = aggregate.map_or(String::new(), |a| format!(", all groups {a:.3} GB/s"));
         format!("{group} with {with}: x{slowdown} of alone{all}")
+    }
+
+    /// Keeps a call's median time alone for the same call beside others that follows it.
+    fn remember_alone(&mut self, rec: &PointRecord) {
+        self.alone_us.retain(|(k, _)| *k != rec.key);
+        self.alone_us.push((rec.key.clone(), rec.time_us_median));
     }
 
     fn count(&mut self, rec: &PointRecord) {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use crate::backend::buffers::CallBuffers;
 use crate::backend::host::affinity;
 use crate::backend::host::algo::{barrier, Buffers, Group};
+use crate::backend::host::compute::ComputeLoad;
 use crate::backend::host::layout::{Layout, Shared};
 use crate::backend::host::transport::shm::ShmTransport;
 use crate::backend::host::transport::tcp::TcpTransport;
@@ -19,7 +20,7 @@ use crate::backend::host::{self};
 use crate::check::{count_wrong_with, fill_input};
 use crate::collective::uneven::RankCounts;
 use crate::error::{Error, Result};
-use crate::model::plan::{Point, SweepOptions, TransportKind};
+use crate::model::plan::{ComputeKind, Point, SweepOptions, TransportKind};
 
 /// Where a rank process finds its segment and who it is.
 #[derive(Clone, Copy, Debug)]
@@ -37,6 +38,8 @@ pub(crate) struct RankBuffers {
     scratch: Vec<u8>,
     /// The rank's counts of the point's alltoallv, set before it is measured.
     counts: Option<RankCounts>,
+    /// The CPU a `--with-compute` load is pinned to (`None`: unpinned).
+    pub compute_cpu: Option<usize>,
 }
 
 /// Runs the rank's whole sweep and returns its exit code: 0, or 2 after leaving its error in
@@ -121,7 +124,10 @@ fn sweep_points<T: Transport>(t: &mut T, ctl: &Shared, opts: &SweepOptions) -> R
     let rank = t.rank();
     let all = Group::first(t.nranks(), rank)
         .ok_or_else(|| Error::usage(format!("rank {rank} outside the launch")))?;
-    let mut bufs = RankBuffers::default();
+    let mut bufs = RankBuffers {
+        compute_cpu: compute_cpu(opts, rank, t.nranks()),
+        ..Default::default()
+    };
     let plan = opts.plan();
     let soak = opts.soak;
     let mut k = 0u32;
@@ -199,6 +205,14 @@ impl Roles {
     }
 }
 
+/// Where rank `rank`'s compute load runs under `--bind core`: the core the rank `rank + n` would
+/// have, so that with more cores than ranks the load has a core of its own, and with fewer it
+/// shares one as any extra rank would.
+fn compute_cpu(opts: &SweepOptions, rank: usize, nranks: usize) -> Option<usize> {
+    let cpus = affinity::allowed_cpus();
+    affinity::cpu_for_rank(opts.bind, rank + nranks, &cpus)
+}
+
 /// What the launcher stores as the points consumed when a soak ends at a cycle's end.
 pub(crate) const SOAK_OVER: u32 = u32::MAX;
 
@@ -222,7 +236,9 @@ fn wait_consumed(sh: &Shared, k: u32) -> Result<()> {
 /// iterations).
 fn publish(ctl: &Shared, rank: usize, m: &Measured) {
     let samples = ctl.samples_ptr(rank);
-    let slots = m.times.iter().chain(std::iter::once(&m.loop_us));
+    let (during, alone) = m.compute.unwrap_or((f64::NAN, f64::NAN));
+    let after = [m.loop_us, during, alone];
+    let slots = m.times.iter().chain(&after);
     for (i, &us) in slots.take(ctl.layout.max_iters).enumerate() {
         // SAFETY: this rank's own sample area, max_iters long; the launcher reads it only after
         // the point is published.
@@ -240,6 +256,9 @@ pub(crate) struct Measured {
     pub loop_us: f64,
     /// Wrong elements in its output of the checked call.
     pub wrong: u64,
+    /// A `--with-compute` point's compute rate (its kernel's units per second) during the
+    /// back-to-back loop, and alone right after.
+    pub compute: Option<(f64, f64)>,
 }
 
 /// Warm-up, timed iterations, nccl-tests' loop, then the correctness check of one point.
@@ -254,6 +273,10 @@ pub(crate) fn measure<T: Transport>(
     let (start, g) = (&roles.start, &roles.call);
     bufs.counts = p.rank_counts(g.me);
     fill(p, g, bufs);
+    let load = match p.compute {
+        Some(kind) => Some(start_load(kind, bufs.compute_cpu)?.warmed()),
+        None => None,
+    };
     // Warm-up is no progress for the watchdog: a point's whole warm-up must end within
     // --timeout, so that a warm-up that never ends is seen as a stall.
     for _ in 0..p.warmup {
@@ -273,16 +296,40 @@ pub(crate) fn measure<T: Transport>(
         times.push(began.elapsed().as_nanos() as f64 / 1e3 / agg as f64);
         progress();
     }
+    let before = load.as_ref().map(ComputeLoad::work);
     let loop_us = time_loop(t, roles, p, bufs, progress)?;
+    let during = (load.as_ref().zip(before)).and_then(|(l, w)| l.rate_since(w));
+    drop(load);
     fill(p, g, bufs);
     barrier(t, g)?;
     call(t, g, p, bufs)?;
     let wrong = check(p, g, bufs);
+    let compute = match (p.compute, during) {
+        (Some(kind), Some(during)) => {
+            let span = Duration::from_secs_f64(loop_us * p.iters as f64 * 1e-6);
+            let alone = start_load(kind, bufs.compute_cpu)?.warmed();
+            alone
+                .rate_over(span.clamp(COMPUTE_SPAN_MIN, COMPUTE_SPAN_MAX))
+                .map(|a| (during, a))
+        }
+        _ => None,
+    };
     Ok(Measured {
         times,
         loop_us,
         wrong,
+        compute,
     })
+}
+
+/// The shortest and longest a compute load's rate alone is taken over: as long as the loop
+/// with the collectives, within these.
+const COMPUTE_SPAN_MIN: Duration = Duration::from_millis(5);
+const COMPUTE_SPAN_MAX: Duration = Duration::from_secs(1);
+
+fn start_load(kind: ComputeKind, cpu: Option<usize>) -> Result<ComputeLoad> {
+    ComputeLoad::start(kind, cpu)
+        .map_err(|e| Error::Rank(format!("cannot start the {kind} compute thread: {e}")))
 }
 
 /// nccl-tests' timing (`common.cu`, its default): the group leaves one barrier together, then

@@ -5,6 +5,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::backend::host::compute::load_bytes;
 use crate::backend::host::layout::{Layout, Shared};
 use crate::backend::host::transport::single_copy::CopyMode;
 use crate::error::{Error, Result};
@@ -129,6 +130,10 @@ fn check_memory(plan: &Plan, ranks: usize) -> Result<()> {
     Ok(())
 }
 
+/// Slots after a rank's samples of a point: its loop time, then a `--with-compute` load's rate
+/// during the loop and alone (`rank::publish`).
+pub(crate) const AFTER_SAMPLES: usize = 3;
+
 /// Bytes the launch needs at its largest: every rank's buffers for its largest point, plus the
 /// per-iteration samples of the point with the most iterations.
 fn memory_need(plan: &Plan, ranks: usize) -> u128 {
@@ -139,13 +144,19 @@ fn memory_need(plan: &Plan, ranks: usize) -> u128 {
         })
         .sum();
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(0);
-    buffers + crate::model::limits::sample_bytes(ranks, max_iters + 1)
+    let compute = plan
+        .points
+        .iter()
+        .filter_map(|p| p.compute)
+        .map(load_bytes)
+        .max();
+    let loads = compute.unwrap_or(0) as u128 * ranks as u128;
+    buffers + loads + crate::model::limits::sample_bytes(ranks, max_iters + AFTER_SAMPLES)
 }
 
 fn launch_and_measure(req: &SweepRequest, plan: &Plan, lead: &mut Lead) -> Result<()> {
-    // One slot more than any point's iterations: the loop time follows the samples.
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
-    let layout = Layout::new(req.opts.ranks, max_iters + 1);
+    let layout = Layout::new(req.opts.ranks, max_iters + AFTER_SAMPLES);
     let shared = Shared::create(layout)?;
     shared
         .token()

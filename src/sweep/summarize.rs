@@ -116,6 +116,7 @@ pub fn record_of(
         ended_utc: None,
         slowdown: None,
         aggregate_busbw_gbps: None,
+        compute_slowdown: None,
         key,
     })
 }

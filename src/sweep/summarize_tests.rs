@@ -195,6 +195,7 @@ fn point_of(world: usize) -> Point {
         cycle: 0,
         traffic: None,
         split: None,
+        compute: None,
     }
 }
 

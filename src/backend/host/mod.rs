@@ -7,6 +7,7 @@
 
 pub mod affinity;
 pub mod algo;
+pub mod compute;
 pub mod layout;
 pub mod reduce;
 pub mod segment;

@@ -41,6 +41,7 @@ fn rooted(op: Op, dtype: DType, bytes: usize, world: usize, in_place: bool, root
         cycle: 0,
         traffic: None,
         split: None,
+        compute: None,
     }
 }
 

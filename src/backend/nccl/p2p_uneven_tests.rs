@@ -37,6 +37,7 @@ fn point(traffic: Traffic, dtype: DType, requested: usize, world: usize) -> Poin
             traffic: Arc::new(traffic),
         }),
         split: None,
+        compute: None,
     }
 }
 

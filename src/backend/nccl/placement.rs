@@ -175,6 +175,7 @@ mod tests {
             cycle: 0,
             traffic: None,
             split: None,
+            compute: None,
         }
     }
 

@@ -57,6 +57,7 @@ fn allgather_point(bytes: usize, world: usize, in_place: bool) -> Point {
         cycle: 0,
         traffic: None,
         split: None,
+        compute: None,
     }
 }
 

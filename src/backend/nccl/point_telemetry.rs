@@ -81,6 +81,7 @@ mod tests {
             cycle: 0,
             traffic: None,
             split: None,
+            compute: None,
         };
         assert_eq!(calls(&p, 1), 5 + 40 + 1);
         assert_eq!(calls(&p, 4), (5 + 40) * 4 + 1);

@@ -26,6 +26,7 @@ fn opts(algos: &[Algo], world_sizes: &[usize]) -> SweepOptions {
         soak: Default::default(),
         traffic: None,
         split: None,
+        with_compute: None,
     }
 }
 

@@ -285,8 +285,19 @@ impl SweepOptions {
                 cycle: 0,
                 traffic: traffic.cloned(),
                 split: None,
+                compute: None,
             };
-            push_split(plan, point, split);
+            match self.with_compute {
+                // Alone, then with the load: the slowdown sets them side by side.
+                Some(kind) => {
+                    let beside = Point {
+                        compute: Some(kind),
+                        ..point.clone()
+                    };
+                    plan.points.extend([point, beside]);
+                }
+                None => push_split(plan, point, split),
+            }
         }
     }
 }

@@ -28,6 +28,7 @@ fn opts() -> SweepOptions {
         soak: Default::default(),
         traffic: None,
         split: None,
+        with_compute: None,
     }
 }
 
@@ -178,6 +179,7 @@ fn memory_estimate_counts_only_the_scratch_an_algorithm_uses() {
             cycle: 0,
             traffic: None,
             split: None,
+            compute: None,
         }
     };
     let mib = 1 << 20;

@@ -30,6 +30,7 @@ impl SweepOptions {
         }
         crate::model::limits::check_counts(self.iters, self.warmup)?;
         self.validate_split(backend)?;
+        self.validate_compute(backend)?;
         self.validate_root()?;
         if let Some(r) = self.redops.iter().find(|r| !backend.redops().contains(r)) {
             return Err(Error::usage(format!(
@@ -58,6 +59,27 @@ impl SweepOptions {
             return Err(Error::usage(format!(
                 "--split {rule} runs on the host backend in a launch of one host (collbench \
                  sweep --ranks N) so far; unset it (or NCCL_TESTS_SPLIT) for this run"
+            )));
+        }
+        Ok(())
+    }
+
+    /// `--with-compute` runs the host's kernels beside host ranks on this host, one load at a
+    /// time (not with `--split`'s groups).
+    fn validate_compute(&self, backend: BackendKind) -> Result<()> {
+        let Some(kind) = self.with_compute else {
+            return Ok(());
+        };
+        let local = backend == BackendKind::Host && self.shapes.is_empty() && self.pairs.is_empty();
+        if !local {
+            return Err(Error::usage(format!(
+                "--with-compute {kind} runs on the host backend in a launch of one host \
+                 (collbench sweep --ranks N) so far; drop it for this run"
+            )));
+        }
+        if let Some(rule) = self.split {
+            return Err(Error::usage(format!(
+                "--with-compute {kind} and --split {rule} are measured one at a time; drop one"
             )));
         }
         Ok(())

@@ -14,6 +14,7 @@ use crate::model::record::PointKey;
 use crate::stats::loop_time_of;
 use crate::sweep::lead::{GroupPoint, Lead};
 use crate::sweep::rank::SOAK_OVER;
+use crate::sweep::run::AFTER_SAMPLES;
 use crate::sweep::summarize::summarize_point;
 use crate::sweep::watchdog::{blame, Watchdog};
 
@@ -183,12 +184,32 @@ impl Supervisor<'_> {
             .collect();
         let mut summarized = summarize_point(key, p, &rank_times, &wrong)?;
         summarized.0.loop_time_us = loop_time_of(&loops, p.timing.rank);
+        if p.compute.is_some() {
+            summarized.0.compute_slowdown = self.compute_slowdown(members, iters);
+        }
         for (s, &global) in summarized.2.iter_mut().zip(members) {
             s.global_rank = global;
         }
         let slowest = &mut summarized.0.slowest_rank;
         *slowest = members.get(*slowest).copied().unwrap_or(*slowest);
         Ok(summarized)
+    }
+
+    /// The median over `members` of their compute load's rate alone over its rate during the
+    /// loop (the two slots after the loop time); `None` where no rank has both.
+    fn compute_slowdown(&self, members: &[usize], iters: usize) -> Option<f64> {
+        if iters + AFTER_SAMPLES > self.shared.layout.max_iters {
+            return None;
+        }
+        let mut ratios: Vec<f64> = (members.iter())
+            // SAFETY: as in `collect`; the slots lie within the area, checked above.
+            .map(|&r| unsafe {
+                let at = self.shared.samples_ptr(r).add(iters + 1);
+                at.add(1).read() / at.read()
+            })
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .collect();
+        (!ratios.is_empty()).then(|| crate::stats::median_of(&mut ratios))
     }
 
     /// The rank whose exit is the cause, given the first exit seen. A rank that dies takes its
