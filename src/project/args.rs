@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::command::ProjectRequest;
+use super::overlap::OverlapSource;
 use super::plan::Batch;
 use super::step::StepOptions;
 use crate::error::{Error, Result};
@@ -166,6 +167,11 @@ impl ProjectArgs {
                 recompute: self.recompute,
                 compute_efficiency: self.compute_efficiency,
                 overlap_slowdown,
+                comm_overlap_slowdown: 1.0,
+                overlap_source: match self.overlap_slowdown {
+                    Some(_) => OverlapSource::Given,
+                    None => OverlapSource::Default,
+                },
                 ep_load: self.ep_load.map_or(Ok(1.0), ep_load)?,
                 ep_router: None,
             },

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::output;
+use super::overlap::{measured, OverlapSource};
 use super::plan::{project, Batch, Projection, Request};
 use super::replay;
 use super::specs;
@@ -51,6 +52,38 @@ fn fit_router(fit: &FitFile) -> Option<Routing> {
         .find_map(|m| m.traffic.as_deref().and_then(TrafficSpec::routing_of_label))
 }
 
+/// `opts` with the fit's measured overlap slowdowns where `--overlap-slowdown` was not given
+/// (nor `--replay`, whose compute stand-in overlap cannot slow), said on stderr either way.
+fn with_measured_overlap(opts: StepOptions, fit: &FitFile, replay: bool) -> StepOptions {
+    let found = measured(fit).filter(|_| opts.overlap_source == OverlapSource::Default && !replay);
+    let Some(m) = found else {
+        if opts.overlap_source == OverlapSource::Default && !replay {
+            crate::say!(
+                "collbench: overlapped compute {:.0}% slower (Lee et al. 2025's average; the \
+                 fit measured no collectives under compute: sweep --with-compute), overlapped \
+                 collectives as fast as alone",
+                100.0 * opts.overlap_slowdown
+            );
+        }
+        return opts;
+    };
+    crate::say!(
+        "collbench: overlapped compute {:.0}% slower and overlapped collectives x{:.3}, as the \
+         fit's runs measured them beside a {} load (medians over {} sizes; sweep \
+         --with-compute); --overlap-slowdown sets the compute's instead",
+        100.0 * m.sigma,
+        m.comm,
+        m.load.trim_start_matches("compute "),
+        m.sizes
+    );
+    StepOptions {
+        overlap_slowdown: m.sigma,
+        comm_overlap_slowdown: m.comm,
+        overlap_source: OverlapSource::Measured,
+        ..opts
+    }
+}
+
 /// Runs the command; exit code 0 (errors are `Err`).
 pub fn run_project(req: &ProjectRequest) -> Result<u8> {
     let (fit, network) = network(req)?;
@@ -79,10 +112,14 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         eps: req.eps.clone(),
         batch: req.batch,
         microbatches: req.microbatches,
-        opts: StepOptions {
-            ep_router: (!req.ep_load_given).then(|| fit_router(&fit)).flatten(),
-            ..req.opts
-        },
+        opts: with_measured_overlap(
+            StepOptions {
+                ep_router: (!req.ep_load_given).then(|| fit_router(&fit)).flatten(),
+                ..req.opts
+            },
+            &fit,
+            req.replay.is_some(),
+        ),
         comm_power_w: measured_comm_power(&fit),
     };
     if let Some(r) = &request.opts.ep_router {

@@ -52,6 +52,7 @@ pub mod metrics;
 pub mod model;
 pub mod moe;
 pub mod output;
+pub mod overlap;
 pub mod plan;
 pub mod protocols;
 pub mod replay;

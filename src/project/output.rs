@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use super::overlap::OverlapSource;
 use super::plan::{Batch, Projection, Request, Row};
 use super::roofline::ComputeModel;
 use crate::error::Result;
@@ -271,11 +272,19 @@ pub fn describe(req: &Request, network: &str) -> String {
     };
     format!(
         "{}{moe} on {} ({network}), seq {}, {batch}, {compute}, overlap slowdown \
-         {:.0}%{}{}{}; * = best layout per world size",
+         {:.0}%{}{}{}{}; * = best layout per world size",
         req.model.name,
         req.hardware.name,
         req.seq,
         100.0 * o.overlap_slowdown,
+        match o.overlap_source {
+            OverlapSource::Measured => format!(
+                " (measured; overlapped collectives x{:.3})",
+                o.comm_overlap_slowdown
+            ),
+            OverlapSource::Default => " (Lee et al. 2025)".into(),
+            OverlapSource::Given => String::new(),
+        },
         if o.reshard {
             ", re-shard after forward"
         } else {

@@ -33,6 +33,8 @@ pub(in crate::project) fn request(model: &str, gpu: &str, tps: &[usize], pps: &[
             hybrid: false,
             compute_efficiency: Some(0.5),
             overlap_slowdown: 0.19,
+            comm_overlap_slowdown: 1.0,
+            overlap_source: crate::project::overlap::OverlapSource::Given,
         },
         comm_power_w: None,
     }

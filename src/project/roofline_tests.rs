@@ -137,6 +137,8 @@ fn recomputation_adds_one_forward_to_layers_only() {
         ep_router: None,
         compute_efficiency: None,
         overlap_slowdown: 0.0,
+        comm_overlap_slowdown: 1.0,
+        overlap_source: crate::project::overlap::OverlapSource::Given,
     };
     let plain: Vec<_> = units
         .iter()

@@ -15,7 +15,8 @@
 //!   previous unit), and reduces its gradients.
 //!
 //! A window of compute `c` with communication `x` beside it: compute runs `1 + σ` times slower
-//! while overlapped (σ = `overlap_slowdown`). If `x ≥ c·(1+σ)` the window lasts `x`, `x − c·(1+σ)`
+//! while overlapped (σ = `overlap_slowdown`), and the communication takes `x` times
+//! `comm_overlap_slowdown` (1 unless the fit measured it, [`super::overlap`]). If `x ≥ c·(1+σ)` the window lasts `x`, `x − c·(1+σ)`
 //! of it exposed; otherwise it lasts `c + x·σ/(1+σ)` with nothing exposed. FSDP communication
 //! hides only behind compute, not behind tensor parallelism's AllReduces, which block (two per
 //! layer forward, two backward, of the microbatch's activations `2·b·s·h` bytes, over the TP
@@ -33,6 +34,7 @@ use super::comm::Network;
 use super::layout::Layout;
 use super::model::ModelSpec;
 use super::moe::{fsdp_times, moe_alltoall_s};
+use super::overlap::OverlapSource;
 use super::roofline::{optimizer_seconds, unit_seconds, Chip, ComputeModel, UnitSeconds, Work};
 use super::stage::{Stage, Unit, UnitKind};
 use crate::collective::routing::Routing;
@@ -51,6 +53,10 @@ pub struct StepOptions {
     pub compute_efficiency: Option<f64>,
     /// Compute slowdown while communication overlaps it (0.19 = 19% slower).
     pub overlap_slowdown: f64,
+    /// Overlapped communication's time over its time alone (1: as fast as alone).
+    pub comm_overlap_slowdown: f64,
+    /// Where the two came from.
+    pub overlap_source: OverlapSource,
     /// Full activation recomputation: each layer keeps only its input and runs its forward
     /// again (with its tensor-parallel AllReduces) before its backward.
     pub recompute: bool,
@@ -318,7 +324,7 @@ fn passes(mb: usize, microbatches: usize, reshard: bool) -> Passes {
     }
 }
 
-fn forward(acc: &mut Acc, units: &[UnitCost], p: Passes, sigma: f64) {
+fn forward(acc: &mut Acc, units: &[UnitCost], p: Passes, (sigma, comm): (f64, f64)) {
     if p.gather_fwd {
         acc.blocking(units[0].gather);
     }
@@ -327,12 +333,12 @@ fn forward(acc: &mut Acc, units: &[UnitCost], p: Passes, sigma: f64) {
             Some(n) if p.gather_fwd => n.gather,
             _ => 0.0,
         };
-        acc.window(u.fwd, next, sigma);
+        acc.window(u.fwd, next * comm, sigma);
         acc.blocking(u.tp_fwd);
     }
 }
 
-fn backward(acc: &mut Acc, units: &[UnitCost], p: Passes, sigma: f64) {
+fn backward(acc: &mut Acc, units: &[UnitCost], p: Passes, (sigma, comm): (f64, f64)) {
     let k = units.len();
     if p.gather_bwd {
         acc.blocking(units[k - 1].gather);
@@ -348,7 +354,7 @@ fn backward(acc: &mut Acc, units: &[UnitCost], p: Passes, sigma: f64) {
         } else {
             0.0
         };
-        acc.window(units[i].bwd, reduce + gather, sigma);
+        acc.window(units[i].bwd, (reduce + gather) * comm, sigma);
         acc.blocking(units[i].tp_bwd);
     }
     if p.reduce {
@@ -365,15 +371,15 @@ fn stage_time(
     p2p: f64,
     opts: &StepOptions,
 ) -> StepTime {
-    let sigma = opts.overlap_slowdown;
+    let slowdowns = (opts.overlap_slowdown, opts.comm_overlap_slowdown);
     let mut acc = Acc::default();
     if units.is_empty() {
         return StepTime::default();
     }
     for mb in 0..microbatches {
         let p = passes(mb, microbatches, opts.reshard);
-        forward(&mut acc, units, p, sigma);
-        backward(&mut acc, units, p, sigma);
+        forward(&mut acc, units, p, slowdowns);
+        backward(&mut acc, units, p, slowdowns);
         acc.blocking(p2p);
     }
     let per_mb: f64 = units

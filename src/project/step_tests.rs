@@ -1,6 +1,7 @@
 //! Step arithmetic on timelines small enough to work out by hand.
 
 use super::*;
+use crate::project::overlap::OverlapSource;
 
 fn opts(sigma: f64, reshard: bool) -> StepOptions {
     StepOptions {
@@ -11,6 +12,8 @@ fn opts(sigma: f64, reshard: bool) -> StepOptions {
         hybrid: false,
         compute_efficiency: Some(1.0),
         overlap_slowdown: sigma,
+        comm_overlap_slowdown: 1.0,
+        overlap_source: OverlapSource::Given,
     }
 }
 
@@ -242,4 +245,23 @@ fn expert_parameters_are_gathered_over_the_ranks_holding_them() {
     let l1 = Layout::new(16, 1, 1, 8).unwrap();
     let (gather, _) = fsdp_times(&layer, &l1, &net).unwrap();
     near(gather * 1e6, two_level(8.0, 2.0, 2_902_540.288));
+}
+
+#[test]
+fn overlapped_collectives_slowed_by_the_measured_factor_expose_more() {
+    // The first timeline with overlapped collectives twice as slow: the AllGathers beside units
+    // 0 and 1 last 3 s against 1 s of compute (2 exposed each); the ReduceScatters beside
+    // backward last 1 s within 2 s (hidden). The blocking ends (the first AllGather, the last
+    // ReduceScatter) run alone, as fast as alone.
+    let u = [unit(1.0, 1.5, 0.5); 3];
+    let o = StepOptions {
+        comm_overlap_slowdown: 2.0,
+        overlap_source: OverlapSource::Measured,
+        ..opts(0.0, false)
+    };
+    let t = stage_time(&u, 1, 1, 0.0, &o);
+    close(t.compute_s, 9.0);
+    close(t.exposed_comm_s, 1.5 + 2.0 + 2.0 + 0.5);
+    close(t.overlapped_comm_s, 1.0 + 1.0 + 1.0 + 1.0);
+    close(t.step_time_s(), 15.0);
 }

@@ -19,6 +19,8 @@ fn opts(reshard: bool) -> StepOptions {
         hybrid: false,
         compute_efficiency: Some(0.5),
         overlap_slowdown: 0.0,
+        comm_overlap_slowdown: 1.0,
+        overlap_source: crate::project::overlap::OverlapSource::Given,
     }
 }
 

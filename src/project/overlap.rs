@@ -1,0 +1,125 @@
+//! How much overlapped compute and communication slow each other in a projection: the fit's
+//! measured slowdowns (`sweep --with-compute`, fit.json `slowdowns`) where it has them and
+//! `--overlap-slowdown` was not given, else that flag, else the published default σ = 0.19 (Lee
+//! et al. 2025, arXiv 2507.03114: the compute slowdown under overlapped communication, an
+//! average over GPUs), with communication as fast as alone.
+
+use serde::Serialize;
+
+use crate::fit::schema::{FitFile, SlowdownCurve};
+
+/// Where the overlap slowdowns came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OverlapSource {
+    /// σ = 0.19, communication unslowed.
+    Default,
+    /// `--overlap-slowdown`.
+    Given,
+    /// The fit's slowdowns beside a compute load.
+    Measured,
+}
+
+/// The fit's measured overlap: σ (the compute's slowdown − 1) and the collectives' slowdown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasuredOverlap {
+    /// `compute cache` or `compute memory`: the load whose slowdowns were taken.
+    pub load: String,
+    pub sigma: f64,
+    pub comm: f64,
+    /// Sizes (over every op measured beside that load) the medians are taken over.
+    pub sizes: usize,
+}
+
+/// The loads in the order they stand for a training step's overlapped compute: a GEMM mostly
+/// competes for the compute units (`cache`), an elementwise kernel for memory (`memory`).
+const LOADS: [&str; 2] = ["compute cache", "compute memory"];
+
+/// The fit's overlap beside the first load of [`LOADS`] it measured: the medians over every size
+/// of every op of the compute's slowdown and the call's; `None` where it measured none, or no
+/// compute rate could be taken. Below 1 (faster beside compute: noise) counts as 1.
+pub fn measured(fit: &FitFile) -> Option<MeasuredOverlap> {
+    LOADS.iter().find_map(|load| {
+        let curves = (fit.slowdowns.iter()).filter(|c| c.concurrent == *load);
+        of_curves(load, curves.collect())
+    })
+}
+
+fn of_curves(load: &str, curves: Vec<&SlowdownCurve>) -> Option<MeasuredOverlap> {
+    let points = curves.iter().flat_map(|c| &c.points);
+    let mut compute: Vec<f64> = points
+        .clone()
+        .filter_map(|p| p.compute_slowdown_median)
+        .collect();
+    let mut comm: Vec<f64> = points.map(|p| p.slowdown_median).collect();
+    if compute.is_empty() {
+        return None;
+    }
+    let sizes = comm.len();
+    let median = |v: &mut Vec<f64>| crate::stats::median_of(v).max(1.0);
+    Some(MeasuredOverlap {
+        load: load.to_string(),
+        sigma: median(&mut compute) - 1.0,
+        comm: median(&mut comm),
+        sizes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collective::{Algo, DType, Op};
+    use crate::fit::schema::SlowdownPoint;
+
+    fn curve(load: &str, points: &[(f64, Option<f64>)]) -> SlowdownCurve {
+        SlowdownCurve {
+            backend: "host".into(),
+            op: Op::ReduceScatter,
+            algo: Algo::Ring,
+            dtype: DType::F32,
+            world: 2,
+            in_place: false,
+            concurrent: load.into(),
+            points: (points.iter().enumerate())
+                .map(|(i, &(s, c))| SlowdownPoint {
+                    bytes: 1 << (10 + i),
+                    slowdown_median: s,
+                    slowdown_max: s,
+                    aggregate_busbw_gbps: None,
+                    compute_slowdown_median: c,
+                    groups: 1,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_cache_load_is_taken_first_and_its_medians_held_at_one_or_more() {
+        let mut fit = crate::fit::export::testfit::ring_fit();
+        assert_eq!(measured(&fit), None);
+        fit.slowdowns = vec![
+            curve("compute memory", &[(1.5, Some(3.0))]),
+            curve("split %2", &[(2.0, None)]),
+        ];
+        let m = measured(&fit).unwrap();
+        assert_eq!(
+            (m.load.as_str(), m.sigma, m.comm),
+            ("compute memory", 2.0, 1.5)
+        );
+        fit.slowdowns.push(curve(
+            "compute cache",
+            &[(1.1, Some(1.2)), (0.9, Some(1.4)), (1.3, None)],
+        ));
+        let m = measured(&fit).unwrap();
+        assert_eq!(
+            (m.load.as_str(), m.sizes, m.comm),
+            ("compute cache", 3, 1.1)
+        );
+        assert!((m.sigma - 0.3).abs() < 1e-12, "{m:?}");
+        fit.slowdowns = vec![curve("compute cache", &[(0.8, Some(0.9))])];
+        let m = measured(&fit).unwrap();
+        assert_eq!((m.sigma, m.comm), (0.0, 1.0));
+        fit.slowdowns = vec![curve("compute cache", &[(1.2, None)])];
+        assert_eq!(measured(&fit), None);
+    }
+}
