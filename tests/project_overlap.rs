@@ -21,7 +21,7 @@ fn fit_with_slowdowns(dir: &Path) -> PathBuf {
                "compute_slowdown_median": compute, "groups": 2})
     };
     v["slowdowns"] = json!([{
-        "backend": "host", "op": "reducescatter", "algo": "ring", "dtype": "f32", "world": 2,
+        "backend": "host", "op": "reducescatter", "algo": "ring", "dtype": "f32", "redop": "sum", "world": 2,
         "in_place": false, "concurrent": "compute cache",
         "points": [point(1 << 16, 1.1, 1.3), point(1 << 20, 1.2, 1.5), point(1 << 24, 1.3, 1.4)],
     }]);

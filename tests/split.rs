@@ -61,9 +61,12 @@ fn mod_2_runs_every_other_rank_together_and_alone_exact() {
         assert!(rows
             .iter()
             .all(|r| r.key.bytes == rows[0].key.bytes && r.key.world == 2));
-        check_size(rows, &["0 2", "1 3"], "split %2");
+        check_size(rows, &["0 2", "1 3"], "split %2 of 4");
     }
-    assert!(stdout.contains("group 1 3 with split %2: x"), "{stdout}");
+    assert!(
+        stdout.contains("group 1 3 with split %2 of 4: x"),
+        "{stdout}"
+    );
     // ranks.csv names each group's global ranks.
     let ranks = csv_rows(&out.join("ranks.csv"));
     let of_point = |k: &str| -> Vec<String> {
@@ -87,7 +90,7 @@ fn div_2_over_tcp_with_nccl_tests_variable_and_alltoall_exact() {
     cmd.env("NCCL_TESTS_SPLIT", "DIV 2");
     let r = Spawned::start(cmd).finish(Instant::now(), LIMIT);
     assert_eq!(r.code(), 0, "{r:?}");
-    check_size(&summary(&out), &["0-1", "2-3"], "split /2");
+    check_size(&summary(&out), &["0-1", "2-3"], "split /2 of 4");
     // The mask wins over the rule, as nccl-tests reads them: &1 is MOD 2's groups.
     let out = tmp.path().join("m");
     let mut cmd = command(&[&args[..args.len() - 1], &[path(&out)]].concat());
@@ -95,7 +98,7 @@ fn div_2_over_tcp_with_nccl_tests_variable_and_alltoall_exact() {
         .env("NCCL_TESTS_SPLIT_MASK", "1");
     let r = Spawned::start(cmd).finish(Instant::now(), LIMIT);
     assert_eq!(r.code(), 0, "{r:?}");
-    check_size(&summary(&out), &["0 2", "1 3"], "split &1");
+    check_size(&summary(&out), &["0 2", "1 3"], "split &1 of 4");
 }
 
 #[test]

@@ -238,3 +238,35 @@ fn alltoallv_points_match_on_their_traffic_and_a_log_without_one_as_nccl_tests_d
     let c = cmp(&[with(None)], &[with(Some("spread 1"))], 0.05);
     assert_eq!(c.points.len(), 1);
 }
+
+#[test]
+fn calls_beside_others_match_only_their_like() {
+    let alone = rec(8, 10.0, 0);
+    let with = |c: &str, g: Option<&str>| {
+        let mut r = rec(8, 20.0, 0);
+        r.key.concurrent = Some(c.to_string());
+        r.key.group = g.map(str::to_string);
+        r
+    };
+    let a = [
+        alone.clone(),
+        with("compute memory", None),
+        with("split %2 of 4", Some("0 2")),
+        with("split %2 of 8", Some("0 2")),
+    ];
+    let c = cmp(&a, &a, 0.05);
+    assert_eq!(c.points.len(), 4, "{:?}", c.points);
+    assert!(c.notes.is_empty(), "{:?}", c.notes);
+    assert!(c.points.iter().all(|p| p.status == Status::Same));
+    let labels: Vec<&str> = c.points.iter().map(|p| p.label.as_str()).collect();
+    assert!(
+        labels.iter().any(|l| l.ends_with(" with compute memory")),
+        "{labels:?}"
+    );
+    assert!(
+        labels
+            .iter()
+            .any(|l| l.ends_with(" group 0 2 with split %2 of 8")),
+        "{labels:?}"
+    );
+}

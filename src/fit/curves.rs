@@ -31,7 +31,6 @@ pub fn group_curves(runs: &[Run]) -> Curves {
     let mut out = Curves::default();
     let fitted = fitted_redops(runs);
     let mut left_out = BTreeSet::new();
-    let mut concurrent = 0usize;
     for run in runs {
         let averages_only = run
             .meta
@@ -59,10 +58,7 @@ pub fn group_curves(runs: &[Run]) -> Curves {
                 )
             };
             if k.concurrent.is_some() {
-                // A call beside other groups' is no point of its curve: fit.json keeps its
-                // slowdown instead (`slowdowns`).
-                concurrent += 1;
-                continue;
+                continue; // kept as a slowdown: [`concurrent_note`]
             }
             if fitted.get(&curve_key(p)) != Some(&k.redop) {
                 left_out.insert((k.op, k.redop));
@@ -95,12 +91,7 @@ pub fn group_curves(runs: &[Run]) -> Curves {
                 .extend_from_slice(observed);
         }
     }
-    if concurrent > 0 {
-        out.notes.push(format!(
-            "{concurrent} points measured beside other groups' calls (sweep --split) are kept \
-             as slowdowns, not fitted"
-        ));
-    }
+    out.notes.extend(concurrent_note(runs));
     for (op, redop) in left_out {
         out.notes.push(format!(
             "{op} with --redop {redop}: left out, a fit takes one reduction per curve (fit a \
@@ -108,6 +99,19 @@ pub fn group_curves(runs: &[Run]) -> Curves {
         ));
     }
     out
+}
+
+/// A call beside others is no point of its curve: fit.json keeps its slowdown instead
+/// (`slowdowns`); one note counts them.
+fn concurrent_note(runs: &[Run]) -> Option<String> {
+    let points = runs.iter().flat_map(|r| &r.points);
+    let n = points.filter(|p| p.record.key.concurrent.is_some()).count();
+    (n > 0).then(|| {
+        format!(
+            "{n} points measured beside other calls or a compute load (sweep --split, \
+             --with-compute) are kept as slowdowns, not fitted"
+        )
+    })
 }
 
 /// The reduction each curve is fitted with: the smallest in nccl-tests' order (sum first).

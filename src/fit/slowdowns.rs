@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::collective::{Algo, DType, Op};
+use crate::collective::{Algo, DType, Op, ReduceOp};
 use crate::physical::{self, WORLD};
 use crate::report::run_reader::Run;
 use crate::stats::median_of;
@@ -20,9 +20,13 @@ pub struct SlowdownCurve {
     pub op: Op,
     pub algo: Algo,
     pub dtype: DType,
+    pub redop: ReduceOp,
     /// Ranks in each group.
     pub world: usize,
     pub in_place: bool,
+    /// An alltoallv's traffic (summary.csv's); absent for the other ops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<String>,
     /// What ran at the same time (summary.csv's `concurrent`: `split %2`).
     pub concurrent: String,
     /// Sizes ascending.
@@ -48,42 +52,50 @@ pub struct SlowdownPoint {
     pub groups: usize,
 }
 
-/// What identifies a slowdown curve.
-type Key = (String, Op, Algo, DType, usize, bool, String);
-
 /// Each size's slowdowns, aggregate busbws and compute slowdowns, of one curve.
 type Sizes = BTreeMap<usize, [Vec<f64>; 3]>;
 
 /// Every slowdown the runs measured, by curve and size; points with wrong elements are left
 /// out (their time is no call's).
 pub fn collect(runs: &[Run]) -> Vec<SlowdownCurve> {
-    let mut by: BTreeMap<Key, Sizes> = BTreeMap::new();
+    // Curves without points, each with its sizes; few enough to search in turn.
+    let mut by: Vec<(SlowdownCurve, Sizes)> = Vec::new();
     let points = runs.iter().flat_map(|r| &r.points).map(|p| &p.record);
     for r in points.filter(|r| r.wrong == 0) {
         let (k, Some(with), Some(s)) = (&r.key, &r.key.concurrent, r.slowdown) else {
             continue;
         };
-        let key = (
-            k.backend.clone(),
-            k.op,
-            k.algo,
-            k.dtype,
-            k.world,
-            k.in_place,
-            with.clone(),
-        );
-        let [slowdowns, aggregates, compute] =
-            by.entry(key).or_default().entry(k.bytes).or_default();
+        let head = SlowdownCurve {
+            backend: k.backend.clone(),
+            op: k.op,
+            algo: k.algo,
+            dtype: k.dtype,
+            redop: k.redop,
+            world: k.world,
+            in_place: k.in_place,
+            traffic: k.traffic.clone(),
+            concurrent: with.clone(),
+            points: Vec::new(),
+        };
+        let i = match by.iter().position(|(c, _)| *c == head) {
+            Some(i) => i,
+            None => {
+                by.push((head, Sizes::new()));
+                by.len() - 1
+            }
+        };
+        let [slowdowns, aggregates, compute] = by[i].1.entry(k.bytes).or_default();
         slowdowns.push(s);
         aggregates.extend(r.aggregate_busbw_gbps);
         compute.extend(r.compute_slowdown);
     }
-    by.into_iter().map(curve).collect()
+    let mut curves: Vec<SlowdownCurve> = by.into_iter().map(curve).collect();
+    curves.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    curves
 }
 
-fn curve(
-    ((backend, op, algo, dtype, world, in_place, concurrent), sizes): (Key, Sizes),
-) -> SlowdownCurve {
+/// A curve's sizes summarized: the medians, the largest slowdown, the count.
+fn curve((head, sizes): (SlowdownCurve, Sizes)) -> SlowdownCurve {
     let points = sizes
         .into_iter()
         .map(|(bytes, [mut s, mut a, mut c])| SlowdownPoint {
@@ -95,16 +107,7 @@ fn curve(
             groups: s.len(),
         })
         .collect();
-    SlowdownCurve {
-        backend,
-        op,
-        algo,
-        dtype,
-        world,
-        in_place,
-        concurrent,
-        points,
-    }
+    SlowdownCurve { points, ..head }
 }
 
 impl SlowdownCurve {
@@ -155,9 +158,11 @@ mod tests {
             op: Op::AllReduce,
             algo: Algo::Ring,
             dtype: DType::F32,
+            redop: ReduceOp::Sum,
             world: 2,
             in_place: false,
-            concurrent: "split %2".into(),
+            traffic: None,
+            concurrent: "split %2 of 4".into(),
             points: (points.iter())
                 .map(|&(bytes, s)| SlowdownPoint {
                     bytes,

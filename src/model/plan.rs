@@ -285,6 +285,16 @@ impl Point {
                 .map_or(String::new(), |k| format!(", with {k} compute"))
     }
 
+    /// The keys of the rows this point writes: one per running group of a split, else its own.
+    pub fn group_keys(&self, backend: &str) -> Vec<PointKey> {
+        match &self.split {
+            Some(s) => (s.running().into_iter())
+                .map(|i| self.group_key(backend, i))
+                .collect(),
+            None => vec![self.key(backend)],
+        }
+    }
+
     /// `, group 1-3/2 alone` or `, 2 groups at once (split %2)`; nothing without a split.
     fn split_label(&self) -> String {
         match &self.split {

@@ -48,14 +48,16 @@ pub struct PointKey {
 }
 
 impl PointKey {
-    /// `group 1-3/2`, or `group 1-3/2 with split %2` where other groups ran at the same time;
-    /// `None` for a point of the first `world` ranks.
+    /// `group 1-3/2`, `group 1-3/2 with split %2 of 8` where other groups ran at the same
+    /// time, `with compute memory` beside a compute load; `None` for a call of the first
+    /// `world` ranks alone.
     pub fn group_label(&self) -> Option<String> {
-        let g = self.group.as_ref()?;
-        Some(match &self.concurrent {
-            Some(with) => format!("group {g} with {with}"),
-            None => format!("group {g}"),
-        })
+        match (&self.group, &self.concurrent) {
+            (Some(g), Some(with)) => Some(format!("group {g} with {with}")),
+            (Some(g), None) => Some(format!("group {g}")),
+            (None, Some(with)) => Some(format!("with {with}")),
+            (None, None) => None,
+        }
     }
 }
 

@@ -141,7 +141,9 @@ impl FromStr for SplitRule {
 /// The groups a split makes of one world, as every point of that world runs them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SplitGroups {
-    /// `split %2`: the rule as summary.csv's `concurrent` column names it.
+    /// `split %2 of 8`: the rule and the world it split, as summary.csv's `concurrent` column
+    /// names them (a rule makes groups of one size at several worlds, run beside different
+    /// numbers of others).
     pub label: String,
     /// Each group's global ranks, in rank order; all of one size.
     pub groups: Vec<Vec<usize>>,
@@ -168,7 +170,7 @@ impl SplitGroups {
             ));
         }
         Ok(SplitGroups {
-            label: format!("split {rule}"),
+            label: format!("split {rule} of {world}"),
             groups,
         })
     }
@@ -301,7 +303,7 @@ mod tests {
     #[test]
     fn groups_of_one_size_split_a_world_and_others_say_why_not() {
         let s = SplitGroups::of(rule("MOD 2"), 4).unwrap();
-        assert_eq!((s.label.as_str(), s.size()), ("split %2", 2));
+        assert_eq!((s.label.as_str(), s.size()), ("split %2 of 4", 2));
         let together = PointSplit {
             split: std::sync::Arc::new(s.clone()),
             alone: None,

@@ -65,10 +65,41 @@ fn of_curves(load: &str, curves: Vec<&SlowdownCurve>) -> Option<MeasuredOverlap>
     })
 }
 
+/// Running sums of a stage's timeline: compute, its slowdown beside communication, and the
+/// communication exposed and hidden.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Acc {
+    pub compute: f64,
+    pub slowdown: f64,
+    pub exposed: f64,
+    pub hidden: f64,
+}
+
+impl Acc {
+    /// Compute `c` with communication `x` beside it.
+    pub fn window(&mut self, c: f64, x: f64, sigma: f64) {
+        self.compute += c;
+        let stretched = c * (1.0 + sigma);
+        if x >= stretched {
+            self.slowdown += sigma * c;
+            self.exposed += x - stretched;
+            self.hidden += stretched;
+        } else {
+            self.slowdown += x * sigma / (1.0 + sigma);
+            self.hidden += x;
+        }
+    }
+
+    /// Communication with nothing to hide behind.
+    pub fn blocking(&mut self, x: f64) {
+        self.exposed += x;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collective::{Algo, DType, Op};
+    use crate::collective::{Algo, DType, Op, ReduceOp};
     use crate::fit::schema::SlowdownPoint;
 
     fn curve(load: &str, points: &[(f64, Option<f64>)]) -> SlowdownCurve {
@@ -77,8 +108,10 @@ mod tests {
             op: Op::ReduceScatter,
             algo: Algo::Ring,
             dtype: DType::F32,
+            redop: ReduceOp::Sum,
             world: 2,
             in_place: false,
+            traffic: None,
             concurrent: load.into(),
             points: (points.iter().enumerate())
                 .map(|(i, &(s, c))| SlowdownPoint {

@@ -34,7 +34,7 @@ use super::comm::Network;
 use super::layout::Layout;
 use super::model::ModelSpec;
 use super::moe::{fsdp_times, moe_alltoall_s};
-use super::overlap::OverlapSource;
+use super::overlap::{Acc, OverlapSource};
 use super::roofline::{optimizer_seconds, unit_seconds, Chip, ComputeModel, UnitSeconds, Work};
 use super::stage::{Stage, Unit, UnitKind};
 use crate::collective::routing::Routing;
@@ -276,36 +276,6 @@ fn unit_costs(
             sum + runs * a2a
         });
     Ok((costs, alltoall))
-}
-
-/// Running sums of a stage's timeline.
-#[derive(Clone, Copy, Debug, Default)]
-struct Acc {
-    compute: f64,
-    slowdown: f64,
-    exposed: f64,
-    hidden: f64,
-}
-
-impl Acc {
-    /// Compute `c` with communication `x` beside it.
-    fn window(&mut self, c: f64, x: f64, sigma: f64) {
-        self.compute += c;
-        let stretched = c * (1.0 + sigma);
-        if x >= stretched {
-            self.slowdown += sigma * c;
-            self.exposed += x - stretched;
-            self.hidden += stretched;
-        } else {
-            self.slowdown += x * sigma / (1.0 + sigma);
-            self.hidden += x;
-        }
-    }
-
-    /// Communication with nothing to hide behind.
-    fn blocking(&mut self, x: f64) {
-        self.exposed += x;
-    }
 }
 
 /// Which FSDP collectives one microbatch runs.

@@ -95,6 +95,17 @@ fn labels(r: &PointRecord, node: &str) -> String {
     if !comm.trim().is_empty() {
         pairs.push(("comm", comm.trim().to_string()));
     }
+    // What tells apart points that share every label above: one series each.
+    let tells_apart = [
+        ("traffic", &k.traffic),
+        ("group", &k.group),
+        ("concurrent", &k.concurrent),
+    ];
+    for (name, value) in tells_apart {
+        if let Some(v) = value {
+            pairs.push((name, v.clone()));
+        }
+    }
     let parts: Vec<String> = pairs
         .into_iter()
         .map(|(name, value)| format!("{name}=\"{}\"", escape(&value)))

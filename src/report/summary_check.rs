@@ -64,6 +64,21 @@ fn check_root_and_algo(rec: &PointRecord) -> Result<(), String> {
     Ok(())
 }
 
+/// The optional numbers added after v1 first appeared, NaN where absent, with their ranges.
+fn later_columns(rec: &PointRecord) -> [(&'static str, f64, crate::physical::Range); 4] {
+    let absent = |x: Option<f64>| x.unwrap_or(f64::NAN);
+    [
+        ("loop_time_us", absent(rec.loop_time_us), TIME_US),
+        ("slowdown", absent(rec.slowdown), RATIO),
+        ("compute_slowdown", absent(rec.compute_slowdown), RATIO),
+        (
+            "aggregate_busbw_gbps",
+            absent(rec.aggregate_busbw_gbps),
+            MEASURED_GBPS_OR_ZERO,
+        ),
+    ]
+}
+
 pub(super) fn check_record(rec: &PointRecord) -> Result<(), String> {
     let k = &rec.key;
     let counts = [
@@ -109,20 +124,9 @@ pub(super) fn check_record(rec: &PointRecord) -> Result<(), String> {
     check_root_and_algo(rec)?;
     check_named("nccl_algo", rec.nccl_algo.as_deref(), &NCCL_ALGOS)?;
     check_named("nccl_proto", rec.nccl_proto.as_deref(), &NCCL_PROTOS)?;
-    let absent = |x: Option<f64>| x.unwrap_or(f64::NAN);
-    let later = [
-        ("loop_time_us", absent(rec.loop_time_us), TIME_US),
-        ("slowdown", absent(rec.slowdown), RATIO),
-        ("compute_slowdown", absent(rec.compute_slowdown), RATIO),
-        (
-            "aggregate_busbw_gbps",
-            absent(rec.aggregate_busbw_gbps),
-            MEASURED_GBPS_OR_ZERO,
-        ),
-    ];
     let undefined = optional
         .into_iter()
-        .chain(later)
+        .chain(later_columns(rec))
         .filter(|(_, x, _)| !x.is_nan());
     for (column, x, range) in required.into_iter().chain(undefined) {
         range.check(column, x)?;

@@ -152,6 +152,12 @@ impl Lead {
     fn remember_alone(&mut self, rec: &PointRecord) {
         self.alone_us.retain(|(k, _)| *k != rec.key);
         self.alone_us.push((rec.key.clone(), rec.time_us_median));
+        // A call beside others follows its alone points directly (at most one per group), so
+        // the last ones are all it needs: the search stays short on long plans.
+        let keep = 2 * crate::model::split::MAX_GROUPS;
+        if self.alone_us.len() > keep {
+            self.alone_us.remove(0);
+        }
     }
 
     fn count(&mut self, rec: &PointRecord) {

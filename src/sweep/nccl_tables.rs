@@ -65,6 +65,9 @@ fn normalized(key: &PointKey, exact: bool, keep_rows: bool) -> String {
     k.backend.clear();
     k.in_place = false;
     if !keep_rows {
+        // A split's groups and a call beside a load are rows of their call's table (each
+        // told apart by the note before it).
+        (k.group, k.concurrent) = (None, None);
         k.dtype = crate::collective::DType::F32;
         (k.bytes, k.count, k.root) = (0, 0, None);
         k.redop = crate::collective::ReduceOp::Sum;
@@ -112,7 +115,8 @@ impl NcclTables {
         let planned_in_place = points
             .iter()
             .filter(|p| p.in_place)
-            .map(|p| twin(&p.key(""), false))
+            .flat_map(|p| p.group_keys(""))
+            .map(|k| twin(&k, false))
             .collect();
         NcclTables {
             settings,

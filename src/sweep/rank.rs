@@ -206,8 +206,8 @@ impl Roles {
 }
 
 /// Where rank `rank`'s compute load runs under `--bind core`: the core the rank `rank + n` would
-/// have, so that with more cores than ranks the load has a core of its own, and with fewer it
-/// shares one as any extra rank would.
+/// have, so that with at least twice as many cores as ranks the load has a core of its own,
+/// and with fewer it shares one as any extra rank would.
 fn compute_cpu(opts: &SweepOptions, rank: usize, nranks: usize) -> Option<usize> {
     let cpus = affinity::allowed_cpus();
     affinity::cpu_for_rank(opts.bind, rank + nranks, &cpus)
@@ -296,9 +296,7 @@ pub(crate) fn measure<T: Transport>(
         times.push(began.elapsed().as_nanos() as f64 / 1e3 / agg as f64);
         progress();
     }
-    let before = load.as_ref().map(ComputeLoad::work);
-    let loop_us = time_loop(t, roles, p, bufs, progress)?;
-    let during = (load.as_ref().zip(before)).and_then(|(l, w)| l.rate_since(w));
+    let (loop_us, during) = time_loop(t, roles, p, bufs, (progress, load.as_ref()))?;
     drop(load);
     fill(p, g, bufs);
     barrier(t, g)?;
@@ -306,7 +304,8 @@ pub(crate) fn measure<T: Transport>(
     let wrong = check(p, g, bufs);
     let compute = match (p.compute, during) {
         (Some(kind), Some(during)) => {
-            let span = Duration::from_secs_f64(loop_us * p.iters as f64 * 1e-6);
+            let calls = (p.iters * p.timing.agg.max(1)) as f64;
+            let span = Duration::try_from_secs_f64(loop_us * calls * 1e-6).unwrap_or_default();
             let alone = start_load(kind, bufs.compute_cpu)?.warmed();
             alone
                 .rate_over(span.clamp(COMPUTE_SPAN_MIN, COMPUTE_SPAN_MAX))
@@ -335,16 +334,18 @@ fn start_load(kind: ComputeKind, cpu: Option<usize>) -> Result<ComputeLoad> {
 /// nccl-tests' timing (`common.cu`, its default): the group leaves one barrier together, then
 /// the point's iteration count of calls (times `-m`) runs back to back with no barrier between
 /// them, and this rank's wall clock over the loop is divided by the calls. A host call returns
-/// when this rank's part is done, so it blocks as nccl-tests `-z 1` does.
+/// when this rank's part is done, so it blocks as nccl-tests `-z 1` does. Also the rate of a
+/// compute `load` beside the loop.
 fn time_loop<T: Transport>(
     t: &mut T,
     Roles { start, call: g }: &Roles,
     p: &Point,
     bufs: &mut RankBuffers,
-    progress: &dyn Fn(),
-) -> Result<f64> {
+    (progress, load): (&dyn Fn(), Option<&ComputeLoad>),
+) -> Result<(f64, Option<f64>)> {
     let (iters, agg) = (p.iters.max(1), p.timing.agg.max(1));
     barrier(t, start)?;
+    let before = load.map(ComputeLoad::work);
     let start = Instant::now();
     for _ in 0..iters {
         for _ in 0..agg {
@@ -352,7 +353,10 @@ fn time_loop<T: Transport>(
         }
         progress();
     }
-    Ok(start.elapsed().as_nanos() as f64 / 1e3 / (iters * agg) as f64)
+    let loop_us = start.elapsed().as_nanos() as f64 / 1e3 / (iters * agg) as f64;
+    // The load's rate while the calls ran back to back, the barrier's wait left out.
+    let during = (load.zip(before)).and_then(|(l, w)| l.rate_since(w));
+    Ok((loop_us, during))
 }
 
 fn call<T: Transport>(t: &mut T, g: &Group, p: &Point, bufs: &mut RankBuffers) -> Result<()> {

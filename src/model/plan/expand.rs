@@ -12,7 +12,7 @@ use crate::model::split::{PointSplit, SplitGroups};
 use crate::model::topology::WorldShape;
 use crate::units::format_size;
 
-use super::{default_iters, default_warmup, Plan, Point, PointTraffic, SweepOptions};
+use super::{default_iters, default_warmup, ComputeKind, Plan, Point, PointTraffic, SweepOptions};
 
 impl SweepOptions {
     /// The groups measured: `shapes` when set, else each world size on one host.
@@ -55,13 +55,8 @@ impl SweepOptions {
             soak: self.soak,
         };
         for (whole, pair) in self.groups() {
-            let (shape, split) = match self.split_of(whole) {
-                Ok(s) => s,
-                Err(why) => {
-                    plan.notes
-                        .push(format!("{why}; world {} skipped", whole.world()));
-                    continue;
-                }
+            let Some((shape, split)) = self.split_noted(whole, &mut plan.notes) else {
+                continue;
             };
             for &op in &self.ops {
                 if !op.runs_at(shape.world()) {
@@ -196,11 +191,38 @@ impl SweepOptions {
             return Ok((whole, None));
         };
         let split = SplitGroups::of(rule, whole.world())?;
+        if split.groups.len() == 1 {
+            return Ok((whole, None));
+        }
         let group = WorldShape {
             nodes: 1,
             per_node: split.size(),
         };
         Ok((group, Some(Arc::new(split))))
+    }
+
+    /// [`Self::split_of`], saying in `notes` why a world is skipped, or that a split makes one
+    /// group of it (its points are then plain ones: nothing runs beside them).
+    fn split_noted(
+        &self,
+        whole: WorldShape,
+        notes: &mut Vec<String>,
+    ) -> Option<(WorldShape, Option<Arc<SplitGroups>>)> {
+        let world = whole.world();
+        match self.split_of(whole) {
+            Err(why) => {
+                notes.push(format!("{why}; world {world} skipped"));
+                None
+            }
+            Ok(found) => {
+                if let (Some(rule), None) = (self.split, &found.1) {
+                    notes.push(format!(
+                        "--split {rule} makes one group of world {world}: measured as plain points"
+                    ));
+                }
+                Some(found)
+            }
+        }
     }
 
     fn plan_curve(
@@ -287,24 +309,28 @@ impl SweepOptions {
                 split: None,
                 compute: None,
             };
-            match self.with_compute {
-                // Alone, then with the load: the slowdown sets them side by side.
-                Some(kind) => {
-                    let beside = Point {
-                        compute: Some(kind),
-                        ..point.clone()
-                    };
-                    plan.points.extend([point, beside]);
-                }
-                None => push_split(plan, point, split),
-            }
+            push_point(plan, point, split, self.with_compute);
         }
     }
 }
 
-/// Adds a point, or with a split each group's point alone and then all of them at once, so that
-/// a call together is measured right after the same call alone.
-fn push_split(plan: &mut Plan, point: Point, split: Option<&Arc<SplitGroups>>) {
+/// Adds a point: alone, then beside a compute load with `--with-compute`, or with a split each
+/// group's point alone and then all of them at once; so that a call beside others is measured
+/// right after the same call alone.
+fn push_point(
+    plan: &mut Plan,
+    point: Point,
+    split: Option<&Arc<SplitGroups>>,
+    compute: Option<ComputeKind>,
+) {
+    if let Some(kind) = compute {
+        let beside = Point {
+            compute: Some(kind),
+            ..point.clone()
+        };
+        plan.points.extend([point, beside]);
+        return;
+    }
     let Some(split) = split else {
         plan.points.push(point);
         return;

@@ -289,7 +289,7 @@ fn a_split_measures_each_group_alone_then_all_at_once() {
         })
         .collect();
     let g = |t: &str| Some(t.to_string());
-    let split = g("split %2");
+    let split = g("split %2 of 4");
     assert_eq!(
         keys[..4],
         [
@@ -304,7 +304,7 @@ fn a_split_measures_each_group_alone_then_all_at_once() {
     assert!(p.runs_on(2) && !p.runs_on(1) && plan.points[2].runs_on(1));
     assert!(plan.points[2]
         .describe()
-        .ends_with(", 2 groups at once (split %2)"));
+        .ends_with(", 2 groups at once (split %2 of 4)"));
     // Elsewhere than the host launcher, refused in one line.
     let e = o.validate_for(BackendKind::Mpi).unwrap_err().to_string();
     assert!(e.starts_with("--split %2 runs on the host backend"), "{e}");
