@@ -53,21 +53,19 @@ fn fit_router(fit: &FitFile) -> Option<Routing> {
 }
 
 /// `opts` with the fit's measured overlap slowdowns where `--overlap-slowdown` was not given
-/// (nor `--replay`, whose compute stand-in overlap cannot slow), said on stderr either way.
-fn with_measured_overlap(opts: StepOptions, fit: &FitFile, replay: bool) -> StepOptions {
+/// (nor `--replay`, whose compute stand-in overlap cannot slow), and the line that says so
+/// (printed once the projection stands: a refused request prints its one line only). The
+/// table's first line names the source either way.
+fn with_measured_overlap(
+    opts: StepOptions,
+    fit: &FitFile,
+    replay: bool,
+) -> (StepOptions, Option<String>) {
     let found = measured(fit).filter(|_| opts.overlap_source == OverlapSource::Default && !replay);
     let Some(m) = found else {
-        if opts.overlap_source == OverlapSource::Default && !replay {
-            crate::say!(
-                "collbench: overlapped compute {:.0}% slower (Lee et al. 2025's average; the \
-                 fit measured no collectives under compute: sweep --with-compute), overlapped \
-                 collectives as fast as alone",
-                100.0 * opts.overlap_slowdown
-            );
-        }
-        return opts;
+        return (opts, None);
     };
-    crate::say!(
+    let said = format!(
         "collbench: overlapped compute {:.0}% slower and overlapped collectives x{:.3}, as the \
          fit's runs measured them beside a {} load (medians over {} sizes; sweep \
          --with-compute); --overlap-slowdown sets the compute's instead",
@@ -76,12 +74,13 @@ fn with_measured_overlap(opts: StepOptions, fit: &FitFile, replay: bool) -> Step
         m.load.trim_start_matches("compute "),
         m.sizes
     );
-    StepOptions {
+    let opts = StepOptions {
         overlap_slowdown: m.sigma,
         comm_overlap_slowdown: m.comm,
         overlap_source: OverlapSource::Measured,
         ..opts
-    }
+    };
+    (opts, Some(said))
 }
 
 /// Runs the command; exit code 0 (errors are `Err`).
@@ -102,6 +101,14 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         check_out(out)?;
         output::check_files(out, req.replay.is_some(), req.force)?;
     }
+    let (opts, overlap_said) = with_measured_overlap(
+        StepOptions {
+            ep_router: (!req.ep_load_given).then(|| fit_router(&fit)).flatten(),
+            ..req.opts
+        },
+        &fit,
+        req.replay.is_some(),
+    );
     let request = Request {
         seq: req.seq_len.unwrap_or(model.seq_len),
         model,
@@ -112,14 +119,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         eps: req.eps.clone(),
         batch: req.batch,
         microbatches: req.microbatches,
-        opts: with_measured_overlap(
-            StepOptions {
-                ep_router: (!req.ep_load_given).then(|| fit_router(&fit)).flatten(),
-                ..req.opts
-            },
-            &fit,
-            req.replay.is_some(),
-        ),
+        opts,
         comm_power_w: measured_comm_power(&fit),
     };
     if let Some(r) = &request.opts.ep_router {
@@ -144,6 +144,9 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         replay::run::check(&request, cores)?;
     }
     let projection = project(&request, &fit)?;
+    if let Some(said) = overlap_said {
+        crate::say!("{said}");
+    }
     crate::output::stdout::print(&output::table(&request, &projection, &network));
     for note in &projection.notes {
         crate::say!("collbench: note: {note}");
