@@ -168,9 +168,11 @@ impl ProjectArgs {
                 compute_efficiency: self.compute_efficiency,
                 overlap_slowdown,
                 comm_overlap_slowdown: 1.0,
-                overlap_source: match self.overlap_slowdown {
-                    Some(_) => OverlapSource::Given,
-                    None => OverlapSource::Default,
+                // A replay's 0 is its own (its compute stand-in cannot be slowed), not the
+                // default's.
+                overlap_source: match (self.overlap_slowdown, self.replay) {
+                    (None, false) => OverlapSource::Default,
+                    _ => OverlapSource::Given,
                 },
                 ep_load: self.ep_load.map_or(Ok(1.0), ep_load)?,
                 ep_router: None,
