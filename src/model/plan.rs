@@ -285,13 +285,14 @@ impl Point {
                 .map_or(String::new(), |k| format!(", with {k} compute"))
     }
 
-    /// The keys of the rows this point writes: one per running group of a split, else its own.
-    pub fn group_keys(&self, backend: &str) -> Vec<PointKey> {
+    /// The rows this point writes, each the global ranks that made it and its key: one per
+    /// running group of a split, else the first `world` ranks with the point's own key.
+    pub fn rows(&self, backend: &str) -> Vec<(Vec<usize>, PointKey)> {
         match &self.split {
             Some(s) => (s.running().into_iter())
-                .map(|i| self.group_key(backend, i))
+                .map(|i| (s.split.groups[i].clone(), self.group_key(backend, i)))
                 .collect(),
-            None => vec![self.key(backend)],
+            None => vec![((0..self.world).collect(), self.key(backend))],
         }
     }
 

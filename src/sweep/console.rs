@@ -169,6 +169,11 @@ impl Console {
 
     /// Prints a measured point and advances the bar.
     pub fn point(&self, rec: &PointRecord) {
+        self.show(rec);
+        self.advance();
+    }
+
+    fn show(&self, rec: &PointRecord) {
         self.cycle_note(rec);
         self.export(rec);
         if let Some(t) = &self.nccl {
@@ -177,7 +182,6 @@ impl Console {
         if !self.nccl_text() {
             self.print(&table::row(rec));
         }
-        self.advance();
     }
 
     /// Prints a measured point with what the row alone does not say (a `--pairs` point's two
@@ -187,10 +191,14 @@ impl Console {
         self.advance();
     }
 
-    /// A group of a `--split` point, tagged; the bar advances after the point's `last` group
-    /// only, since the plan counts the groups that run at once as one point.
-    pub fn group_point(&self, rec: &PointRecord, tag: &str, last: bool) {
-        self.show_tagged(rec, tag);
+    /// A row of a planned point, tagged with what the row alone does not say (a `--split`
+    /// group, a call beside others) where there is something; the bar advances after the
+    /// point's `last` row only, since the plan counts the groups that run at once as one point.
+    pub fn point_row(&self, rec: &PointRecord, tag: Option<&str>, last: bool) {
+        match tag {
+            Some(tag) => self.show_tagged(rec, tag),
+            None => self.show(rec),
+        }
         if last {
             self.advance();
         }

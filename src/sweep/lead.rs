@@ -13,8 +13,8 @@ use crate::report::pairs_csv::PairRow;
 use crate::report::run_dir::RunDir;
 use crate::sweep::console::{Console, View};
 
-/// One group's record, samples and per-rank summaries.
-pub type GroupPoint = (PointRecord, Vec<IterSample>, Vec<RankSummary>);
+/// One row of a planned point: its record, samples and per-rank summaries.
+pub type PointRow = (PointRecord, Vec<IterSample>, Vec<RankSummary>);
 
 /// What a finished sweep produced.
 pub struct Outcome {
@@ -63,12 +63,6 @@ impl Lead {
         samples: &[IterSample],
         per_rank: &[RankSummary],
     ) -> Result<()> {
-        if self.beside_calls && rec.key.concurrent.is_some() {
-            return self.group_points(vec![(rec.clone(), samples.to_vec(), per_rank.to_vec())]);
-        }
-        if self.beside_calls {
-            self.remember_alone(rec);
-        }
         self.append(rec, samples, per_rank)?;
         self.show(rec);
         Ok(())
@@ -108,10 +102,11 @@ impl Lead {
         Ok(())
     }
 
-    /// Appends the groups of one `--split` point (one group alone, or every group at once),
-    /// then prints them. Groups at once get their slowdown against the same group's call
-    /// alone, measured before them, and the sum of their busbw.
-    pub fn group_points(&mut self, groups: Vec<GroupPoint>) -> Result<()> {
+    /// Appends the rows of one planned point (its call, or a `--split` point's groups: one
+    /// alone, or every group at once), then prints them. A call beside others gets its
+    /// slowdown against the same call alone, measured before it; groups at once the sum of
+    /// their busbw.
+    pub fn point_rows(&mut self, groups: Vec<PointRow>) -> Result<()> {
         let together: Vec<&PointRecord> = (groups.iter().map(|g| &g.0))
             .filter(|r| r.key.concurrent.is_some())
             .collect();
@@ -120,17 +115,20 @@ impl Lead {
         for (i, (mut rec, samples, per_rank)) in groups.into_iter().enumerate() {
             let tag = self.settle(&mut rec, aggregate);
             self.append(&rec, &samples, &per_rank)?;
-            self.console.group_point(&rec, &tag, i + 1 == n);
+            self.console.point_row(&rec, tag.as_deref(), i + 1 == n);
         }
         Ok(())
     }
 
-    /// Sets a group's slowdown and aggregate, or remembers its time alone; its console tag.
-    fn settle(&mut self, rec: &mut PointRecord, aggregate: Option<f64>) -> String {
+    /// Sets a call's slowdown and aggregate, or remembers its time alone where calls beside
+    /// others follow; its console tag (none for a plain point's row).
+    fn settle(&mut self, rec: &mut PointRecord, aggregate: Option<f64>) -> Option<String> {
         let group = format!("group {}", rec.key.group.as_deref().unwrap_or("?"));
         let Some(with) = rec.key.concurrent.clone() else {
-            self.remember_alone(rec);
-            return format!("{group} alone");
+            if self.beside_calls {
+                self.remember_alone(rec);
+            }
+            return rec.key.group.is_some().then(|| format!("{group} alone"));
         };
         let alone_key = PointKey {
             concurrent: None,
@@ -141,11 +139,13 @@ impl Lead {
         let slowdown = rec.slowdown.map_or("?".into(), |s| format!("{s:.2}"));
         if rec.key.group.is_none() {
             let compute = (rec.compute_slowdown).map_or("?".into(), |s| format!("{s:.2}"));
-            return format!("with {with}: call x{slowdown}, compute x{compute} of alone");
+            return Some(format!(
+                "with {with}: call x{slowdown}, compute x{compute} of alone"
+            ));
         }
         rec.aggregate_busbw_gbps = aggregate;
         let all = aggregate.map_or(String::new(), |a| format!(", all groups {a:.3} GB/s"));
-        format!("{group} with {with}: x{slowdown} of alone{all}")
+        Some(format!("{group} with {with}: x{slowdown} of alone{all}"))
     }
 
     /// Keeps a call's median time alone for the same call beside others that follows it.

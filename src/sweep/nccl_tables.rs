@@ -115,8 +115,8 @@ impl NcclTables {
         let planned_in_place = points
             .iter()
             .filter(|p| p.in_place)
-            .flat_map(|p| p.group_keys(""))
-            .map(|k| twin(&k, false))
+            .flat_map(|p| p.rows(""))
+            .map(|(_, k)| twin(&k, false))
             .collect();
         NcclTables {
             settings,

@@ -12,7 +12,7 @@ use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point, Soak};
 use crate::model::record::PointKey;
 use crate::stats::loop_time_of;
-use crate::sweep::lead::{GroupPoint, Lead};
+use crate::sweep::lead::{Lead, PointRow};
 use crate::sweep::rank::SOAK_OVER;
 use crate::sweep::run::AFTER_SAMPLES;
 use crate::sweep::summarize::summarize_point;
@@ -44,23 +44,10 @@ impl Supervisor<'_> {
                 // Ranks leave after the last point only where they can count the cycles.
                 let last = i + 1 == n && !soak.lead_decides() && !more(cycle + 1);
                 self.wait_published(k + 1, point, last, &mut dog)?;
-                match &point.split {
-                    None => {
-                        let members: Vec<usize> = (0..point.world).collect();
-                        let (rec, samples, per_rank) =
-                            self.collect(point, &members, point.key(BackendKind::Host.name()))?;
-                        lead.point(&rec, &samples, &per_rank)?;
-                    }
-                    Some(split) => {
-                        let groups = (split.running().into_iter())
-                            .map(|i| {
-                                let key = point.group_key(BackendKind::Host.name(), i);
-                                self.collect(point, &split.split.groups[i], key)
-                            })
-                            .collect::<Result<Vec<_>>>()?;
-                        lead.group_points(groups)?;
-                    }
-                }
+                let rows = (point.rows(BackendKind::Host.name()).into_iter())
+                    .map(|(members, key)| self.collect(point, &members, key))
+                    .collect::<Result<Vec<_>>>()?;
+                lead.point_rows(rows)?;
                 k += 1;
                 let over = i + 1 == n && !more(cycle + 1);
                 let word = if over && soak.lead_decides() {
@@ -164,7 +151,7 @@ impl Supervisor<'_> {
 
     /// Reads the samples and wrong counts of `members` (global ranks, in group order) from the
     /// segment: the record of their call, keyed `key`.
-    fn collect(&self, p: &Point, members: &[usize], key: PointKey) -> Result<GroupPoint> {
+    fn collect(&self, p: &Point, members: &[usize], key: PointKey) -> Result<PointRow> {
         let iters = p.iters.min(self.shared.layout.max_iters);
         let rank_times: Vec<Vec<f64>> = (members.iter())
             .map(|&r| {
