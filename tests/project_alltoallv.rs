@@ -5,20 +5,16 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use collbench::collective::routing::Routing;
 use serde_json::{json, Value};
-
-const LIMIT: Duration = Duration::from_secs(300);
 
 const TRAFFIC: &str = "moe tokens 4096 experts 1 top_k 2 zipf 1.2 seed 0";
 
 /// The H100 profile plus a pairwise alltoallv model within a node (15 µs, 0.004 ns/B) of the
 /// routing model's traffic, written to `dir/fit.json`.
 fn fit_with_alltoallv(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-configs/profiles/h100-ib400.json");
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    let mut v = common::h100_profile();
     let mut m = v["models"][0].clone();
     m["op"] = json!("alltoallv");
     m["algo"] = json!("pairwise");
@@ -38,14 +34,9 @@ fn fit_with_alltoallv(dir: &Path) -> PathBuf {
 
 fn project(fit: &Path, out: &Path, extra: &[&str]) -> (common::Run, Value) {
     #[rustfmt::skip]
-    let mut args = vec!["--fit", fit.to_str().unwrap(), "--hardware", "h100", "--model",
-        "mixtral-8x7b", "--seq-len", "4096", "--world-sizes", "32", "--ep", "8", "--reshard",
-        "--out", out.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    let r = common::run_cmd("project", &args, LIMIT);
-    assert_eq!(r.code(), 0, "{r:?}");
-    let json = common::read_json(&out.join("projection.json"));
-    (r, json)
+    let args = ["--fit", fit.to_str().unwrap(), "--hardware", "h100", "--model",
+        "mixtral-8x7b", "--seq-len", "4096", "--world-sizes", "32", "--ep", "8", "--reshard"];
+    common::project_ok(&[&args[..], extra].concat(), out)
 }
 
 #[test]

@@ -5,17 +5,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{json, Value};
-
-const LIMIT: Duration = Duration::from_secs(300);
 
 /// The H100 profile plus the slowdowns of a ReduceScatter beside the cache load at three sizes
 /// (compute x1.3, x1.5, x1.4 and the calls x1.1, x1.2, x1.3: medians 1.4 and 1.2).
 fn fit_with_slowdowns(dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-configs/profiles/h100-ib400.json");
-    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    let mut v = common::h100_profile();
     let point = |bytes: u64, call: f64, compute: f64| {
         json!({"bytes": bytes, "slowdown_median": call, "slowdown_max": call,
                "compute_slowdown_median": compute, "groups": 2})
@@ -32,18 +28,14 @@ fn fit_with_slowdowns(dir: &Path) -> PathBuf {
 
 fn project(fit: &Path, out: &Path, extra: &[&str]) -> (common::Run, Value) {
     #[rustfmt::skip]
-    let mut args = vec!["--fit", fit.to_str().unwrap(), "--hardware", "h100", "--model",
-        "llama2-7b", "--world-sizes", "64", "--out", out.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    let r = common::run_cmd("project", &args, LIMIT);
-    assert_eq!(r.code(), 0, "{r:?}");
-    (r, common::read_json(&out.join("projection.json")))
+    let args = ["--fit", fit.to_str().unwrap(), "--hardware", "h100", "--model", "llama2-7b",
+        "--world-sizes", "64"];
+    common::project_ok(&[&args[..], extra].concat(), out)
 }
 
-/// A value of the request's step options, wherever projection.json nests them.
+/// A value of the request's step options (projection.json's `request`).
 fn opt<'a>(json: &'a Value, name: &str) -> &'a Value {
-    let req = &json["request"];
-    req.get(name).unwrap_or(&req["opts"][name])
+    &json["request"][name]
 }
 
 #[test]

@@ -111,24 +111,6 @@ fn curve((head, sizes): (SlowdownCurve, Sizes)) -> SlowdownCurve {
 }
 
 impl SlowdownCurve {
-    /// The slowdown at `bytes`: interpolated in log size between the measured sizes, the
-    /// nearest end's outside them; `None` for a curve without points.
-    pub fn at(&self, bytes: f64) -> Option<f64> {
-        let p = &self.points;
-        let (first, last) = (p.first()?, p.last()?);
-        if bytes <= first.bytes as f64 {
-            return Some(first.slowdown_median);
-        }
-        if bytes >= last.bytes as f64 {
-            return Some(last.slowdown_median);
-        }
-        let i = p.iter().position(|q| q.bytes as f64 >= bytes)?;
-        let (a, b) = (&p[i - 1], &p[i]);
-        let x = |n: f64| n.max(1.0).ln();
-        let t = (x(bytes) - x(a.bytes as f64)) / (x(b.bytes as f64) - x(a.bytes as f64));
-        Some(a.slowdown_median + t * (b.slowdown_median - a.slowdown_median))
-    }
-
     /// The first value outside its physical range, as `where: why`.
     pub fn check(&self, at: &str) -> Result<(), String> {
         WORLD.check_usize(&format!("{at}.world"), self.world)?;
@@ -148,47 +130,52 @@ impl SlowdownCurve {
     }
 }
 
+/// A host curve of `concurrent` with `(bytes, slowdown, compute slowdown)` points, for tests.
+#[cfg(test)]
+pub(crate) fn test_curve(concurrent: &str, points: &[(usize, f64, Option<f64>)]) -> SlowdownCurve {
+    SlowdownCurve {
+        backend: "host".into(),
+        op: Op::ReduceScatter,
+        algo: Algo::Ring,
+        dtype: DType::F32,
+        redop: ReduceOp::Sum,
+        world: 2,
+        in_place: false,
+        traffic: None,
+        concurrent: concurrent.into(),
+        points: (points.iter())
+            .map(|&(bytes, s, c)| SlowdownPoint {
+                bytes,
+                slowdown_median: s,
+                slowdown_max: s,
+                aggregate_busbw_gbps: c.is_none().then_some(1.0),
+                compute_slowdown_median: c,
+                groups: 2,
+            })
+            .collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn curve_of(points: &[(usize, f64)]) -> SlowdownCurve {
-        SlowdownCurve {
-            backend: "host".into(),
-            op: Op::AllReduce,
-            algo: Algo::Ring,
-            dtype: DType::F32,
-            redop: ReduceOp::Sum,
-            world: 2,
-            in_place: false,
-            traffic: None,
-            concurrent: "split %2 of 4".into(),
-            points: (points.iter())
-                .map(|&(bytes, s)| SlowdownPoint {
-                    bytes,
-                    slowdown_median: s,
-                    slowdown_max: s,
-                    aggregate_busbw_gbps: Some(1.0),
-                    compute_slowdown_median: None,
-                    groups: 2,
-                })
-                .collect(),
-        }
-    }
-
     #[test]
-    fn slowdown_between_sizes_follows_log_size_and_holds_at_the_ends() {
-        let c = curve_of(&[(1 << 10, 1.0), (1 << 20, 2.0)]);
-        assert_eq!(c.at(1.0), Some(1.0));
-        assert_eq!(c.at(1e12), Some(2.0));
-        let mid = c.at(32768.0).unwrap();
-        assert!((mid - 1.5).abs() < 1e-12, "{mid}");
-        assert_eq!(curve_of(&[]).at(5.0), None);
+    fn every_value_is_checked_and_the_bad_one_named() {
+        let c = test_curve(
+            "split %2 of 4",
+            &[(1 << 10, 1.0, None), (1 << 20, 2.0, None)],
+        );
         assert!(c.check("slowdowns[0]").is_ok());
-        let bad = curve_of(&[(1, f64::NAN)]);
+        let bad = test_curve("split %2 of 4", &[(1, f64::NAN, None)]);
         assert!(bad
             .check("s")
             .unwrap_err()
             .contains("s.points[0].slowdown_median"));
+        let bad = test_curve("compute cache", &[(1, 1.0, Some(-1.0))]);
+        assert!(bad
+            .check("s")
+            .unwrap_err()
+            .contains("s.points[0].compute_slowdown_median"));
     }
 }

@@ -99,31 +99,14 @@ impl Acc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collective::{Algo, DType, Op, ReduceOp};
-    use crate::fit::schema::SlowdownPoint;
+    use crate::fit::slowdowns::test_curve;
 
+    /// Points at 1 KiB, 2 KiB, ... of `(call, compute)` slowdowns.
     fn curve(load: &str, points: &[(f64, Option<f64>)]) -> SlowdownCurve {
-        SlowdownCurve {
-            backend: "host".into(),
-            op: Op::ReduceScatter,
-            algo: Algo::Ring,
-            dtype: DType::F32,
-            redop: ReduceOp::Sum,
-            world: 2,
-            in_place: false,
-            traffic: None,
-            concurrent: load.into(),
-            points: (points.iter().enumerate())
-                .map(|(i, &(s, c))| SlowdownPoint {
-                    bytes: 1 << (10 + i),
-                    slowdown_median: s,
-                    slowdown_max: s,
-                    aggregate_busbw_gbps: None,
-                    compute_slowdown_median: c,
-                    groups: 1,
-                })
-                .collect(),
-        }
+        let at: Vec<_> = (points.iter().enumerate())
+            .map(|(i, &(s, c))| (1 << (10 + i), s, c))
+            .collect();
+        test_curve(load, &at)
     }
 
     #[test]

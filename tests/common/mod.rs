@@ -201,6 +201,25 @@ pub fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// Runs `collbench project ARGS --out OUT`, insists that it succeeded, and reads its
+/// projection.json.
+pub fn project_ok(args: &[&str], out: &Path) -> (Run, serde_json::Value) {
+    let out_arg = ["--out", out.to_str().unwrap()];
+    let r = run_cmd(
+        "project",
+        &[args, &out_arg[..]].concat(),
+        Duration::from_secs(300),
+    );
+    assert_eq!(r.code(), 0, "{r:?}");
+    (r, read_json(&out.join("projection.json")))
+}
+
+/// The bundled h100-ib400 profile's fit.json, to add models or slowdowns to.
+pub fn h100_profile() -> serde_json::Value {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-configs/profiles/h100-ib400.json");
+    read_json(&src)
+}
+
 /// Runs a sweep into `out` and insists that it succeeded.
 pub fn sweep_ok(args: &[&str], out: &Path, limit: Duration) -> Run {
     let mut full = vec!["sweep", "--no-progress", "--out", out.to_str().unwrap()];
