@@ -316,3 +316,22 @@ fn a_split_measures_each_group_alone_then_all_at_once() {
         "{e}"
     );
 }
+
+#[test]
+fn a_compute_load_runs_on_the_host_launcher_alone_and_not_beside_a_split() {
+    let mut o = opts();
+    o.with_compute = Some(ComputeKind::Memory);
+    assert!(o.validate().is_ok());
+    let plan = o.plan();
+    assert!(plan.points.chunks(2).all(|p| p[0].compute.is_none()
+        && p[1].compute == Some(ComputeKind::Memory)
+        && p[1].key("host").concurrent.as_deref() == Some("compute memory")));
+    let e = o.validate_for(BackendKind::Nccl).unwrap_err().to_string();
+    assert!(
+        e.starts_with("--with-compute memory runs on the host backend"),
+        "{e}"
+    );
+    o.split = Some("%2".parse().unwrap());
+    let e = o.validate().unwrap_err().to_string();
+    assert!(e.contains("measured one at a time"), "{e}");
+}

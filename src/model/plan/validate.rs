@@ -29,8 +29,7 @@ impl SweepOptions {
             return Err(Error::usage("--iters must be at least 1"));
         }
         crate::model::limits::check_counts(self.iters, self.warmup)?;
-        self.validate_split(backend)?;
-        self.validate_compute(backend)?;
+        self.validate_beside(backend)?;
         self.validate_root()?;
         if let Some(r) = self.redops.iter().find(|r| !backend.redops().contains(r)) {
             return Err(Error::usage(format!(
@@ -50,39 +49,31 @@ impl SweepOptions {
         Ok(())
     }
 
-    /// `--split` runs where one launcher watches every group: host ranks on this host.
-    fn validate_split(&self, backend: BackendKind) -> Result<()> {
-        let Some(rule) = self.split else {
-            return Ok(());
-        };
-        if backend != BackendKind::Host || !self.shapes.is_empty() || !self.pairs.is_empty() {
-            return Err(Error::usage(format!(
-                "--split {rule} runs on the host backend in a launch of one host (collbench \
-                 sweep --ranks N) so far; unset it (or NCCL_TESTS_SPLIT) for this run"
-            )));
-        }
-        Ok(())
-    }
-
-    /// `--with-compute` runs the host's kernels beside host ranks on this host, one load at a
-    /// time (not with `--split`'s groups).
-    fn validate_compute(&self, backend: BackendKind) -> Result<()> {
-        let Some(kind) = self.with_compute else {
-            return Ok(());
-        };
+    /// `--split` and `--with-compute` run where one launcher watches every rank (host ranks on
+    /// this host), one of them at a time.
+    fn validate_beside(&self, backend: BackendKind) -> Result<()> {
         let local = backend == BackendKind::Host && self.shapes.is_empty() && self.pairs.is_empty();
-        if !local {
-            return Err(Error::usage(format!(
-                "--with-compute {kind} runs on the host backend in a launch of one host \
-                 (collbench sweep --ranks N) so far; drop it for this run"
-            )));
+        let flag = match (self.split, self.with_compute) {
+            (Some(rule), Some(kind)) => {
+                return Err(Error::usage(format!(
+                    "--with-compute {kind} and --split {rule} are measured one at a time; drop one"
+                )))
+            }
+            (Some(rule), None) => format!("--split {rule}"),
+            (None, Some(kind)) => format!("--with-compute {kind}"),
+            (None, None) => return Ok(()),
+        };
+        if local {
+            return Ok(());
         }
-        if let Some(rule) = self.split {
-            return Err(Error::usage(format!(
-                "--with-compute {kind} and --split {rule} are measured one at a time; drop one"
-            )));
-        }
-        Ok(())
+        let unset = match self.split {
+            Some(_) => "unset it (or NCCL_TESTS_SPLIT)",
+            None => "drop it",
+        };
+        Err(Error::usage(format!(
+            "{flag} runs on the host backend in a launch of one host (collbench sweep --ranks \
+             N) so far; {unset} for this run"
+        )))
     }
 
     /// A fixed `--root` must be a rank of every group a rooted op is measured in.
