@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use collbench::model::record::PointRecord;
 use common::imports::path;
+use common::split::check_size;
 use common::{command, csv_rows, summary, sweep_ok, Spawned};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -17,33 +18,6 @@ const LIMIT: Duration = Duration::from_secs(120);
 fn sweep(args: &[&str], out: &Path) -> (Vec<PointRecord>, String) {
     let r = sweep_ok(args, out, LIMIT);
     (summary(out), r.stdout)
-}
-
-/// The rows of one size: every group alone, then every group at once.
-fn check_size(rows: &[PointRecord], groups: &[&str], split: &str) {
-    let n = groups.len();
-    assert_eq!(rows.len(), 2 * n, "{rows:?}");
-    let (alone, together) = rows.split_at(n);
-    let aggregate: f64 = together.iter().map(|r| r.busbw_gbps).sum();
-    for (i, g) in groups.iter().enumerate() {
-        let (a, t) = (&alone[i], &together[i]);
-        assert_eq!(a.key.group.as_deref(), Some(*g));
-        assert_eq!(t.key.group.as_deref(), Some(*g));
-        assert_eq!((a.key.concurrent.as_deref(), a.slowdown), (None, None));
-        assert_eq!(t.key.concurrent.as_deref(), Some(split));
-        assert_eq!((a.wrong, t.wrong), (0, 0), "{a:?} {t:?}");
-        let slowdown = t.time_us_median / a.time_us_median;
-        let got = t.slowdown.unwrap();
-        assert!(
-            (got - slowdown).abs() <= 1e-12 * slowdown,
-            "{got} vs {slowdown}"
-        );
-        let all = t.aggregate_busbw_gbps.unwrap();
-        assert!(
-            (all - aggregate).abs() <= 1e-12 * aggregate,
-            "{all} vs {aggregate}"
-        );
-    }
 }
 
 #[test]

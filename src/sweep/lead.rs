@@ -107,17 +107,36 @@ impl Lead {
     /// slowdown against the same call alone, measured before it; groups at once the sum of
     /// their busbw.
     pub fn point_rows(&mut self, groups: Vec<PointRow>) -> Result<()> {
+        let shown = self.append_rows(groups)?;
+        self.show_rows(&shown);
+        Ok(())
+    }
+
+    /// [`Lead::point_rows`]' first half: the rows settled and appended, returned with their
+    /// console tags for [`Lead::show_rows`] (for MPI's signal handler, as [`Lead::append`]).
+    pub fn append_rows(
+        &mut self,
+        groups: Vec<PointRow>,
+    ) -> Result<Vec<(PointRecord, Option<String>)>> {
         let together: Vec<&PointRecord> = (groups.iter().map(|g| &g.0))
             .filter(|r| r.key.concurrent.is_some())
             .collect();
         let aggregate = (!together.is_empty()).then(|| together.iter().map(|r| r.busbw_gbps).sum());
-        let n = groups.len();
-        for (i, (mut rec, samples, per_rank)) in groups.into_iter().enumerate() {
+        let mut shown = Vec::with_capacity(groups.len());
+        for (mut rec, samples, per_rank) in groups {
             let tag = self.settle(&mut rec, aggregate);
             self.append(&rec, &samples, &per_rank)?;
-            self.console.point_row(&rec, tag.as_deref(), i + 1 == n);
+            shown.push((rec, tag));
         }
-        Ok(())
+        Ok(shown)
+    }
+
+    /// [`Lead::point_rows`]' second half: the appended rows on the console.
+    pub fn show_rows(&self, shown: &[(PointRecord, Option<String>)]) {
+        for (i, (rec, tag)) in shown.iter().enumerate() {
+            self.console
+                .point_row(rec, tag.as_deref(), i + 1 == shown.len());
+        }
     }
 
     /// Sets a call's slowdown and aggregate, or remembers its time alone where calls beside

@@ -36,19 +36,47 @@ pub fn summarize_point(
 /// [`summarize_point`] for a group of the first `point.world` ranks of `topo` (the groups of
 /// the MPI and NCCL backends): the nodes the group spans, and each member's node.
 pub fn summarize_first_ranks(
-    mut key: PointKey,
+    key: PointKey,
     point: &Point,
     topo: &Topology,
     rank_times: &[Vec<f64>],
     wrong: &[u64],
 ) -> Result<Summarized> {
-    let members = &topo.node_of[..point.world.min(topo.node_of.len())];
-    key.nodes = members.iter().max().map_or(1, |n| n + 1);
-    let (rec, samples, mut per_rank) = summarize_point(key, point, rank_times, wrong)?;
-    for r in per_rank.iter_mut() {
-        r.node = topo.node_of.get(r.global_rank).copied().unwrap_or(0);
+    let members: Vec<usize> = (0..point.world.min(rank_times.len())).collect();
+    summarize_members(key, point, (topo, &members), rank_times, wrong)
+}
+
+/// [`summarize_point`] for the group of global ranks `members` of `topo` (in group order,
+/// `rank_times[i]` being `members[i]`'s): the nodes it spans, each member's global rank and
+/// node, and the slowest rank as a global rank.
+pub fn summarize_members(
+    mut key: PointKey,
+    point: &Point,
+    (topo, members): (&Topology, &[usize]),
+    rank_times: &[Vec<f64>],
+    wrong: &[u64],
+) -> Result<Summarized> {
+    let node = |r: usize| topo.node_of.get(r).copied().unwrap_or(0);
+    let mut nodes: Vec<usize> = members.iter().map(|&r| node(r)).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    key.nodes = nodes.len().max(1);
+    let mut row = summarize_point(key, point, rank_times, wrong)?;
+    place_members(&mut row, members);
+    for r in row.2.iter_mut() {
+        r.node = node(r.global_rank);
     }
-    Ok((rec, samples, per_rank))
+    Ok(row)
+}
+
+/// Gives a group's summary its members' global ranks (`members[i]` is the group's rank `i`):
+/// every rank's row, and the slowest rank.
+pub fn place_members(row: &mut Summarized, members: &[usize]) {
+    for (s, &global) in row.2.iter_mut().zip(members) {
+        s.global_rank = global;
+    }
+    let slowest = &mut row.0.slowest_rank;
+    *slowest = members.get(*slowest).copied().unwrap_or(*slowest);
 }
 
 /// Summarises one point. `rank_times[r][i]` is rank `r`'s time in microseconds of timed

@@ -14,6 +14,7 @@ pub mod protorun;
 pub mod recorded;
 pub mod skip;
 pub mod slurm;
+pub mod split;
 pub mod svg;
 
 #[allow(unused_imports)] // each test file uses a different subset, as above

@@ -24,9 +24,24 @@ pub fn have_mpirun() -> bool {
 /// `mpirun -np n collbench sweep --backend mpi --no-progress --out <out> args...`, ended after
 /// `limit` (a hang, not a speed).
 pub fn sweep(n: usize, out: &Path, args: &[&str], limit: Duration) -> Run {
+    sweep_with(n, out, args, &[], limit)
+}
+
+/// [`sweep`] with variables `env` set for every rank (`mpirun -x`).
+pub fn sweep_with(
+    n: usize,
+    out: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    limit: Duration,
+) -> Run {
     let np = n.to_string();
     let mut cmd = Command::new("mpirun");
-    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", &np, exe()])
+    cmd.args(["--allow-run-as-root", "--oversubscribe", "-np", &np]);
+    for (k, v) in env {
+        cmd.env(k, v).args(["-x", k]);
+    }
+    cmd.arg(exe())
         .args(["sweep", "--backend", "mpi", "--no-progress"])
         .arg("--out")
         .arg(out)

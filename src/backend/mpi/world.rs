@@ -12,6 +12,7 @@ use super::call::MpiBuffers;
 use super::raw::Handles;
 use crate::error::Result;
 use crate::model::plan::Point;
+use crate::model::split::PointSplit;
 use crate::model::topology::Topology;
 
 /// Calls this rank has made (every warm-up, timed, loop and checked call, and every point): the
@@ -22,17 +23,27 @@ fn progressed() {
     PROGRESS.fetch_add(1, Ordering::Relaxed);
 }
 
-/// The communicator of each world size: `Some` on its first `p` ranks, `None` elsewhere.
-pub struct Groups(Vec<(usize, Option<SimpleCommunicator>)>);
+/// The communicators of a plan: one per world size (`Some` on its first `p` ranks, `None`
+/// elsewhere), and one per `--split` of a world (`Some` on the ranks of that world: the group
+/// of this rank).
+pub struct Groups {
+    worlds: Vec<(usize, Option<SimpleCommunicator>)>,
+    splits: Vec<(String, Option<SimpleCommunicator>)>,
+}
 
 impl Groups {
-    /// Splits `world` once per distinct size (collective over the world, same order on every
-    /// rank since every rank expands the same options).
-    pub fn split(world: &SimpleCommunicator, sizes: &[usize]) -> Groups {
+    /// Splits `world` once per distinct size and once per distinct split of the plan's
+    /// `points` (collective over the world, in the same order on every rank since every rank
+    /// expands the same options).
+    pub fn split(world: &SimpleCommunicator, sizes: &[usize], points: &[Point]) -> Groups {
         let rank = world.rank();
-        let mut groups = Vec::new();
-        for &p in sizes {
-            if groups.iter().any(|(q, _)| *q == p) {
+        let mut worlds = Vec::new();
+        // A split's groups at once start together: the world it split has a communicator too.
+        let whole = points
+            .iter()
+            .filter_map(|p| p.split.as_ref().map(split_world));
+        for p in sizes.iter().copied().chain(whole) {
+            if worlds.iter().any(|(q, _)| *q == p) {
                 continue;
             }
             let member = usize::try_from(rank).is_ok_and(|r| r < p);
@@ -41,14 +52,61 @@ impl Groups {
             } else {
                 Color::undefined()
             };
-            groups.push((p, world.split_by_color_with_key(color, rank)));
+            worlds.push((p, world.split_by_color_with_key(color, rank)));
         }
-        Groups(groups)
+        let mut splits: Vec<(String, Option<SimpleCommunicator>)> = Vec::new();
+        for s in points.iter().filter_map(|p| p.split.as_ref()) {
+            let groups = &s.split;
+            if splits.iter().any(|(label, _)| *label == groups.label) {
+                continue;
+            }
+            let own = usize::try_from(rank)
+                .ok()
+                .and_then(|r| groups.groups.iter().position(|g| g.contains(&r)));
+            let color = own.and_then(|i| i32::try_from(i).ok());
+            let color = color.map_or(Color::undefined(), Color::with_value);
+            // Keyed by world rank: the group's ranks in the order of its global ranks.
+            splits.push((
+                groups.label.clone(),
+                world.split_by_color_with_key(color, rank),
+            ));
+        }
+        Groups { worlds, splits }
     }
 
     pub fn of(&self, p: usize) -> Option<&SimpleCommunicator> {
-        self.0.iter().find(|(q, _)| *q == p)?.1.as_ref()
+        self.worlds.iter().find(|(q, _)| *q == p)?.1.as_ref()
     }
+
+    /// This rank's communicators at `point`: the ranks that leave a barrier together before
+    /// every timed call, and the ranks of its call (one group alone: its own; groups at once:
+    /// the whole world, and its group); `None` where it does not call.
+    pub fn roles(
+        &self,
+        point: &Point,
+        rank: usize,
+    ) -> Option<(&SimpleCommunicator, &SimpleCommunicator)> {
+        let Some(s) = &point.split else {
+            let comm = self.of(point.world)?;
+            return Some((comm, comm));
+        };
+        s.roles(rank)?;
+        let own = self
+            .splits
+            .iter()
+            .find(|(l, _)| *l == s.split.label)?
+            .1
+            .as_ref()?;
+        match s.alone {
+            Some(_) => Some((own, own)),
+            None => Some((self.of(split_world(s))?, own)),
+        }
+    }
+}
+
+/// The world a split made its groups of (they partition its ranks).
+fn split_world(s: &PointSplit) -> usize {
+    s.split.groups.iter().map(Vec::len).sum()
 }
 
 /// Every rank's node name, gathered on every rank (64 bytes each; as the host backend names
@@ -84,8 +142,9 @@ pub fn point_payload(
     world.barrier();
     progressed();
     let mut payload = vec![0u64; 3 + point.iters];
-    if let Some(comm) = groups.of(point.world) {
-        let (times, loop_us, wrong) = measure(comm, point, bufs)?;
+    let rank = usize::try_from(world.rank()).unwrap_or(usize::MAX);
+    if let Some(comms) = groups.roles(point, rank) {
+        let (times, loop_us, wrong) = measure(comms, point, bufs)?;
         payload[0] = 1;
         payload[1] = wrong;
         payload[2] = loop_us.to_bits();
@@ -96,23 +155,32 @@ pub fn point_payload(
     Ok(payload)
 }
 
-/// The members' times, wrong counts and loop times, in rank order, from the gathered payloads.
-pub fn members_samples(all: &[u64], len: usize) -> (Vec<Vec<f64>>, Vec<u64>, Vec<f64>) {
+/// Each member's times of the timed iterations, wrong count and loop time.
+pub type MembersSamples = (Vec<Vec<f64>>, Vec<u64>, Vec<f64>);
+
+/// The times, wrong counts and loop times of global ranks `members` (in their order) from the
+/// payloads gathered from every rank, `len` words each; `None` where one of them did not call.
+pub fn samples_of(all: &[u64], len: usize, members: &[usize]) -> Option<MembersSamples> {
     let mut out = (Vec::new(), Vec::new(), Vec::new());
-    for c in all.chunks_exact(len).filter(|c| c.len() >= 3 && c[0] == 1) {
+    for &r in members {
+        let c = all.get(r.checked_mul(len)?..)?.get(..len)?;
+        if c.len() < 3 || c[0] != 1 {
+            return None;
+        }
         out.0
             .push(c[3..].iter().map(|&b| f64::from_bits(b)).collect());
         out.1.push(c[1]);
         out.2.push(f64::from_bits(c[2]));
     }
-    out
+    Some(out)
 }
 
 /// Warm-up, timed iterations, nccl-tests' loop, then the correctness check: this rank's time
 /// of every timed iteration and of one call of the loop in microseconds, and the wrong
-/// elements in its output.
+/// elements in its output. Every timed call and the loop start at a barrier of `start` (the
+/// call's own group, or every group running at once), the calls go to `comm`.
 fn measure(
-    comm: &SimpleCommunicator,
+    (start, comm): (&SimpleCommunicator, &SimpleCommunicator),
     p: &Point,
     (bufs, h): (&mut MpiBuffers, &Handles),
 ) -> Result<(Vec<f64>, f64, u64)> {
@@ -120,7 +188,7 @@ fn measure(
     let call = MpiBuffers::prepare(comm, p, h)?;
     bufs.fill(p, size, rank);
     for _ in 0..p.warmup {
-        comm.barrier();
+        start.barrier();
         bufs.call(&call, p)?;
         progressed();
     }
@@ -128,28 +196,28 @@ fn measure(
     let mut times = Vec::with_capacity(p.iters);
     let agg = p.timing.agg.max(1);
     for _ in 0..p.iters {
-        comm.barrier();
-        let start = Instant::now();
+        start.barrier();
+        let began = Instant::now();
         // nccl-tests -m: the iteration's calls back to back, each the iteration's share.
         for _ in 0..agg {
             bufs.call(&call, p)?;
         }
-        times.push(start.elapsed().as_nanos() as f64 / 1e3 / agg as f64);
+        times.push(began.elapsed().as_nanos() as f64 / 1e3 / agg as f64);
         progressed();
     }
     // nccl-tests' timing (`common.cu`, its default): one barrier, then the calls back to back,
     // this rank's wall clock over the loop divided by the calls. A blocking MPI call returns
     // when this rank's part is done, as nccl-tests -z 1 waits.
     let iters = p.iters.max(1);
-    comm.barrier();
-    let start = Instant::now();
+    start.barrier();
+    let began = Instant::now();
     for _ in 0..iters {
         for _ in 0..agg {
             bufs.call(&call, p)?;
         }
         progressed();
     }
-    let loop_us = start.elapsed().as_nanos() as f64 / 1e3 / (iters * agg) as f64;
+    let loop_us = began.elapsed().as_nanos() as f64 / 1e3 / (iters * agg) as f64;
     bufs.fill(p, size, rank);
     comm.barrier();
     bufs.call(&call, p)?;
@@ -159,15 +227,26 @@ fn measure(
 
 #[cfg(test)]
 mod tests {
-    use super::members_samples;
+    use super::samples_of;
 
     #[test]
-    fn non_members_are_left_out_in_rank_order() {
+    fn a_groups_members_are_taken_in_its_order_and_a_resting_member_is_refused() {
         let t = |us: f64| us.to_bits();
         let all = [1, 0, t(1.5), t(2.0), 0, 0, 0, 0, 1, 3, t(4.5), t(5.0)];
-        let (times, wrong, loops) = members_samples(&all, 4);
+        let (times, wrong, loops) = samples_of(&all, 4, &[0, 2]).unwrap();
         assert_eq!(times, vec![vec![2.0], vec![5.0]]);
         assert_eq!(wrong, vec![0, 3]);
         assert_eq!(loops, vec![1.5, 4.5]);
+        let (times, _, _) = samples_of(&all, 4, &[2, 0]).unwrap();
+        assert_eq!(times, vec![vec![5.0], vec![2.0]]);
+        assert!(
+            samples_of(&all, 4, &[0, 1]).is_none(),
+            "rank 1 did not call"
+        );
+        assert!(samples_of(&all, 4, &[3]).is_none(), "no rank 3");
+        assert!(
+            samples_of(&all, 2, &[0]).is_none(),
+            "too short for a payload"
+        );
     }
 }

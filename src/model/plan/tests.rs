@@ -305,9 +305,11 @@ fn a_split_measures_each_group_alone_then_all_at_once() {
     assert!(plan.points[2]
         .describe()
         .ends_with(", 2 groups at once (split %2 of 4)"));
-    // Elsewhere than the host launcher, refused in one line.
-    let e = o.validate_for(BackendKind::Mpi).unwrap_err().to_string();
+    // An MPI world runs its groups too; NCCL and multi-host launches refuse in one line.
+    assert!(o.validate_for(BackendKind::Mpi).is_ok());
+    let e = o.validate_for(BackendKind::Nccl).unwrap_err().to_string();
     assert!(e.starts_with("--split %2 runs on the host backend"), "{e}");
+    assert!(e.contains("and the mpi backend"), "{e}");
     o.root = Roots::Rank(2);
     o.ops = vec![Op::Broadcast];
     let e = o.validate().unwrap_err().to_string();

@@ -49,10 +49,14 @@ impl SweepOptions {
         Ok(())
     }
 
-    /// `--split` and `--with-compute` run where one launcher watches every rank (host ranks on
-    /// this host), one of them at a time.
+    /// `--split` runs where one launcher starts every group (host ranks on this host, or an
+    /// MPI world), `--with-compute` on host ranks on this host; one of them at a time.
     fn validate_beside(&self, backend: BackendKind) -> Result<()> {
         let local = backend == BackendKind::Host && self.shapes.is_empty() && self.pairs.is_empty();
+        let runs = match self.split {
+            Some(_) => local || backend == BackendKind::Mpi,
+            None => local,
+        };
         let flag = match (self.split, self.with_compute) {
             (Some(rule), Some(kind)) => {
                 return Err(Error::usage(format!(
@@ -63,16 +67,22 @@ impl SweepOptions {
             (None, Some(kind)) => format!("--with-compute {kind}"),
             (None, None) => return Ok(()),
         };
-        if local {
+        if runs {
             return Ok(());
         }
-        let unset = match self.split {
-            Some(_) => "unset it (or NCCL_TESTS_SPLIT)",
-            None => "drop it",
+        let (backends, unset) = match self.split {
+            Some(_) => (
+                "the host backend in a launch of one host (collbench sweep --ranks N) \
+                 and the mpi backend",
+                "unset it (or NCCL_TESTS_SPLIT)",
+            ),
+            None => (
+                "the host backend in a launch of one host (collbench sweep --ranks N)",
+                "drop it",
+            ),
         };
         Err(Error::usage(format!(
-            "{flag} runs on the host backend in a launch of one host (collbench sweep --ranks \
-             N) so far; {unset} for this run"
+            "{flag} runs on {backends} so far; {unset} for this run"
         )))
     }
 

@@ -5,18 +5,19 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use super::interrupt;
-use crate::backend::mpi::world::{hosts, members_samples, point_payload, Groups};
+use crate::backend::mpi::world::{hosts, point_payload, samples_of, Groups};
 use crate::backend::mpi::{Handles, Library, MpiBuffers};
 use crate::error::{Error, Result};
 use crate::meta::Meta;
 use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point, Soak, SweepOptions};
+use crate::model::record::PointKey;
 use crate::model::topology::Topology;
 use crate::report::run_dir::run_dir_or_default;
 use crate::stats::loop_time_of;
-use crate::sweep::lead::{Lead, Outcome};
+use crate::sweep::lead::{Lead, Outcome, PointRow};
 use crate::sweep::request::SweepRequest;
-use crate::sweep::summarize::summarize_first_ranks;
+use crate::sweep::summarize::summarize_members;
 
 /// Runs the sweep on this rank. Rank 0 returns the outcome; the others `None`.
 pub(super) fn run(
@@ -34,7 +35,7 @@ pub(super) fn run(
             plan.notes.first().map_or("no points", |n| n.as_str())
         )));
     }
-    let groups = Groups::split(world, &opts.world_sizes);
+    let groups = Groups::split(world, &opts.world_sizes, &plan.points);
     let topo = hosts(world);
     if world.rank() != 0 {
         follow(world, &groups, &plan, handles)?;
@@ -153,7 +154,8 @@ fn lead_points(
     Ok(())
 }
 
-/// Rank 0's part of one point: measured, gathered, summarised, written and printed.
+/// Rank 0's part of one point: measured, gathered, summarised (a row per running group of a
+/// split), written and printed.
 fn lead_point(
     point: &Point,
     (world, groups, topo): (&SimpleCommunicator, &Groups, &Topology),
@@ -166,18 +168,36 @@ fn lead_point(
     let payload = point_payload(world, groups, point, (bufs, handles))?;
     let mut all = vec![0u64; payload.len() * world.size() as usize];
     root.gather_into_root(&payload[..], &mut all[..]);
-    let (rank_times, wrongs, loops) = members_samples(&all, payload.len());
-    let key = point.key(BackendKind::Mpi.name());
-    let (mut rec, samples, per_rank) =
-        summarize_first_ranks(key, point, topo, &rank_times, &wrongs)?;
-    rec.loop_time_us = loop_time_of(&loops, point.timing.rank);
-    {
+    let rows = (point.rows(BackendKind::Mpi.name()).into_iter())
+        .map(|(members, key)| row_of(point, topo, (&all, payload.len()), &members, key))
+        .collect::<Result<Vec<PointRow>>>()?;
+    let shown = {
         // The signal handler sees whole points only: it waits for this lock.
         let mut guard = interrupt::writing();
-        lead.append(&rec, &samples, &per_rank)?;
+        let shown = lead.append_rows(rows)?;
         let dir = lead.dir().to_path_buf();
         interrupt::record(&mut guard, dir, lead.out.meta(), lead.out.points());
-    }
-    lead.show(&rec);
+        shown
+    };
+    lead.show_rows(&shown);
     Ok(())
+}
+
+/// The row of global ranks `members` of a point, from every rank's payload (`len` words each).
+fn row_of(
+    point: &Point,
+    topo: &Topology,
+    (all, len): (&[u64], usize),
+    members: &[usize],
+    key: PointKey,
+) -> Result<PointRow> {
+    let (rank_times, wrongs, loops) = samples_of(all, len, members).ok_or_else(|| {
+        Error::Rank(format!(
+            "a rank of {} sent no samples (its communicator is missing)",
+            point.describe()
+        ))
+    })?;
+    let mut row = summarize_members(key, point, (topo, members), &rank_times, &wrongs)?;
+    row.0.loop_time_us = loop_time_of(&loops, point.timing.rank);
+    Ok(row)
 }

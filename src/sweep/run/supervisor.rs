@@ -15,7 +15,7 @@ use crate::stats::loop_time_of;
 use crate::sweep::lead::{Lead, PointRow};
 use crate::sweep::rank::SOAK_OVER;
 use crate::sweep::run::AFTER_SAMPLES;
-use crate::sweep::summarize::summarize_point;
+use crate::sweep::summarize::{place_members, summarize_point};
 use crate::sweep::watchdog::{blame, Watchdog};
 
 use super::INTERRUPTED;
@@ -174,11 +174,7 @@ impl Supervisor<'_> {
         if p.compute.is_some() {
             summarized.0.compute_slowdown = self.compute_slowdown(members, iters);
         }
-        for (s, &global) in summarized.2.iter_mut().zip(members) {
-            s.global_rank = global;
-        }
-        let slowest = &mut summarized.0.slowest_rank;
-        *slowest = members.get(*slowest).copied().unwrap_or(*slowest);
+        place_members(&mut summarized, members);
         Ok(summarized)
     }
 
