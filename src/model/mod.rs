@@ -3,6 +3,7 @@
 
 pub mod call;
 pub mod comm_setup;
+pub mod concurrent;
 pub mod limits;
 pub mod plan;
 pub mod record;

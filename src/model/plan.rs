@@ -11,6 +11,7 @@ use crate::collective::traffic_spec::TrafficSource;
 use crate::collective::uneven::{self, RankCounts};
 use crate::collective::{Algo, DType, Op, ReduceOp, Scratch};
 use crate::model::call::Call;
+use crate::model::concurrent::{Beside, Concurrent};
 use crate::model::split::{ranks_text, PointSplit, SplitRule};
 use crate::model::topology::WorldShape;
 use crate::named::named_enum;
@@ -75,6 +76,10 @@ pub struct SweepOptions {
     /// every rank.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub with_compute: Option<ComputeKind>,
+    /// `--concurrent`: different collectives on different groups of each world at once, each
+    /// group's call also measured alone; the ops are its entries' (not `ops`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrent: Option<Concurrent>,
 }
 
 /// nccl-tests' timing flags: calls per timed iteration (`-m`), whether each waits for its
@@ -258,6 +263,21 @@ impl Point {
         key
     }
 
+    /// The calls this point makes: its own, or a `--concurrent` point's calls at once (every
+    /// entry's, its own among them).
+    pub fn calls(&self) -> Vec<&Point> {
+        match self.together() {
+            Some(b) => b.calls.iter().collect(),
+            None => vec![self],
+        }
+    }
+
+    /// A `--concurrent` point's calls at once, where every group of them runs (not one alone).
+    fn together(&self) -> Option<&Beside> {
+        let s = self.split.as_ref()?;
+        s.beside.as_deref().filter(|_| s.alone.is_none())
+    }
+
     /// A short description for messages: "allreduce ring f32 sum 1 MiB at world 4 in place".
     pub fn describe(&self) -> String {
         let c = &self.call;
@@ -285,14 +305,24 @@ impl Point {
                 .map_or(String::new(), |k| format!(", with {k} compute"))
     }
 
-    /// The rows this point writes, each the global ranks that made it and its key: one per
-    /// running group of a split, else the first `world` ranks with the point's own key.
-    pub fn rows(&self, backend: &str) -> Vec<(Vec<usize>, PointKey)> {
+    /// The rows this point writes, each the index of its call among [`Point::calls`], the
+    /// global ranks that made it and its key: one per running group of a split (of every call
+    /// of a `--concurrent` point), else the first `world` ranks with the point's own key.
+    pub fn rows(&self, backend: &str) -> Vec<(usize, Vec<usize>, PointKey)> {
+        if let Some(b) = self.together() {
+            let label = |(i, (_, members, key)): (usize, (usize, Vec<usize>, PointKey))| {
+                let concurrent = Some(b.label.clone());
+                (i, members, PointKey { concurrent, ..key })
+            };
+            let each = (b.calls.iter().enumerate())
+                .flat_map(|(i, c)| c.rows(backend).into_iter().map(move |r| (i, r)));
+            return each.map(label).collect();
+        }
         match &self.split {
             Some(s) => (s.running().into_iter())
-                .map(|i| (s.split.groups[i].clone(), self.group_key(backend, i)))
+                .map(|i| (0, s.split.groups[i].clone(), self.group_key(backend, i)))
                 .collect(),
-            None => vec![((0..self.world).collect(), self.key(backend))],
+            None => vec![(0, (0..self.world).collect(), self.key(backend))],
         }
     }
 
@@ -303,6 +333,7 @@ impl Point {
             Some(PointSplit {
                 split,
                 alone: Some(i),
+                ..
             }) => {
                 let g = split
                     .groups
@@ -310,7 +341,12 @@ impl Point {
                     .map_or(String::new(), |g| ranks_text(g));
                 format!(", group {g} alone")
             }
-            Some(PointSplit { split, alone: None }) => {
+            Some(PointSplit {
+                beside: Some(b), ..
+            }) => format!(", at once with the other calls of {}", b.label),
+            Some(PointSplit {
+                split, alone: None, ..
+            }) => {
                 format!(", {} groups at once ({})", split.groups.len(), split.label)
             }
         }
@@ -348,6 +384,7 @@ impl Point {
 }
 
 mod expand;
+mod expand_concurrent;
 mod validate;
 
 #[cfg(test)]

@@ -187,6 +187,9 @@ pub struct PointSplit {
     pub split: std::sync::Arc<SplitGroups>,
     /// `Some(i)`: group `i` alone (the others wait); `None`: every group at the same time.
     pub alone: Option<usize>,
+    /// A `--concurrent` point's calls at once (this point's among them): every group of every
+    /// entry runs; `None` for a split's own points.
+    pub beside: Option<std::sync::Arc<crate::model::concurrent::Beside>>,
 }
 
 impl PointSplit {
@@ -307,6 +310,7 @@ mod tests {
         let together = PointSplit {
             split: std::sync::Arc::new(s.clone()),
             alone: None,
+            beside: None,
         };
         assert_eq!(together.roles(3), Some((vec![0, 1, 2, 3], vec![1, 3])));
         let alone = PointSplit {

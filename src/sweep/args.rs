@@ -291,7 +291,7 @@ impl SweepArgs {
             )));
         }
         let sizes = self.nccl_tests.sizes(begin, end, self.factor.as_deref())?;
-        let ops = parse_names::<Op>(&self.op)?;
+        let ops = self.split.ops_or(&self.op)?;
         let backend = self.backend;
         let host_default = host_default_algos(&ops);
         let algo_text = self.algo.as_deref().unwrap_or(match backend {
@@ -338,6 +338,7 @@ impl SweepArgs {
             traffic,
             split: self.split.rule()?,
             with_compute: self.split.with_compute,
+            concurrent: self.split.concurrent.clone(),
         };
         Ok(SweepRequest {
             opts,

@@ -1,13 +1,15 @@
 //! What runs beside the measured calls: `--split` (nccl-tests' `NCCL_TESTS_SPLIT` and
 //! `NCCL_TESTS_SPLIT_MASK`, read from the flag or, where it is not given, from nccl-tests' own
-//! variables, so that its recipes carry over) and `--with-compute`.
+//! variables, so that its recipes carry over), `--concurrent` and `--with-compute`.
 
 use clap::Args;
 
+use crate::collective::Op;
 use crate::error::{Error, Result};
+use crate::model::concurrent::Concurrent;
 use crate::model::plan::ComputeKind;
 use crate::model::split::SplitRule;
-use crate::named::one_of;
+use crate::named::{one_of, parse_names};
 
 const SPLIT_ENV: &str = "NCCL_TESTS_SPLIT";
 const MASK_ENV: &str = "NCCL_TESTS_SPLIT_MASK";
@@ -29,9 +31,24 @@ pub struct SplitFlags {
     /// first-level cache: competes for the core).
     #[arg(long, value_name = "KIND", value_parser = one_of::<ComputeKind>())]
     pub with_compute: Option<ComputeKind>,
+    /// Run different collectives on different groups of each world at the same time, each
+    /// group's call also measured alone (mpi backend): OP@RULE entries, comma separated, RULE as
+    /// --split's, such as allreduce@/4,reducescatter@%4 (an AllReduce in every 4 neighbouring
+    /// ranks beside a ReduceScatter over one rank of every 4); the ops are the entries', --op is
+    /// not used.
+    #[arg(long, value_name = "OP@RULE,...", value_parser = clap::value_parser!(Concurrent))]
+    pub concurrent: Option<Concurrent>,
 }
 
 impl SplitFlags {
+    /// The ops measured: `--concurrent`'s entries', else `--op`'s (`op_text`).
+    pub fn ops_or(&self, op_text: &str) -> Result<Vec<Op>> {
+        match &self.concurrent {
+            Some(c) => Ok(c.ops()),
+            None => parse_names::<Op>(op_text),
+        }
+    }
+
     /// The rule: the flag's, else nccl-tests' variables' (the mask first, as it reads them).
     pub fn rule(&self) -> Result<Option<SplitRule>> {
         match self.split {

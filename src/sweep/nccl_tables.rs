@@ -116,7 +116,7 @@ impl NcclTables {
             .iter()
             .filter(|p| p.in_place)
             .flat_map(|p| p.rows(""))
-            .map(|(_, k)| twin(&k, false))
+            .map(|(_, _, k)| twin(&k, false))
             .collect();
         NcclTables {
             settings,

@@ -101,21 +101,48 @@ impl MpiBuffers {
 
     /// Runs `args`, prepared for `p`, once.
     pub(super) fn call(&mut self, args: &RawCall, p: &Point) -> Result<()> {
+        // SAFETY: a blocking call is done with the buffers when it returns.
+        unsafe { self.issue(args, p, Mode::Blocking) }
+    }
+
+    /// Starts `args`, prepared for `p`, as a nonblocking call whose request is put in `req`.
+    ///
+    /// # Safety
+    /// These buffers must be neither touched, moved nor freed until the request completes.
+    pub(super) unsafe fn start(
+        &mut self,
+        args: &RawCall,
+        p: &Point,
+        req: &mut ffi::MPI_Request,
+    ) -> Result<()> {
+        self.issue(args, p, Mode::Start(req))
+    }
+
+    /// # Safety
+    /// As [`MpiBuffers::start`] where `mode` starts a call.
+    unsafe fn issue(&mut self, args: &RawCall, p: &Point, mode: Mode) -> Result<()> {
         let (input, output) = self.views(p);
         let rc = match args.in_place {
-            // SAFETY: `output` holds the whole in-place buffer of the point's shape.
-            Some(marker) => unsafe { args.in_place(marker, output) },
+            // `output` holds the whole in-place buffer of the point's shape.
+            Some(marker) => args.in_place(marker, output, mode),
             None => {
                 if args.op.semantics() == Semantics::Broadcast && args.is_root {
                     // Out of place: the root's input becomes its output, then the root sends it.
                     output.copy_from_slice(input);
                 }
-                // SAFETY: `input` and `output` hold the point's input and output shapes.
-                unsafe { args.out_of_place(input, output) }
+                // `input` and `output` hold the point's input and output shapes.
+                args.out_of_place(input, output, mode)
             }
         };
         check_rc(rc, p)
     }
+}
+
+/// How a call is made: blocking, or started with its request put where the pointer says.
+#[derive(Clone, Copy)]
+enum Mode {
+    Blocking,
+    Start(*mut ffi::MPI_Request),
 }
 
 fn check_rc(rc: c_int, p: &Point) -> Result<()> {
@@ -194,10 +221,10 @@ impl RawCall {
     ///
     /// # Safety
     /// `input` and `output` must be as long as the op's input and output for `count`.
-    unsafe fn out_of_place(&self, input: &[u8], output: &mut [u8]) -> c_int {
+    unsafe fn out_of_place(&self, input: &[u8], output: &mut [u8], mode: Mode) -> c_int {
         let send = input.as_ptr().cast::<c_void>();
         let recv = output.as_mut_ptr().cast::<c_void>();
-        self.run(send, recv)
+        self.run(send, recv, mode)
     }
 
     /// The call in place on `buffer`, with `marker` (`MPI_IN_PLACE`) as the send buffer where
@@ -209,8 +236,12 @@ impl RawCall {
     /// # Safety
     /// `buffer` must be as long as the op's larger buffer for `count`; `marker` must be the
     /// library's `MPI_IN_PLACE`.
-    unsafe fn in_place(&self, marker: *const c_void, buffer: &mut [u8]) -> c_int {
+    unsafe fn in_place(&self, marker: *const c_void, buffer: &mut [u8], mode: Mode) -> c_int {
         let recv = buffer.as_mut_ptr().cast::<c_void>();
+        if let (Semantics::SendRecv, Mode::Start(_)) = (self.op.semantics(), mode) {
+            // Started calls are a --concurrent's, which refuses SendRecv.
+            return ffi::MPI_ERR_ARG as c_int;
+        }
         if self.op.semantics() == Semantics::SendRecv {
             // MPI has no MPI_IN_PLACE for it; its in-place form is MPI_Sendrecv_replace.
             let ((to, from), status) = (self.ring, ffi::RSMPI_STATUS_IGNORE);
@@ -223,8 +254,8 @@ impl RawCall {
         let send = match self.op.semantics() {
             Semantics::Reduce if !self.is_root => recv.cast_const(),
             Semantics::Gather if !self.is_root => own.cast_const(),
-            Semantics::Scatter if self.is_root => return self.run(recv, marker.cast_mut()),
-            Semantics::Scatter => return self.run(recv, own),
+            Semantics::Scatter if self.is_root => return self.run(recv, marker.cast_mut(), mode),
+            Semantics::Scatter => return self.run(recv, own, mode),
             Semantics::Reduce
             | Semantics::Gather
             | Semantics::AllReduce
@@ -235,12 +266,21 @@ impl RawCall {
             | Semantics::AllToAllV
             | Semantics::SendRecv => marker,
         };
-        self.run(send, recv)
+        self.run(send, recv, mode)
     }
 
     /// # Safety
     /// As for [`RawCall::out_of_place`] and [`RawCall::in_place`].
-    unsafe fn run(&self, send: *const c_void, recv: *mut c_void) -> c_int {
+    unsafe fn run(&self, send: *const c_void, recv: *mut c_void, mode: Mode) -> c_int {
+        match mode {
+            Mode::Blocking => self.blocking(send, recv),
+            Mode::Start(req) => self.started(send, recv, req),
+        }
+    }
+
+    /// # Safety
+    /// As for [`RawCall::run`].
+    unsafe fn blocking(&self, send: *const c_void, recv: *mut c_void) -> c_int {
         let (n, dt, op, comm) = (self.count, self.datatype, self.reduction, self.comm);
         match self.op.semantics() {
             Semantics::AllReduce => ffi::MPI_Allreduce(send, recv, n, dt, op, comm),
@@ -266,6 +306,42 @@ impl RawCall {
                 let ((to, from), status) = (self.ring, ffi::RSMPI_STATUS_IGNORE);
                 ffi::MPI_Sendrecv(send, n, dt, to, 0, recv, n, dt, from, 0, comm, status)
             }
+        }
+    }
+
+    /// The nonblocking form of [`RawCall::blocking`] (MPI-3's `MPI_I*` collectives), its
+    /// request put in `req`; SendRecv has none here (a --concurrent refuses it).
+    ///
+    /// # Safety
+    /// As for [`RawCall::run`]; the buffers must outlive the request.
+    unsafe fn started(
+        &self,
+        send: *const c_void,
+        recv: *mut c_void,
+        req: *mut ffi::MPI_Request,
+    ) -> c_int {
+        let (n, dt, op, comm) = (self.count, self.datatype, self.reduction, self.comm);
+        let root = self.root;
+        match self.op.semantics() {
+            Semantics::AllReduce => ffi::MPI_Iallreduce(send, recv, n, dt, op, comm, req),
+            Semantics::AllGather => ffi::MPI_Iallgather(send, n, dt, recv, n, dt, comm, req),
+            Semantics::ReduceScatter => {
+                ffi::MPI_Ireduce_scatter_block(send, recv, n, dt, op, comm, req)
+            }
+            Semantics::Broadcast => ffi::MPI_Ibcast(recv, n, dt, root, comm, req),
+            Semantics::Reduce => ffi::MPI_Ireduce(send, recv, n, dt, op, root, comm, req),
+            Semantics::Gather => ffi::MPI_Igather(send, n, dt, recv, n, dt, root, comm, req),
+            Semantics::Scatter => ffi::MPI_Iscatter(send, n, dt, recv, n, dt, root, comm, req),
+            Semantics::AllToAll => ffi::MPI_Ialltoall(send, n, dt, recv, n, dt, comm, req),
+            Semantics::AllToAllV => match &self.uneven {
+                Some(v) => {
+                    let ((sc, sd), (rc, rd)) = (&v.send, &v.recv);
+                    let (sc, sd, rc, rd) = (sc.as_ptr(), sd.as_ptr(), rc.as_ptr(), rd.as_ptr());
+                    ffi::MPI_Ialltoallv(send, sc, sd, dt, recv, rc, rd, dt, comm, req)
+                }
+                None => ffi::MPI_ERR_ARG as c_int,
+            },
+            Semantics::SendRecv => ffi::MPI_ERR_ARG as c_int,
         }
     }
 }

@@ -9,6 +9,7 @@
 mod algo;
 mod call;
 mod raw;
+mod together;
 pub mod world;
 
 pub use call::MpiBuffers;

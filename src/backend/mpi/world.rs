@@ -19,7 +19,7 @@ use crate::model::topology::Topology;
 /// stall watchdog's sign of progress (`crate::sweep::mpi`).
 pub static PROGRESS: AtomicU64 = AtomicU64::new(0);
 
-fn progressed() {
+pub(super) fn progressed() {
     PROGRESS.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -55,7 +55,8 @@ impl Groups {
             worlds.push((p, world.split_by_color_with_key(color, rank)));
         }
         let mut splits: Vec<(String, Option<SimpleCommunicator>)> = Vec::new();
-        for s in points.iter().filter_map(|p| p.split.as_ref()) {
+        let calls = points.iter().flat_map(Point::calls);
+        for s in calls.filter_map(|p| p.split.as_ref()) {
             let groups = &s.split;
             if splits.iter().any(|(label, _)| *label == groups.label) {
                 continue;
@@ -79,9 +80,31 @@ impl Groups {
     }
 
     /// This rank's communicators at `point`: the ranks that leave a barrier together before
+    /// every timed call, and each call's with its point (one, but for a `--concurrent` point:
+    /// every entry's); `None` where it does not call.
+    pub fn calls<'a>(
+        &'a self,
+        point: &'a Point,
+        rank: usize,
+    ) -> Option<(
+        &'a SimpleCommunicator,
+        Vec<(&'a SimpleCommunicator, &'a Point)>,
+    )> {
+        let calls = point.calls();
+        let mut start = None;
+        let mut comms = Vec::with_capacity(calls.len());
+        for c in calls {
+            let (s, comm) = self.roles(c, rank)?;
+            start = start.or(Some(s));
+            comms.push((comm, c));
+        }
+        Some((start?, comms))
+    }
+
+    /// This rank's communicators at `point`: the ranks that leave a barrier together before
     /// every timed call, and the ranks of its call (one group alone: its own; groups at once:
     /// the whole world, and its group); `None` where it does not call.
-    pub fn roles(
+    fn roles(
         &self,
         point: &Point,
         rank: usize,
@@ -130,25 +153,40 @@ pub fn hosts(world: &SimpleCommunicator) -> Topology {
     Topology::from_hosts(&names)
 }
 
-/// This rank's part of one point: `[member, wrong, loop time bits, time bits...]` (zeros
-/// where not a member).
+/// This rank's part of one point: `[member, wrong, loop time bits, time bits...]` for each of
+/// its calls (one but for a `--concurrent` point; zeros where not a member).
 pub fn point_payload(
     world: &SimpleCommunicator,
     groups: &Groups,
     point: &Point,
-    bufs: (&mut MpiBuffers, &Handles),
+    (bufs, h): (&mut Vec<MpiBuffers>, &Handles),
 ) -> Result<Vec<u64>> {
     // Every rank meets here, so rank 0 has written the previous point before this one starts.
     world.barrier();
     progressed();
-    let mut payload = vec![0u64; 3 + point.iters];
+    let calls = point.calls();
+    if bufs.len() < calls.len() {
+        bufs.resize_with(calls.len(), MpiBuffers::default);
+    }
+    let width = 3 + point.iters;
+    let mut payload = vec![0u64; width * calls.len()];
     let rank = usize::try_from(world.rank()).unwrap_or(usize::MAX);
-    if let Some(comms) = groups.roles(point, rank) {
-        let (times, loop_us, wrong) = measure(comms, point, bufs)?;
-        payload[0] = 1;
-        payload[1] = wrong;
-        payload[2] = loop_us.to_bits();
-        for (slot, t) in payload[3..].iter_mut().zip(&times) {
+    let measured = match groups.calls(point, rank) {
+        // A --concurrent's calls, alone too, are started and waited on alike.
+        Some((start, comms)) if point.split.as_ref().is_some_and(|s| s.beside.is_some()) => {
+            super::together::measure_together(start, &comms, bufs, h)?
+        }
+        Some((start, comms)) => match (comms.first(), bufs.first_mut()) {
+            (Some(&(comm, p)), Some(b)) => vec![measure((start, comm), p, (b, h))?],
+            _ => Vec::new(),
+        },
+        None => Vec::new(),
+    };
+    for ((times, loop_us, wrong), slots) in measured.iter().zip(payload.chunks_mut(width)) {
+        slots[0] = 1;
+        slots[1] = *wrong;
+        slots[2] = loop_us.to_bits();
+        for (slot, t) in slots[3..].iter_mut().zip(times) {
             *slot = t.to_bits();
         }
     }

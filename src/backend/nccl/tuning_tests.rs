@@ -27,6 +27,7 @@ fn opts(algos: &[Algo], world_sizes: &[usize]) -> SweepOptions {
         traffic: None,
         split: None,
         with_compute: None,
+        concurrent: None,
     }
 }
 

@@ -54,6 +54,11 @@ impl SweepOptions {
             notes: Vec::new(),
             soak: self.soak,
         };
+        if let Some(c) = &self.concurrent {
+            self.plan_concurrent(backend, c, &mut plan);
+            self.soak_note(&mut plan);
+            return plan;
+        }
         for (whole, pair) in self.groups() {
             let Some((shape, split)) = self.split_noted(whole, &mut plan.notes) else {
                 continue;
@@ -124,6 +129,11 @@ impl SweepOptions {
                 ));
             }
         }
+        self.soak_note(&mut plan);
+        plan
+    }
+
+    fn soak_note(&self, plan: &mut Plan) {
         if self.soak.is_soak() && !plan.points.is_empty() {
             plan.notes.push(format!(
                 "soak: the plan's {} points, {}",
@@ -131,7 +141,6 @@ impl SweepOptions {
                 self.soak.describe()
             ));
         }
-        plan
     }
 
     /// Whether `op` is measured with `algo` on `backend`: an algorithm it has, and with
@@ -341,6 +350,7 @@ fn push_point(
         p.split = Some(PointSplit {
             split: split.clone(),
             alone,
+            beside: None,
         });
         plan.points.push(p);
     }

@@ -29,6 +29,7 @@ fn opts() -> SweepOptions {
         traffic: None,
         split: None,
         with_compute: None,
+        concurrent: None,
     }
 }
 

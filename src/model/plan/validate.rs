@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::call::BackendKind;
+use crate::model::concurrent::Concurrent;
 use crate::model::topology::WorldShape;
 
 use super::{Roots, SweepOptions};
@@ -52,6 +53,9 @@ impl SweepOptions {
     /// `--split` runs where one launcher starts every group (host ranks on this host, or an
     /// MPI world), `--with-compute` on host ranks on this host; one of them at a time.
     fn validate_beside(&self, backend: BackendKind) -> Result<()> {
+        if let Some(c) = &self.concurrent {
+            return self.validate_concurrent(backend, c);
+        }
         let local = backend == BackendKind::Host && self.shapes.is_empty() && self.pairs.is_empty();
         let runs = match self.split {
             Some(_) => local || backend == BackendKind::Mpi,
@@ -84,6 +88,47 @@ impl SweepOptions {
         Err(Error::usage(format!(
             "{flag} runs on {backends} so far; {unset} for this run"
         )))
+    }
+
+    /// `--concurrent` runs on the MPI backend, alone of the things beside calls, with one
+    /// root that every rooted entry's groups hold.
+    fn validate_concurrent(&self, backend: BackendKind, c: &Concurrent) -> Result<()> {
+        if backend != BackendKind::Mpi {
+            return Err(Error::usage(format!(
+                "--concurrent runs on the mpi backend so far (a {backend} rank in two groups \
+                 at once needs a communicator for each); start it with mpirun and --backend mpi"
+            )));
+        }
+        if let Some(other) = (self.split.map(|r| format!("--split {r}")))
+            .or(self.with_compute.map(|k| format!("--with-compute {k}")))
+        {
+            return Err(Error::usage(format!(
+                "--concurrent and {other} are measured one at a time; drop one \
+                 (or unset NCCL_TESTS_SPLIT)"
+            )));
+        }
+        let Some(op) = c.0.iter().map(|e| e.op).find(|op| op.rooted()) else {
+            return Ok(());
+        };
+        let Roots::Rank(root) = self.root else {
+            return Err(Error::usage(format!(
+                "--root all and --concurrent: {op} runs at once with one root; give --root N"
+            )));
+        };
+        for &world in &self.world_sizes {
+            let Ok(at) = c.at(world) else { continue };
+            let small = (at.entries.iter())
+                .filter(|(op, _)| op.rooted())
+                .map(|(op, g)| (g.size(), *op))
+                .min();
+            if let Some((size, op)) = small.filter(|(size, _)| root >= *size) {
+                return Err(Error::usage(format!(
+                    "--root {root} is not a rank of the {size}-rank groups {op} runs in at \
+                     world {world}; give a root below {size}"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// A fixed `--root` must be a rank of every group a rooted op is measured in.

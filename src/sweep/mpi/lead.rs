@@ -61,7 +61,7 @@ pub(super) fn run(
 /// A rank other than 0: every point, measured where a member, samples sent to rank 0; in every
 /// cycle of a soak, until they are counted out or rank 0 says the soak is over.
 fn follow(world: &SimpleCommunicator, groups: &Groups, plan: &Plan, h: &Handles) -> Result<()> {
-    let mut bufs = MpiBuffers::default();
+    let mut bufs: Vec<MpiBuffers> = Vec::new();
     let root = world.process_at_rank(0);
     for cycle in 0u64.. {
         if cycle > 0 && !another_cycle(world, &plan.soak, cycle, None) {
@@ -136,7 +136,7 @@ fn lead_points(
     (world, groups, topo): (&SimpleCommunicator, &Groups, &Topology),
     (lead, handles): (&mut Lead, &Handles),
 ) -> Result<()> {
-    let mut bufs = MpiBuffers::default();
+    let mut bufs: Vec<MpiBuffers> = Vec::new();
     let began = std::time::Instant::now();
     for cycle in 0u64.. {
         if cycle > 0 && !another_cycle(world, &plan.soak, cycle, Some(began.elapsed())) {
@@ -160,7 +160,7 @@ fn lead_point(
     point: &Point,
     (world, groups, topo): (&SimpleCommunicator, &Groups, &Topology),
     (lead, handles): (&mut Lead, &Handles),
-    bufs: &mut MpiBuffers,
+    bufs: &mut Vec<MpiBuffers>,
 ) -> Result<()> {
     let root = world.process_at_rank(0);
     lead.console.running(&point.describe());
@@ -168,8 +168,14 @@ fn lead_point(
     let payload = point_payload(world, groups, point, (bufs, handles))?;
     let mut all = vec![0u64; payload.len() * world.size() as usize];
     root.gather_into_root(&payload[..], &mut all[..]);
+    let calls = point.calls();
+    let width = payload.len() / calls.len().max(1);
     let rows = (point.rows(BackendKind::Mpi.name()).into_iter())
-        .map(|(members, key)| row_of(point, topo, (&all, payload.len()), &members, key))
+        .map(|(i, members, key)| {
+            let call = calls.get(i).copied().unwrap_or(point);
+            let part = call_part(&all, payload.len(), (i, width));
+            row_of(call, topo, (&part, width), &members, key)
+        })
         .collect::<Result<Vec<PointRow>>>()?;
     let shown = {
         // The signal handler sees whole points only: it waits for this lock.
@@ -181,6 +187,13 @@ fn lead_point(
     };
     lead.show_rows(&shown);
     Ok(())
+}
+
+/// Every rank's words of call `i` of a point (`width` words each) from the gathered payloads
+/// (`len` words each: every call's in turn).
+fn call_part(all: &[u64], len: usize, (i, width): (usize, usize)) -> Vec<u64> {
+    let part = (all.chunks_exact(len.max(1))).flat_map(|r| r.get(i * width..(i + 1) * width));
+    part.flatten().copied().collect()
 }
 
 /// The row of global ranks `members` of a point, from every rank's payload (`len` words each).

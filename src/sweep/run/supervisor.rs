@@ -45,7 +45,7 @@ impl Supervisor<'_> {
                 let last = i + 1 == n && !soak.lead_decides() && !more(cycle + 1);
                 self.wait_published(k + 1, point, last, &mut dog)?;
                 let rows = (point.rows(BackendKind::Host.name()).into_iter())
-                    .map(|(members, key)| self.collect(point, &members, key))
+                    .map(|(_, members, key)| self.collect(point, &members, key))
                     .collect::<Result<Vec<_>>>()?;
                 lead.point_rows(rows)?;
                 k += 1;
