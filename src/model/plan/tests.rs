@@ -338,3 +338,54 @@ fn a_compute_load_runs_on_the_host_launcher_alone_and_not_beside_a_split() {
     let e = o.validate().unwrap_err().to_string();
     assert!(e.contains("measured one at a time"), "{e}");
 }
+
+#[test]
+fn concurrent_calls_follow_every_group_alone_and_run_on_mpi_alone() {
+    let mut o = opts();
+    (o.algos, o.world_sizes, o.sizes) = (vec![Algo::Auto], vec![4, 3], vec![64, 1024]);
+    o.concurrent = Some("allreduce@/2,allgather@%2".parse().unwrap());
+    assert!(o.validate_for(BackendKind::Mpi).is_ok());
+    let plan = o.plan_for(BackendKind::Mpi);
+    // World 4: 2 + 2 groups alone, then the calls at once, per size; world 3 is uneven.
+    assert_eq!(plan.points.len(), 2 * 5, "{:?}", plan.notes);
+    assert!(plan.notes.iter().any(|n| n.contains("world 3 skipped")));
+    let together = &plan.points[4];
+    let rows: Vec<(usize, String, String, Option<String>)> = (together.rows("mpi").into_iter())
+        .map(|(i, members, k)| (i, format!("{members:?}"), k.op.to_string(), k.concurrent))
+        .collect();
+    let label = Some("allreduce@/2 + allgather@%2 of 4".to_string());
+    let row = |i, m: &str, op: &str| (i, m.to_string(), op.to_string(), label.clone());
+    assert_eq!(
+        rows,
+        [
+            row(0, "[0, 1]", "allreduce"),
+            row(0, "[2, 3]", "allreduce"),
+            row(1, "[0, 2]", "allgather"),
+            row(1, "[1, 3]", "allgather"),
+        ]
+    );
+    assert_eq!(together.calls().len(), 2);
+    assert!(together
+        .describe()
+        .ends_with("at once with the other calls of allreduce@/2 + allgather@%2 of 4"));
+    let alone = &plan.points[3];
+    assert_eq!(alone.calls().len(), 1);
+    assert_eq!(alone.rows("mpi")[0].2.concurrent, None);
+    assert!(
+        alone.describe().ends_with("group 1 3 alone"),
+        "{}",
+        alone.describe()
+    );
+    // Every call of a point runs as many iterations: the largest call's.
+    assert!(together.calls().iter().all(|c| c.iters == together.iters));
+    for backend in [BackendKind::Host, BackendKind::Nccl] {
+        let e = o.validate_for(backend).unwrap_err().to_string();
+        assert!(e.starts_with("--concurrent runs on the mpi backend"), "{e}");
+    }
+    o.with_compute = Some(ComputeKind::Cache);
+    let e = o.validate_for(BackendKind::Mpi).unwrap_err().to_string();
+    assert!(
+        e.contains("--with-compute cache are measured one at a time"),
+        "{e}"
+    );
+}

@@ -1,0 +1,155 @@
+//! `collbench sweep --concurrent` on the MPI backend (cargo feature `mpi`): the real binary under
+//! `mpirun` at 4 ranks runs different collectives on overlapping groups at once (an AllReduce
+//! in each pair of neighbours beside an AllGather over every other rank), each group's call
+//! also alone, every row exact, with the slowdown and the aggregate worked out from the rows
+//! themselves; what it cannot run is refused in one line.
+//!
+//! Run with `cargo test --release --features mpi --test mpi_concurrent`; needs Open MPI's
+//! `mpirun`.
+
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use std::time::Duration;
+
+use collbench::model::record::PointRecord;
+use common::{csv_rows, summary, tempdir};
+
+const LIMIT: Duration = Duration::from_secs(240);
+
+/// The rows of one point set: `alone` rows (op, group) then the same at once under `label`,
+/// each at once row's slowdown its median over the alone row's, the aggregate their busbw sum.
+fn check_point_set(rows: &[PointRecord], expected: &[(&str, &str)], label: &str) {
+    let n = expected.len();
+    assert_eq!(rows.len(), 2 * n, "{rows:?}");
+    let (alone, together) = rows.split_at(n);
+    let aggregate: f64 = together.iter().map(|r| r.busbw_gbps).sum();
+    for (i, (op, group)) in expected.iter().enumerate() {
+        let (a, t) = (&alone[i], &together[i]);
+        for r in [a, t] {
+            assert_eq!(
+                (r.key.op.name(), r.key.group.as_deref()),
+                (*op, Some(*group))
+            );
+            assert_eq!(
+                (r.key.backend.as_str(), r.key.world, r.wrong),
+                ("mpi", 2, 0),
+                "{r:?}"
+            );
+        }
+        assert_eq!((a.key.concurrent.as_deref(), a.slowdown), (None, None));
+        assert_eq!(t.key.concurrent.as_deref(), Some(label));
+        let slowdown = t.time_us_median / a.time_us_median;
+        let got = t.slowdown.unwrap();
+        assert!(
+            (got - slowdown).abs() <= 1e-12 * slowdown,
+            "{got} vs {slowdown}"
+        );
+        let all = t.aggregate_busbw_gbps.unwrap();
+        assert!(
+            (all - aggregate).abs() <= 1e-12 * aggregate,
+            "{all} vs {aggregate}"
+        );
+    }
+}
+
+#[test]
+fn allreduce_in_pairs_beside_allgather_across_them_exact_both_placements() {
+    if !common::mpirun::have_mpirun() {
+        return;
+    }
+    let _serial = common::serial();
+    let (_tmp, out) = tempdir();
+    #[rustfmt::skip]
+    let args = ["--concurrent", "allreduce@/2,allgather@%2", "--dtype", "f32,bf16",
+        "--in-place", "both", "-b", "1K", "-e", "64K", "-f", "64", "-n", "10", "-w", "1"];
+    let r = common::mpirun::sweep(4, &out, &args, LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let points = summary(&out);
+    // 2 dtypes x 2 placements x 2 sizes, each 4 groups alone and 4 at once.
+    assert_eq!(points.len(), 2 * 2 * 2 * 8, "{points:?}");
+    let expected = [
+        ("allreduce", "0-1"),
+        ("allreduce", "2-3"),
+        ("allgather", "0 2"),
+        ("allgather", "1 3"),
+    ];
+    for rows in points.chunks(8) {
+        check_point_set(rows, &expected, "allreduce@/2 + allgather@%2 of 4");
+        let first = &rows[0].key;
+        assert!(rows.iter().all(|r| r.key.dtype == first.dtype
+            && r.key.in_place == first.in_place
+            && r.key.bytes == first.bytes));
+    }
+    assert!(points.iter().any(|p| p.key.in_place) && points.iter().any(|p| !p.key.in_place));
+    assert!(
+        r.stdout
+            .contains("group 1 3 with allreduce@/2 + allgather@%2 of 4: x"),
+        "{}",
+        r.stdout
+    );
+    // ranks.csv names each group's global ranks: the at-once point's rows in call order.
+    let ranks = csv_rows(&out.join("ranks.csv"));
+    let of_point = |k: &str| -> Vec<String> {
+        (ranks.iter().filter(|r| r["point"] == k))
+            .map(|r| r["global_rank"].clone())
+            .collect()
+    };
+    assert_eq!(of_point("3"), ["1", "3"]);
+    assert_eq!(of_point("5"), ["2", "3"]);
+    assert_eq!(of_point("6"), ["0", "2"]);
+    let meta = std::fs::read_to_string(out.join("meta.json")).unwrap();
+    assert!(meta.contains("\"concurrent\""), "{meta}");
+}
+
+#[test]
+fn rooted_calls_at_once_take_one_root_inside_every_group() {
+    if !common::mpirun::have_mpirun() {
+        return;
+    }
+    let _serial = common::serial();
+    let (_tmp, out) = tempdir();
+    #[rustfmt::skip]
+    let args = ["--concurrent", "broadcast@%2,reduce@/2", "--root", "1", "-b", "4K", "-e", "4K",
+        "-n", "5"];
+    let r = common::mpirun::sweep(4, &out, &args, LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let expected = [
+        ("broadcast", "0 2"),
+        ("broadcast", "1 3"),
+        ("reduce", "0-1"),
+        ("reduce", "2-3"),
+    ];
+    let points = summary(&out);
+    check_point_set(&points, &expected, "broadcast@%2 + reduce@/2 of 4");
+    assert!(points.iter().all(|p| p.key.root == Some(1)), "{points:?}");
+}
+
+#[test]
+fn what_cannot_run_at_once_is_refused_in_one_line() {
+    if !common::mpirun::have_mpirun() {
+        return;
+    }
+    let _serial = common::serial();
+    let (_tmp, out) = tempdir();
+    for (args, says) in [
+        (
+            &["--concurrent", "broadcast@%2,reduce@/2", "--root", "all"][..],
+            "--root all and --concurrent",
+        ),
+        (
+            &["--concurrent", "broadcast@%2,reduce@/2", "--root", "2"][..],
+            "--root 2 is not a rank of the 1-rank groups broadcast runs in at world 2",
+        ),
+        (
+            &["--concurrent", "allreduce@%2,allgather@/2", "--split", "%2"][..],
+            "measured one at a time",
+        ),
+    ] {
+        let r = common::mpirun::sweep(2, &out, args, LIMIT);
+        assert_eq!(r.code(), 2, "{args:?}: {r:?}");
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+    }
+    assert!(!out.join("summary.csv").exists());
+}
