@@ -72,3 +72,58 @@ fn measured_slowdowns_replace_the_default_and_a_given_sigma_wins() {
     assert!(!r.stderr.contains("beside a"), "{}", r.stderr);
     assert_eq!(opt(&plain, "overlap_source"), "default");
 }
+
+/// The H100 profile plus the slowdowns of AllGather and ReduceScatter in 8 groups of one rank
+/// per node at once (`sweep --split %8` at 64 ranks): x2 at every size.
+fn fit_with_groups_at_once(dir: &Path) -> PathBuf {
+    let mut v = common::h100_profile();
+    let point = |bytes: u64| {
+        json!({"bytes": bytes, "slowdown_median": 2.0, "slowdown_max": 2.5,
+               "aggregate_busbw_gbps": 100.0, "groups": 8})
+    };
+    let curve = |op: &str| {
+        json!({"backend": "nccl", "op": op, "algo": "ring", "dtype": "bf16", "redop": "sum",
+               "world": 8, "in_place": false, "concurrent": "split %8 of 64",
+               "points": [point(1 << 20), point(1 << 26)]})
+    };
+    v["slowdowns"] = json!([curve("allgather"), curve("reducescatter")]);
+    let path = dir.join("fit.json");
+    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn dp_groups_at_once_slow_the_layouts_with_tensor_parallelism() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fit = fit_with_groups_at_once(tmp.path());
+    let tps = ["--tp", "1,8"];
+    let (r, slowed) = project(&fit, &tmp.path().join("s"), &tps);
+    assert!(
+        r.stderr
+            .contains("ReduceScatters x2.000 in layouts with tp > 1")
+            && r.stderr.contains("(split %8 of 64; medians over 4 sizes"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        opt(&slowed, "dp_at_once"),
+        &json!({"gather": 2.0, "reduce": 2.0})
+    );
+    let profile =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-configs/profiles/h100-ib400.json");
+    let (r, alone) = project(&profile, &tmp.path().join("a"), &tps);
+    assert!(!r.stderr.contains("tp > 1"), "{}", r.stderr);
+    assert_eq!(
+        opt(&alone, "dp_at_once"),
+        &json!({"gather": 1.0, "reduce": 1.0})
+    );
+    let comm = |j: &Value, i: usize| {
+        let m = &j["rows"][i]["metrics"];
+        m["exposed_comm_s"].as_f64().unwrap() + m["overlapped_comm_s"].as_f64().unwrap()
+    };
+    let tp = |j: &Value, i: usize| j["rows"][i]["tp"].as_u64().unwrap();
+    assert_eq!((tp(&slowed, 0), tp(&slowed, 1)), (1, 8));
+    // tp 1: one DP group, nothing beside it; tp 8: eight at once, their collectives slower.
+    assert_eq!(comm(&slowed, 0), comm(&alone, 0));
+    assert!(comm(&slowed, 1) > comm(&alone, 1), "{slowed}\n{alone}");
+}

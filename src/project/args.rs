@@ -168,6 +168,7 @@ impl ProjectArgs {
                 compute_efficiency: self.compute_efficiency,
                 overlap_slowdown,
                 comm_overlap_slowdown: 1.0,
+                dp_at_once: Default::default(),
                 // A replay's 0 is its own (its compute stand-in cannot be slowed), not the
                 // default's.
                 overlap_source: match (self.overlap_slowdown, self.replay) {

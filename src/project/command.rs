@@ -83,6 +83,30 @@ fn with_measured_overlap(
     (opts, Some(said))
 }
 
+/// `opts` with the fit's slowdowns of DP-like groups at once ([`super::at_once`]), and the
+/// line that says so (printed, as the overlap's, once the projection stands); as measured
+/// alone under `--replay`, whose replayed collectives run one group.
+fn with_measured_at_once(
+    opts: StepOptions,
+    fit: &FitFile,
+    replay: bool,
+) -> (StepOptions, Option<String>) {
+    let Some(m) = super::at_once::measured(fit).filter(|_| !replay) else {
+        return (opts, None);
+    };
+    let said = format!(
+        "collbench: data-parallel AllGathers x{:.3} and ReduceScatters x{:.3} in layouts with \
+         tp > 1, whose tp DP groups run at once, as the fit's runs measured groups at once \
+         ({}; medians over {} sizes; sweep --split)",
+        m.factors.gather, m.factors.reduce, m.splits, m.sizes
+    );
+    let opts = StepOptions {
+        dp_at_once: m.factors,
+        ..opts
+    };
+    (opts, Some(said))
+}
+
 /// Runs the command; exit code 0 (errors are `Err`).
 pub fn run_project(req: &ProjectRequest) -> Result<u8> {
     let (fit, network) = network(req)?;
@@ -109,6 +133,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         &fit,
         req.replay.is_some(),
     );
+    let (opts, at_once_said) = with_measured_at_once(opts, &fit, req.replay.is_some());
     let request = Request {
         seq: req.seq_len.unwrap_or(model.seq_len),
         model,
@@ -144,7 +169,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         replay::run::check(&request, cores)?;
     }
     let projection = project(&request, &fit)?;
-    if let Some(said) = overlap_said {
+    for said in [overlap_said, at_once_said].into_iter().flatten() {
         crate::say!("{said}");
     }
     crate::output::stdout::print(&output::table(&request, &projection, &network));

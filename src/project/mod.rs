@@ -42,6 +42,7 @@
 //!   `--out`).
 
 pub mod args;
+pub mod at_once;
 pub mod auto;
 pub mod comm;
 pub mod command;

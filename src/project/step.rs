@@ -16,7 +16,9 @@
 //!
 //! A window of compute `c` with communication `x` beside it: compute runs `1 + σ` times slower
 //! while overlapped (σ = `overlap_slowdown`), and the communication takes `x` times
-//! `comm_overlap_slowdown` (1 unless the fit measured it, [`super::overlap`]). If `x ≥ c·(1+σ)` the window lasts `x`, `x − c·(1+σ)`
+//! `comm_overlap_slowdown` (1 unless the fit measured it, [`super::overlap`]). With `tp` > 1
+//! the stage's DP groups run their collectives at once, each taking `dp_at_once` times its time
+//! alone (1 unless the fit measured groups at once, [`super::at_once`]). If `x ≥ c·(1+σ)` the window lasts `x`, `x − c·(1+σ)`
 //! of it exposed; otherwise it lasts `c + x·σ/(1+σ)` with nothing exposed. FSDP communication
 //! hides only behind compute, not behind tensor parallelism's AllReduces, which block (two per
 //! layer forward, two backward, of the microbatch's activations `2·b·s·h` bytes, over the TP
@@ -30,6 +32,7 @@
 
 use serde::Serialize;
 
+use super::at_once::DpAtOnce;
 use super::comm::Network;
 use super::layout::Layout;
 use super::model::ModelSpec;
@@ -57,6 +60,9 @@ pub struct StepOptions {
     pub comm_overlap_slowdown: f64,
     /// Where the two came from.
     pub overlap_source: OverlapSource,
+    /// The DP collectives' slowdown where a layout's `tp` DP groups run at once
+    /// ([`super::at_once`]; 1: as fast as alone).
+    pub dp_at_once: DpAtOnce,
     /// Full activation recomputation: each layer keeps only its input and runs its forward
     /// again (with its tensor-parallel AllReduces) before its backward.
     pub recompute: bool,
@@ -232,6 +238,11 @@ fn unit_costs(
     } else {
         None
     };
+    // The stage's tp DP groups gather and reduce at the same time.
+    let at_once = match layout.tp > 1 {
+        true => opts.dp_at_once,
+        false => DpAtOnce::default(),
+    };
     let costs = stage
         .units
         .iter()
@@ -248,6 +259,7 @@ fn unit_costs(
                 }
                 None => fsdp_times(u, layout, net)?,
             };
+            let (gather, reduce) = (gather * at_once.gather, reduce * at_once.reduce);
             let (tp_cost, a2a_cost) = if u.kind == UnitKind::Layer {
                 (tp_ar, a2a)
             } else {

@@ -13,6 +13,7 @@ fn opts(sigma: f64, reshard: bool) -> StepOptions {
         compute_efficiency: Some(1.0),
         overlap_slowdown: sigma,
         comm_overlap_slowdown: 1.0,
+        dp_at_once: Default::default(),
         overlap_source: OverlapSource::Given,
     }
 }

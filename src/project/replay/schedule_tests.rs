@@ -20,6 +20,7 @@ fn opts(reshard: bool) -> StepOptions {
         compute_efficiency: Some(0.5),
         overlap_slowdown: 0.0,
         comm_overlap_slowdown: 1.0,
+        dp_at_once: Default::default(),
         overlap_source: crate::project::overlap::OverlapSource::Given,
     }
 }

@@ -1,0 +1,129 @@
+//! How much a layout's data-parallel collectives slow because its DP groups run at once. With
+//! tensor parallelism `tp` > 1 a stage holds `tp` DP groups (ranks `i, i + tp, i + 2·tp, ...`),
+//! which gather and reduce-scatter at the same time over the same nodes' links and NICs: the
+//! groups of nccl-tests' `NCCL_TESTS_SPLIT="MOD tp"` (`sweep --split %tp`). The fit's models
+//! are of one group alone; where its runs also measured a split into such groups (a `MOD` or
+//! `AND` rule: every group takes ranks from across the world, as DP groups do), its slowdowns
+//! scale the DP collectives of every layout with `tp` > 1.
+
+use serde::Serialize;
+
+use crate::collective::Op;
+use crate::fit::schema::{FitFile, SlowdownCurve};
+
+/// The data-parallel collectives' time at once over their time alone (1: unslowed).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct DpAtOnce {
+    /// FSDP's AllGathers.
+    pub gather: f64,
+    /// FSDP's ReduceScatters (and hybrid sharding's AllReduce across nodes).
+    pub reduce: f64,
+}
+
+impl Default for DpAtOnce {
+    fn default() -> Self {
+        DpAtOnce {
+            gather: 1.0,
+            reduce: 1.0,
+        }
+    }
+}
+
+/// The fit's slowdowns of DP-like groups at once, and what they were taken from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasuredAtOnce {
+    pub factors: DpAtOnce,
+    /// The splits measured (summary.csv's `concurrent`: `split %8 of 64`), comma separated.
+    pub splits: String,
+    /// Sizes the medians are taken over.
+    pub sizes: usize,
+}
+
+/// Whether a split's groups each take ranks from across the world (a colour from the rank's
+/// low bits: `MOD`, `AND`), as a layout's DP groups do; `DIV` and `OR` make groups of
+/// neighbours, as TP groups are.
+fn across(curve: &SlowdownCurve) -> bool {
+    ["split %", "split &"]
+        .iter()
+        .any(|p| curve.concurrent.starts_with(p))
+}
+
+/// The medians (at least 1) over every size of the AllGather's and the ReduceScatter's
+/// slowdowns in DP-like groups at once; an op the fit lacks takes the other's. `None` where it
+/// measured neither.
+pub fn measured(fit: &FitFile) -> Option<MeasuredAtOnce> {
+    let curves: Vec<&SlowdownCurve> = fit.slowdowns.iter().filter(|c| across(c)).collect();
+    let of = |op: Op| -> Vec<f64> {
+        (curves.iter().filter(|c| c.op == op))
+            .flat_map(|c| c.points.iter().map(|p| p.slowdown_median))
+            .filter(|s| s.is_finite())
+            .collect()
+    };
+    let (mut gather, mut reduce) = (of(Op::AllGather), of(Op::ReduceScatter));
+    let sizes = gather.len() + reduce.len();
+    let median = |v: &mut Vec<f64>| (!v.is_empty()).then(|| crate::stats::median_of(v).max(1.0));
+    let (g, r) = (median(&mut gather), median(&mut reduce));
+    let factors = DpAtOnce {
+        gather: g.or(r)?,
+        reduce: r.or(g)?,
+    };
+    let mut splits: Vec<&str> = (curves.iter())
+        .filter(|c| matches!(c.op, Op::AllGather | Op::ReduceScatter))
+        .map(|c| c.concurrent.as_str())
+        .collect();
+    splits.sort_unstable();
+    splits.dedup();
+    Some(MeasuredAtOnce {
+        factors,
+        splits: splits.join(", "),
+        sizes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::slowdowns::test_curve;
+
+    /// A curve of `op` beside `concurrent`, its slowdowns at 1 KiB, 2 KiB, ...
+    fn curve(op: Op, concurrent: &str, slowdowns: &[f64]) -> SlowdownCurve {
+        let at: Vec<_> = (slowdowns.iter().enumerate())
+            .map(|(i, &s)| (1 << (10 + i), s, None))
+            .collect();
+        SlowdownCurve {
+            op,
+            ..test_curve(concurrent, &at)
+        }
+    }
+
+    #[test]
+    fn groups_across_the_world_slow_each_op_and_one_stands_in_for_the_other() {
+        let mut fit = crate::fit::export::testfit::ring_fit();
+        assert_eq!(measured(&fit), None);
+        fit.slowdowns = vec![
+            curve(Op::ReduceScatter, "split %2 of 4", &[1.5, 2.5, 2.0]),
+            curve(Op::ReduceScatter, "split /2 of 4", &[9.0]),
+            curve(Op::AllReduce, "split %2 of 4", &[9.0]),
+            curve(Op::AllGather, "compute cache", &[9.0]),
+        ];
+        let m = measured(&fit).unwrap();
+        assert_eq!(
+            (m.factors, m.splits.as_str(), m.sizes),
+            (
+                DpAtOnce {
+                    gather: 2.0,
+                    reduce: 2.0
+                },
+                "split %2 of 4",
+                3
+            )
+        );
+        fit.slowdowns
+            .push(curve(Op::AllGather, "split &1 of 4", &[0.9, 0.8]));
+        let m = measured(&fit).unwrap();
+        assert_eq!((m.factors.gather, m.factors.reduce), (1.0, 2.0));
+        assert_eq!(m.splits, "split %2 of 4, split &1 of 4");
+        fit.slowdowns.retain(|c| c.op == Op::AllReduce);
+        assert_eq!(measured(&fit), None);
+    }
+}
