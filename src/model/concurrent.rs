@@ -197,6 +197,31 @@ mod tests {
         }
 
         #[test]
+        fn near_valid_lists_are_refused_saying_so_or_round_trip(
+            entries in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec!["allreduce", "allgather", "reduce",
+                        "broadcast", "alltoall", "sendrecv", "alltoallv", "allreduc", ""]),
+                    proptest::sample::select(vec!["@", "@ ", "", "#", "@@"]),
+                    proptest::sample::select(vec!["/2", "%4", "MOD 2", "&0x3", "div 8", "|1",
+                        "DIV 0", "XOR 1", "", "%2x", "% 4294967296"]),
+                ),
+                0..10,
+            )
+        ) {
+            let text: Vec<String> =
+                entries.iter().map(|(op, at, rule)| format!("{op}{at}{rule}")).collect();
+            match text.join(",").parse::<Concurrent>() {
+                Ok(c) => {
+                    prop_assert!((2..=MAX_ENTRIES).contains(&c.0.len()));
+                    let again: Concurrent = c.to_string().replace(" + ", ",").parse().unwrap();
+                    prop_assert_eq!(again, c);
+                }
+                Err(e) => prop_assert!(e.starts_with("--concurrent"), "{}", e),
+            }
+        }
+
+        #[test]
         fn every_entry_partitions_the_world(d in 1u32..9, m in 1u32..9, world in 1usize..33) {
             let c: Concurrent = format!("allreduce@/{d},reducescatter@%{m}").parse().unwrap();
             if let Ok(g) = c.at(world) {
