@@ -14,44 +14,24 @@ mod common;
 use std::time::Duration;
 
 use collbench::model::record::PointRecord;
-use common::{csv_rows, summary, tempdir};
+use common::split::{check_at_once, global_ranks};
+use common::{summary, tempdir};
 
 const LIMIT: Duration = Duration::from_secs(240);
 
-/// The rows of one point set: `alone` rows (op, group) then the same at once under `label`,
-/// each at once row's slowdown its median over the alone row's, the aggregate their busbw sum.
+/// The rows of one point set: `expected` (op, group) each alone, then the same at once under
+/// `label`.
 fn check_point_set(rows: &[PointRecord], expected: &[(&str, &str)], label: &str) {
     let n = expected.len();
     assert_eq!(rows.len(), 2 * n, "{rows:?}");
-    let (alone, together) = rows.split_at(n);
-    let aggregate: f64 = together.iter().map(|r| r.busbw_gbps).sum();
-    for (i, (op, group)) in expected.iter().enumerate() {
-        let (a, t) = (&alone[i], &together[i]);
-        for r in [a, t] {
-            assert_eq!(
-                (r.key.op.name(), r.key.group.as_deref()),
-                (*op, Some(*group))
-            );
-            assert_eq!(
-                (r.key.backend.as_str(), r.key.world, r.wrong),
-                ("mpi", 2, 0),
-                "{r:?}"
-            );
-        }
-        assert_eq!((a.key.concurrent.as_deref(), a.slowdown), (None, None));
-        assert_eq!(t.key.concurrent.as_deref(), Some(label));
-        let slowdown = t.time_us_median / a.time_us_median;
-        let got = t.slowdown.unwrap();
-        assert!(
-            (got - slowdown).abs() <= 1e-12 * slowdown,
-            "{got} vs {slowdown}"
+    for (r, (op, group)) in rows.iter().zip(expected.iter().cycle()) {
+        assert_eq!(
+            (r.key.op.name(), r.key.group.as_deref()),
+            (*op, Some(*group))
         );
-        let all = t.aggregate_busbw_gbps.unwrap();
-        assert!(
-            (all - aggregate).abs() <= 1e-12 * aggregate,
-            "{all} vs {aggregate}"
-        );
+        assert_eq!((r.key.backend.as_str(), r.key.world), ("mpi", 2), "{r:?}");
     }
+    check_at_once(&rows[..n], &rows[n..], label);
 }
 
 #[test]
@@ -90,15 +70,9 @@ fn allreduce_in_pairs_beside_allgather_across_them_exact_both_placements() {
         r.stdout
     );
     // ranks.csv names each group's global ranks: the at-once point's rows in call order.
-    let ranks = csv_rows(&out.join("ranks.csv"));
-    let of_point = |k: &str| -> Vec<String> {
-        (ranks.iter().filter(|r| r["point"] == k))
-            .map(|r| r["global_rank"].clone())
-            .collect()
-    };
-    assert_eq!(of_point("3"), ["1", "3"]);
-    assert_eq!(of_point("5"), ["2", "3"]);
-    assert_eq!(of_point("6"), ["0", "2"]);
+    assert_eq!(global_ranks(&out, 3), ["1", "3"]);
+    assert_eq!(global_ranks(&out, 5), ["2", "3"]);
+    assert_eq!(global_ranks(&out, 6), ["0", "2"]);
     let meta = std::fs::read_to_string(out.join("meta.json")).unwrap();
     assert!(meta.contains("\"concurrent\""), "{meta}");
 }

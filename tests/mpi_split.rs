@@ -12,8 +12,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::split::check_size;
-use common::{csv_rows, summary, tempdir};
+use common::split::{check_size, global_ranks};
+use common::{summary, tempdir};
 
 const LIMIT: Duration = Duration::from_secs(240);
 
@@ -46,15 +46,9 @@ fn mod_2_groups_run_alone_then_at_once_exact_with_global_ranks() {
         r.stdout
     );
     // ranks.csv names each group's global ranks; the slowest rank is one of its group's.
-    let ranks = csv_rows(&out.join("ranks.csv"));
-    let of_point = |k: &str| -> Vec<String> {
-        (ranks.iter().filter(|r| r["point"] == k))
-            .map(|r| r["global_rank"].clone())
-            .collect()
-    };
-    assert_eq!(of_point("1"), ["1", "3"]);
-    assert_eq!(of_point("3"), ["1", "3"]);
-    assert_eq!(of_point("2"), ["0", "2"]);
+    assert_eq!(global_ranks(&out, 1), ["1", "3"]);
+    assert_eq!(global_ranks(&out, 3), ["1", "3"]);
+    assert_eq!(global_ranks(&out, 2), ["0", "2"]);
     for (i, p) in points.iter().enumerate() {
         let odd = p.key.group.as_deref() == Some("1 3");
         assert_eq!(p.slowest_rank % 2, usize::from(odd), "row {i}: {p:?}");

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use collbench::model::record::PointRecord;
 use common::imports::path;
-use common::split::check_size;
-use common::{command, csv_rows, summary, sweep_ok, Spawned};
+use common::split::{check_size, global_ranks};
+use common::{command, summary, sweep_ok, Spawned};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -42,14 +42,8 @@ fn mod_2_runs_every_other_rank_together_and_alone_exact() {
         "{stdout}"
     );
     // ranks.csv names each group's global ranks.
-    let ranks = csv_rows(&out.join("ranks.csv"));
-    let of_point = |k: &str| -> Vec<String> {
-        (ranks.iter().filter(|r| r["point"] == k))
-            .map(|r| r["global_rank"].clone())
-            .collect()
-    };
-    assert_eq!(of_point("1"), ["1", "3"]);
-    assert_eq!(of_point("2"), ["0", "2"]);
+    assert_eq!(global_ranks(&out, 1), ["1", "3"]);
+    assert_eq!(global_ranks(&out, 2), ["0", "2"]);
 }
 
 #[test]

@@ -1,4 +1,6 @@
-//! The rows a `--split` sweep writes, checked alike on every backend.
+//! The rows a `--split` or `--concurrent` sweep writes, checked alike on every backend.
+
+use std::path::Path;
 
 use collbench::model::record::PointRecord;
 
@@ -7,13 +9,22 @@ pub fn check_size(rows: &[PointRecord], groups: &[&str], split: &str) {
     let n = groups.len();
     assert_eq!(rows.len(), 2 * n, "{rows:?}");
     let (alone, together) = rows.split_at(n);
-    let aggregate: f64 = together.iter().map(|r| r.busbw_gbps).sum();
     for (i, g) in groups.iter().enumerate() {
-        let (a, t) = (&alone[i], &together[i]);
-        assert_eq!(a.key.group.as_deref(), Some(*g));
-        assert_eq!(t.key.group.as_deref(), Some(*g));
+        assert_eq!(alone[i].key.group.as_deref(), Some(*g));
+    }
+    check_at_once(alone, together, split);
+}
+
+/// Rows `together[i]` ran at once under `label` and `alone[i]` is the same call (op, group)
+/// alone: exact, each at-once row's slowdown its median over the alone row's, and its
+/// aggregate the busbw of every row at once summed.
+pub fn check_at_once(alone: &[PointRecord], together: &[PointRecord], label: &str) {
+    assert_eq!(alone.len(), together.len(), "{alone:?} {together:?}");
+    let aggregate: f64 = together.iter().map(|r| r.busbw_gbps).sum();
+    for (a, t) in alone.iter().zip(together) {
+        assert_eq!((&a.key.op, &a.key.group), (&t.key.op, &t.key.group));
         assert_eq!((a.key.concurrent.as_deref(), a.slowdown), (None, None));
-        assert_eq!(t.key.concurrent.as_deref(), Some(split));
+        assert_eq!(t.key.concurrent.as_deref(), Some(label));
         assert_eq!((a.wrong, t.wrong), (0, 0), "{a:?} {t:?}");
         let slowdown = t.time_us_median / a.time_us_median;
         let got = t.slowdown.unwrap();
@@ -27,4 +38,12 @@ pub fn check_size(rows: &[PointRecord], groups: &[&str], split: &str) {
             "{all} vs {aggregate}"
         );
     }
+}
+
+/// The global ranks ranks.csv lists for point `k` (summary.csv's row `k`, from 0).
+pub fn global_ranks(out: &Path, k: usize) -> Vec<String> {
+    let ranks = super::csv_rows(&out.join("ranks.csv"));
+    (ranks.iter().filter(|r| r["point"] == k.to_string()))
+        .map(|r| r["global_rank"].clone())
+        .collect()
 }
