@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 
 use super::split::{SplitGroups, SplitRule, MAX_GROUPS};
 use crate::collective::Op;
-use crate::model::plan::Point;
 
 /// The most entries one `--concurrent` takes: more collectives at once than any layout runs
 /// (TP, DP, PP, EP, CP), and each adds its groups' points alone to every size.
@@ -68,15 +67,6 @@ pub struct ConcurrentGroups {
     /// summary.csv's `concurrent` for the calls at once: `allreduce@/4 + reducescatter@%4 of 8`.
     pub label: String,
     pub entries: Vec<(Op, Arc<SplitGroups>)>,
-}
-
-/// The calls at once of one point of a `--concurrent`: every entry's groups all running, each
-/// call one entry's point (its op and shape, its groups at once), and what they are labelled.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Beside {
-    /// [`ConcurrentGroups::label`].
-    pub label: String,
-    pub calls: Vec<Point>,
 }
 
 impl fmt::Display for Concurrent {

@@ -11,8 +11,8 @@ use crate::collective::traffic_spec::TrafficSource;
 use crate::collective::uneven::{self, RankCounts};
 use crate::collective::{Algo, DType, Op, ReduceOp, Scratch};
 use crate::model::call::Call;
-use crate::model::concurrent::{Beside, Concurrent};
-use crate::model::split::{ranks_text, PointSplit, SplitRule};
+use crate::model::concurrent::Concurrent;
+use crate::model::split::{ranks_text, SplitRule};
 use crate::model::topology::WorldShape;
 use crate::named::named_enum;
 use crate::stats::LoopRank;
@@ -110,6 +110,8 @@ mod roots;
 pub use roots::Roots;
 mod soak;
 pub use soak::{Soak, MAX_CYCLES, MAX_DURATION};
+mod point_split;
+pub use point_split::{Beside, PointSplit};
 
 named_enum!(
     /// The compute load `--with-compute` runs beside every rank (the host's kernels:
@@ -385,6 +387,7 @@ impl Point {
 
 mod expand;
 mod expand_concurrent;
+mod expand_split;
 mod validate;
 
 #[cfg(test)]

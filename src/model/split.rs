@@ -181,39 +181,6 @@ impl SplitGroups {
     }
 }
 
-/// Where a point runs among a split's groups: one group alone, or all at once.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PointSplit {
-    pub split: std::sync::Arc<SplitGroups>,
-    /// `Some(i)`: group `i` alone (the others wait); `None`: every group at the same time.
-    pub alone: Option<usize>,
-    /// A `--concurrent` point's calls at once (this point's among them): every group of every
-    /// entry runs; `None` for a split's own points.
-    pub beside: Option<std::sync::Arc<crate::model::concurrent::Beside>>,
-}
-
-impl PointSplit {
-    /// The indices of the groups that run.
-    pub fn running(&self) -> Vec<usize> {
-        match self.alone {
-            Some(i) => vec![i],
-            None => (0..self.split.groups.len()).collect(),
-        }
-    }
-
-    /// Global rank `rank`'s part: the ranks that meet before every timed call (every running
-    /// group's, so that they start together) and the ranks of its own call; `None` where it
-    /// does not run.
-    pub fn roles(&self, rank: usize) -> Option<(Vec<usize>, Vec<usize>)> {
-        let running = self.running();
-        let groups = &self.split.groups;
-        let own = running.iter().find(|&&i| groups[i].contains(&rank))?;
-        let mut start: Vec<usize> = running.iter().flat_map(|&i| groups[i].clone()).collect();
-        start.sort_unstable();
-        Some((start, groups[*own].clone()))
-    }
-}
-
 /// A group's ranks as summary.csv's `group` column writes them: `0-3` (consecutive), `1-7/2`
 /// (1, 3, 5, 7: a constant step), else the ranks between spaces (`0 2`, `0 1 5`).
 pub fn ranks_text(ranks: &[usize]) -> String {
@@ -255,6 +222,7 @@ fn read_digits(d: &str, radix: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::plan::PointSplit;
 
     fn rule(t: &str) -> SplitRule {
         t.parse().unwrap()

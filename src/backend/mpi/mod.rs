@@ -8,6 +8,7 @@
 
 mod algo;
 mod call;
+pub mod progress;
 mod raw;
 mod together;
 pub mod world;

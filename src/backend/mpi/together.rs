@@ -124,7 +124,7 @@ impl Flight {
         while running > 0 {
             let i = self.wait_any(started)?;
             self.left[i] -= 1;
-            super::world::progressed();
+            super::progress::progressed();
             if self.left[i] == 0 {
                 self.done_us[i] = began.elapsed().as_nanos() as f64 / 1e3;
                 running -= 1;

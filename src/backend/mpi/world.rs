@@ -2,26 +2,17 @@
 //! ranks, one point measured on this rank (warm-up, barrier-timed iterations, exact check) and
 //! the payload every rank sends to world rank 0.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use mpi::topology::{Color, SimpleCommunicator};
 use mpi::traits::*;
 
 use super::call::MpiBuffers;
+use super::progress::progressed;
 use super::raw::Handles;
 use crate::error::Result;
-use crate::model::plan::Point;
-use crate::model::split::PointSplit;
+use crate::model::plan::{Point, PointSplit};
 use crate::model::topology::Topology;
-
-/// Calls this rank has made (every warm-up, timed, loop and checked call, and every point): the
-/// stall watchdog's sign of progress (`crate::sweep::mpi`).
-pub static PROGRESS: AtomicU64 = AtomicU64::new(0);
-
-pub(super) fn progressed() {
-    PROGRESS.fetch_add(1, Ordering::Relaxed);
-}
 
 /// The communicators of a plan: one per world size (`Some` on its first `p` ranks, `None`
 /// elsewhere), and one per `--split` of a world (`Some` on the ranks of that world: the group

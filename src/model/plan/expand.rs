@@ -8,11 +8,12 @@ use crate::collective::uneven;
 use crate::collective::{Algo, DType, Layout, Op, ReduceOp, Shape};
 use crate::error::Result;
 use crate::model::call::{BackendKind, Call};
-use crate::model::split::{PointSplit, SplitGroups};
+use crate::model::split::SplitGroups;
 use crate::model::topology::WorldShape;
 use crate::units::format_size;
 
-use super::{default_iters, default_warmup, ComputeKind, Plan, Point, PointTraffic, SweepOptions};
+use super::expand_split::push_point;
+use super::{default_iters, default_warmup, Plan, Point, PointTraffic, SweepOptions};
 
 impl SweepOptions {
     /// The groups measured: `shapes` when set, else each world size on one host.
@@ -190,50 +191,6 @@ impl SweepOptions {
         }))
     }
 
-    /// The group every point of `whole` is measured in: `whole` itself, or with `--split` one
-    /// of its groups (all of one size), with the groups; why not where the split cannot run.
-    pub(super) fn split_of(
-        &self,
-        whole: WorldShape,
-    ) -> Result<(WorldShape, Option<Arc<SplitGroups>>), String> {
-        let Some(rule) = self.split else {
-            return Ok((whole, None));
-        };
-        let split = SplitGroups::of(rule, whole.world())?;
-        if split.groups.len() == 1 {
-            return Ok((whole, None));
-        }
-        let group = WorldShape {
-            nodes: 1,
-            per_node: split.size(),
-        };
-        Ok((group, Some(Arc::new(split))))
-    }
-
-    /// [`Self::split_of`], saying in `notes` why a world is skipped, or that a split makes one
-    /// group of it (its points are then plain ones: nothing runs beside them).
-    fn split_noted(
-        &self,
-        whole: WorldShape,
-        notes: &mut Vec<String>,
-    ) -> Option<(WorldShape, Option<Arc<SplitGroups>>)> {
-        let world = whole.world();
-        match self.split_of(whole) {
-            Err(why) => {
-                notes.push(format!("{why}; world {world} skipped"));
-                None
-            }
-            Ok(found) => {
-                if let (Some(rule), None) = (self.split, &found.1) {
-                    notes.push(format!(
-                        "--split {rule} makes one group of world {world}: measured as plain points"
-                    ));
-                }
-                Some(found)
-            }
-        }
-    }
-
     fn plan_curve(
         &self,
         plan: &mut Plan,
@@ -320,39 +277,6 @@ impl SweepOptions {
             };
             push_point(plan, point, split, self.with_compute);
         }
-    }
-}
-
-/// Adds a point: alone, then beside a compute load with `--with-compute`, or with a split each
-/// group's point alone and then all of them at once; so that a call beside others is measured
-/// right after the same call alone.
-fn push_point(
-    plan: &mut Plan,
-    point: Point,
-    split: Option<&Arc<SplitGroups>>,
-    compute: Option<ComputeKind>,
-) {
-    if let Some(kind) = compute {
-        let beside = Point {
-            compute: Some(kind),
-            ..point.clone()
-        };
-        plan.points.extend([point, beside]);
-        return;
-    }
-    let Some(split) = split else {
-        plan.points.push(point);
-        return;
-    };
-    let alone = (0..split.groups.len()).map(Some);
-    for alone in alone.chain([None]) {
-        let mut p = point.clone();
-        p.split = Some(PointSplit {
-            split: split.clone(),
-            alone,
-            beside: None,
-        });
-        plan.points.push(p);
     }
 }
 

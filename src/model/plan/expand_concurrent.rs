@@ -6,11 +6,10 @@ use std::sync::Arc;
 
 use crate::collective::{Algo, DType, Op, ReduceOp, Shape};
 use crate::model::call::{BackendKind, Call};
-use crate::model::concurrent::{Beside, Concurrent, ConcurrentGroups};
-use crate::model::split::PointSplit;
+use crate::model::concurrent::{Concurrent, ConcurrentGroups};
 use crate::units::format_size;
 
-use super::{default_iters, default_warmup, Plan, Point, Roots, SweepOptions};
+use super::{default_iters, default_warmup, Beside, Plan, Point, PointSplit, Roots, SweepOptions};
 
 /// What every call of one concurrent point shares.
 #[derive(Clone, Copy)]

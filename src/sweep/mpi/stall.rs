@@ -1,6 +1,6 @@
 //! The MPI backend's stall watchdog (`--timeout`), as the host backend has one: the ranks block
 //! inside MPI calls, so a thread on every rank watches this rank's progress (every call it
-//! makes, [`crate::backend::mpi::world::PROGRESS`]). When nothing moved for `--timeout`, world
+//! makes, [`crate::backend::mpi::progress::PROGRESS`]). When nothing moved for `--timeout`, world
 //! rank 0 names the rank to blame, records the run as failed in meta.json (the points written
 //! stay) and exits with 2, which makes mpirun end the job; the other ranks give rank 0 twice
 //! the timeout before they end it themselves (rank 0 may be the one stopped).
@@ -18,7 +18,7 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
 use super::interrupt;
-use crate::backend::mpi::world::PROGRESS;
+use crate::backend::mpi::progress::PROGRESS;
 use crate::sweep::whereabouts::{inspect, machine_id, process_state, Whereabouts};
 
 /// What the stalled run was doing: the point being measured.
