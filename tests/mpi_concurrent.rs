@@ -78,7 +78,7 @@ fn allreduce_in_pairs_beside_allgather_across_them_exact_both_placements() {
 }
 
 #[test]
-fn rooted_calls_at_once_take_one_root_inside_every_group() {
+fn rooted_calls_at_once_take_one_root_inside_every_group_in_every_cycle() {
     if !common::mpirun::have_mpirun() {
         return;
     }
@@ -86,7 +86,7 @@ fn rooted_calls_at_once_take_one_root_inside_every_group() {
     let (_tmp, out) = tempdir();
     #[rustfmt::skip]
     let args = ["--concurrent", "broadcast@%2,reduce@/2", "--root", "1", "-b", "4K", "-e", "4K",
-        "-n", "5"];
+        "-n", "5", "--cycles", "2"];
     let r = common::mpirun::sweep(4, &out, &args, LIMIT);
     assert_eq!(r.code(), 0, "{r:?}");
     let expected = [
@@ -96,7 +96,12 @@ fn rooted_calls_at_once_take_one_root_inside_every_group() {
         ("reduce", "2-3"),
     ];
     let points = summary(&out);
-    check_point_set(&points, &expected, "broadcast@%2 + reduce@/2 of 4");
+    assert_eq!(points.len(), 16, "{points:?}");
+    // Each soak cycle measures the set again, every row of it in its cycle.
+    for (cycle, rows) in points.chunks(8).enumerate() {
+        check_point_set(rows, &expected, "broadcast@%2 + reduce@/2 of 4");
+        assert!(rows.iter().all(|p| p.cycle == cycle as u64), "{rows:?}");
+    }
     assert!(points.iter().all(|p| p.key.root == Some(1)), "{points:?}");
 }
 
