@@ -106,6 +106,32 @@ fn rooted_calls_at_once_take_one_root_inside_every_group_in_every_cycle() {
 }
 
 #[test]
+fn entries_of_one_rule_run_at_once_each_on_its_own_communicator() {
+    if !common::mpirun::have_mpirun() {
+        return;
+    }
+    let _serial = common::serial();
+    let (_tmp, out) = tempdir();
+    // An AllReduce and an AllGather on the same pairs restart in different orders on different
+    // ranks: on one communicator their calls would cross.
+    #[rustfmt::skip]
+    let args = ["--concurrent", "allreduce@/2,allgather@/2,reducescatter@%2", "-b", "64K",
+        "-e", "64K", "-n", "30"];
+    let r = common::mpirun::sweep(4, &out, &args, LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let expected = [
+        ("allreduce", "0-1"),
+        ("allreduce", "2-3"),
+        ("allgather", "0-1"),
+        ("allgather", "2-3"),
+        ("reducescatter", "0 2"),
+        ("reducescatter", "1 3"),
+    ];
+    let label = "allreduce@/2 + allgather@/2 + reducescatter@%2 of 4";
+    check_point_set(&summary(&out), &expected, label);
+}
+
+#[test]
 fn what_cannot_run_at_once_is_refused_in_one_line() {
     if !common::mpirun::have_mpirun() {
         return;

@@ -10,16 +10,26 @@ use mpi::traits::*;
 use super::call::MpiBuffers;
 use super::progress::progressed;
 use super::raw::Handles;
+use crate::collective::Op;
 use crate::error::Result;
 use crate::model::plan::{Point, PointSplit};
 use crate::model::topology::Topology;
 
 /// The communicators of a plan: one per world size (`Some` on its first `p` ranks, `None`
-/// elsewhere), and one per `--split` of a world (`Some` on the ranks of that world: the group
-/// of this rank).
+/// elsewhere), and one per `--split` of a world and per `--concurrent` entry (`Some` on the
+/// ranks of that world: the group of this rank).
 pub struct Groups {
     worlds: Vec<(usize, Option<SimpleCommunicator>)>,
-    splits: Vec<(String, Option<SimpleCommunicator>)>,
+    splits: Vec<(SplitKey, Option<SimpleCommunicator>)>,
+}
+
+/// A split's communicator: its label and the op called on it. `--concurrent` entries of one
+/// rule need a communicator each: their nonblocking calls restart in a different order on
+/// different ranks, and calls on one communicator must start in one order on all.
+type SplitKey = (String, Op);
+
+fn split_key(p: &Point) -> Option<SplitKey> {
+    Some((p.split.as_ref()?.split.label.clone(), p.call.op))
 }
 
 impl Groups {
@@ -45,23 +55,22 @@ impl Groups {
             };
             worlds.push((p, world.split_by_color_with_key(color, rank)));
         }
-        let mut splits: Vec<(String, Option<SimpleCommunicator>)> = Vec::new();
-        let calls = points.iter().flat_map(Point::calls);
-        for s in calls.filter_map(|p| p.split.as_ref()) {
-            let groups = &s.split;
-            if splits.iter().any(|(label, _)| *label == groups.label) {
+        let mut splits: Vec<(SplitKey, Option<SimpleCommunicator>)> = Vec::new();
+        for call in points.iter().flat_map(Point::calls) {
+            let (Some(s), Some(key)) = (&call.split, split_key(call)) else {
+                continue;
+            };
+            if splits.iter().any(|(k, _)| *k == key) {
                 continue;
             }
+            let groups = &s.split;
             let own = usize::try_from(rank)
                 .ok()
                 .and_then(|r| groups.groups.iter().position(|g| g.contains(&r)));
             let color = own.and_then(|i| i32::try_from(i).ok());
             let color = color.map_or(Color::undefined(), Color::with_value);
             // Keyed by world rank: the group's ranks in the order of its global ranks.
-            splits.push((
-                groups.label.clone(),
-                world.split_by_color_with_key(color, rank),
-            ));
+            splits.push((key, world.split_by_color_with_key(color, rank)));
         }
         Groups { worlds, splits }
     }
@@ -105,12 +114,8 @@ impl Groups {
             return Some((comm, comm));
         };
         s.roles(rank)?;
-        let own = self
-            .splits
-            .iter()
-            .find(|(l, _)| *l == s.split.label)?
-            .1
-            .as_ref()?;
+        let key = split_key(point)?;
+        let own = self.splits.iter().find(|(k, _)| *k == key)?.1.as_ref()?;
         match s.alone {
             Some(_) => Some((own, own)),
             None => Some((self.of(split_world(s))?, own)),
