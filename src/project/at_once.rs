@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use super::overlap::median_slowdown;
 use crate::collective::Op;
 use crate::fit::schema::{FitFile, SlowdownCurve};
 
@@ -59,10 +60,9 @@ pub fn measured(fit: &FitFile) -> Option<MeasuredAtOnce> {
             .filter(|s| s.is_finite())
             .collect()
     };
-    let (mut gather, mut reduce) = (of(Op::AllGather), of(Op::ReduceScatter));
+    let (gather, reduce) = (of(Op::AllGather), of(Op::ReduceScatter));
     let sizes = gather.len() + reduce.len();
-    let median = |v: &mut Vec<f64>| (!v.is_empty()).then(|| crate::stats::median_of(v).max(1.0));
-    let (g, r) = (median(&mut gather), median(&mut reduce));
+    let (g, r) = (median_slowdown(gather), median_slowdown(reduce));
     let factors = DpAtOnce {
         gather: g.or(r)?,
         reduce: r.or(g)?,

@@ -47,22 +47,24 @@ pub fn measured(fit: &FitFile) -> Option<MeasuredOverlap> {
 
 fn of_curves(load: &str, curves: Vec<&SlowdownCurve>) -> Option<MeasuredOverlap> {
     let points = curves.iter().flat_map(|c| &c.points);
-    let mut compute: Vec<f64> = points
+    let compute: Vec<f64> = points
         .clone()
         .filter_map(|p| p.compute_slowdown_median)
         .collect();
-    let mut comm: Vec<f64> = points.map(|p| p.slowdown_median).collect();
-    if compute.is_empty() {
-        return None;
-    }
+    let comm: Vec<f64> = points.map(|p| p.slowdown_median).collect();
     let sizes = comm.len();
-    let median = |v: &mut Vec<f64>| crate::stats::median_of(v).max(1.0);
     Some(MeasuredOverlap {
         load: load.to_string(),
-        sigma: median(&mut compute) - 1.0,
-        comm: median(&mut comm),
+        sigma: median_slowdown(compute)? - 1.0,
+        comm: median_slowdown(comm)?,
         sizes,
     })
+}
+
+/// The median of measured slowdowns (time or rate beside others over alone), below 1 (faster
+/// beside others: noise) counted as 1; `None` without any.
+pub(super) fn median_slowdown(mut v: Vec<f64>) -> Option<f64> {
+    (!v.is_empty()).then(|| crate::stats::median_of(&mut v).max(1.0))
 }
 
 /// Running sums of a stage's timeline: compute, its slowdown beside communication, and the

@@ -64,13 +64,12 @@ impl Lead {
         per_rank: &[RankSummary],
     ) -> Result<()> {
         self.append(rec, samples, per_rank)?;
-        self.show(rec);
+        self.console.point(rec);
         Ok(())
     }
 
-    /// [`Lead::point`]'s first half, for a driver that must record the point elsewhere
-    /// before anything is printed (MPI's signal handler, which must never wait on a console).
-    pub fn append(
+    /// A point's row on disk, counted (not printed).
+    fn append(
         &mut self,
         rec: &PointRecord,
         samples: &[IterSample],
@@ -79,11 +78,6 @@ impl Lead {
         self.out.append_point(&stamped(rec), samples, per_rank)?;
         self.count(rec);
         Ok(())
-    }
-
-    /// [`Lead::point`]'s second half: the point's line on the console.
-    pub fn show(&self, rec: &PointRecord) {
-        self.console.point(rec);
     }
 
     /// Appends a `--pairs` point with its row of pairs.csv, then prints it tagged with the pair.
@@ -113,7 +107,8 @@ impl Lead {
     }
 
     /// [`Lead::point_rows`]' first half: the rows settled and appended, returned with their
-    /// console tags for [`Lead::show_rows`] (for MPI's signal handler, as [`Lead::append`]).
+    /// console tags for [`Lead::show_rows`]: for a driver that must record the point elsewhere
+    /// before anything is printed (MPI's signal handler, which must never wait on a console).
     pub fn append_rows(
         &mut self,
         groups: Vec<PointRow>,

@@ -169,7 +169,7 @@ pub fn point_payload(
     let rank = usize::try_from(world.rank()).unwrap_or(usize::MAX);
     let measured = match groups.calls(point, rank) {
         // A --concurrent's calls, alone too, are started and waited on alike.
-        Some((start, comms)) if point.split.as_ref().is_some_and(|s| s.beside.is_some()) => {
+        Some((start, comms)) if point.in_concurrent() => {
             super::together::measure_together(start, &comms, bufs, h)?
         }
         Some((start, comms)) => match (comms.first(), bufs.first_mut()) {

@@ -47,3 +47,11 @@ pub struct Beside {
     pub label: String,
     pub calls: Vec<Point>,
 }
+
+impl Point {
+    /// Whether this point is one of a `--concurrent`'s (its calls at once, or one group's call
+    /// alone), whose calls a backend makes alike.
+    pub fn in_concurrent(&self) -> bool {
+        self.split.as_ref().is_some_and(|s| s.beside.is_some())
+    }
+}
