@@ -115,12 +115,14 @@ pub use point_split::{Beside, PointSplit};
 
 named_enum!(
     /// The compute load `--with-compute` runs beside every rank (the host's kernels:
-    /// `backend::host::compute`).
+    /// `backend::host::compute`; the GPU's: `backend::nccl::gemm`).
     ComputeKind, "compute load", {
-        /// A memory-bound kernel: STREAM's triad over arrays past the caches.
+        /// A memory-bound kernel: STREAM's triad over arrays past the caches (host).
         Memory => "memory",
-        /// A cache-resident one: multiply-adds over an array in the first-level cache.
+        /// A cache-resident one: multiply-adds over an array in the first-level cache (host).
         Cache => "cache",
+        /// A cuBLAS BF16 GEMM on a second stream of the rank's GPU (NCCL).
+        Gemm => "gemm",
     }
 );
 

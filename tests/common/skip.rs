@@ -13,10 +13,21 @@ pub const REQUIRE_VAR: &str = "COLLBENCH_TEST_REQUIRE";
 /// The tools a test can skip for.
 /// (`gpu`: an NVIDIA GPU with its driver and libnccl, for the ignored GPU tests; `libnccl`: the
 /// real NCCL runtime and its nccl.h, found as the loader finds them, for the tests of the NCCL
-/// backend that need no GPU; `slurm`: the two-node cluster of scripts/slurm-local.sh; `tmpfs`:
+/// backend that need no GPU; `libcublas`: pip's cuBLAS and its headers, for the GEMM load's
+/// loader; `slurm`: the two-node cluster of scripts/slurm-local.sh; `tmpfs`:
 /// root's small tmpfs mounts, for full disks; `cc` and `nofile` are the unit tests'.)
-pub const TOOLS: [&str; 10] = [
-    "mpirun", "netns", "sockperf", "chromium", "gpu", "libnccl", "slurm", "tmpfs", "cc", "nofile",
+pub const TOOLS: [&str; 11] = [
+    "mpirun",
+    "netns",
+    "sockperf",
+    "chromium",
+    "gpu",
+    "libnccl",
+    "libcublas",
+    "slurm",
+    "tmpfs",
+    "cc",
+    "nofile",
 ];
 
 /// Whether the running test can use `tool`; `missing` says why not (None: it can). Without the

@@ -33,6 +33,7 @@ pub fn load_bytes(kind: ComputeKind) -> usize {
     match kind {
         ComputeKind::Memory => 3 * MEMORY_ARRAY_BYTES,
         ComputeKind::Cache => CACHE_ARRAY_BYTES,
+        ComputeKind::Gemm => 0,
     }
 }
 
@@ -68,6 +69,12 @@ impl Work {
 impl ComputeLoad {
     /// Starts `kind` on a new thread, pinned to `cpu` where one is given.
     pub fn start(kind: ComputeKind, cpu: Option<usize>) -> std::io::Result<ComputeLoad> {
+        if kind == ComputeKind::Gemm {
+            // The plan refuses it on the host; this keeps a direct caller from a wrong load.
+            return Err(std::io::Error::other(
+                "the gemm load runs on the nccl backend",
+            ));
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let work = Arc::new(AtomicU64::new(0));
         let (s, w) = (stop.clone(), work.clone());
@@ -81,11 +88,12 @@ impl ComputeLoad {
                 match kind {
                     ComputeKind::Memory => triad(&s, &w),
                     ComputeKind::Cache => multiply_add(&s, &w),
+                    ComputeKind::Gemm => {}
                 }
             })?;
         let (pass_units, step_units) = match kind {
             ComputeKind::Memory => (3 * MEMORY_ARRAY_BYTES, 3 * TRIAD_CHUNK_BYTES),
-            ComputeKind::Cache => {
+            ComputeKind::Cache | ComputeKind::Gemm => {
                 let flops = 2 * MULTIPLY_ADD_PASSES * CACHE_ARRAY_BYTES / 4;
                 (flops, flops)
             }

@@ -17,6 +17,8 @@ use std::sync::Arc;
 use cudarc::driver::CudaEvent;
 
 use super::enqueue::Enqueue;
+pub use super::gemm::Beside;
+use super::gemm::{Batch, GemmLoad};
 use super::gpu::{driver_error, wait_events, Gpu, Poll};
 use super::graph::Graph;
 pub use super::launcher::{LaunchMode, Member};
@@ -104,6 +106,8 @@ pub struct Measured {
     pub loop_us: f64,
     /// The last collective NCCL described to its profiler during the point's plain calls.
     pub ran: Option<super::profiler::Ran>,
+    /// A `--with-compute gemm` point's GEMM rate (flop/s) beside the timed calls and alone.
+    pub compute: Option<(f64, f64)>,
 }
 
 /// How a sweep's points run: the launch mode, the calls per iteration (`--agg`), whether the
@@ -128,6 +132,7 @@ pub fn measure(
     p: &Point,
     timing: Timing,
     barrier: &mut dyn FnMut() -> Result<()>,
+    mut beside: Option<Beside>,
 ) -> Result<Measured> {
     let (pl, stall) = (placement(p, m.me), timing.stall);
     let scaled = scaled_sum(m, p)?;
@@ -146,13 +151,35 @@ pub fn measure(
         launcher.go(k)?;
     }
     let iters = p.iters.min(bufs.starts.len());
+    let gemms = match beside.as_mut() {
+        Some(b) => {
+            let batch = b.load.batch_for(gpu, b.target_us)?;
+            Some((&*b.load, batch))
+        }
+        None => None,
+    };
     for i in 0..iters {
         record(&bufs.starts[i], gpu)?;
+        if let Some((load, batch)) = gemms {
+            load.fork(gpu, batch, Some(i))?;
+        }
         launcher.go(p.warmup + i)?;
         record(&bufs.ends[i], gpu)?;
+        if let Some((load, _)) = gemms {
+            load.join(gpu)?;
+        }
     }
     let ends: Vec<&CudaEvent> = bufs.ends[..iters].iter().collect();
     wait_events(&ends, m.comm, stall, Poll::Sleeping)?;
+    // The last batch may outlast the last call: the joined stream waits for both.
+    let gemms_during = match gemms {
+        Some((load, _)) => {
+            record(&bufs.done, gpu)?;
+            wait_events(&[&bufs.done], m.comm, stall, Poll::Sleeping)?;
+            Some(load.during_us(iters)?)
+        }
+        None => None,
+    };
     let mut times = Vec::with_capacity(iters);
     for i in 0..iters {
         let ms = bufs.starts[i]
@@ -172,16 +199,38 @@ pub fn measure(
     };
     barrier()?;
     let graph = looped.as_ref().map(|(g, held)| (g, *held));
-    let loop_us = time_loop(&launcher, &bufs.done, (first, iters), graph, timing)?;
+    let loop_us = time_loop(
+        &launcher,
+        &bufs.done,
+        (first, iters),
+        graph,
+        (timing, gemms),
+    )?;
     drop(looped);
     let wrong = check(bufs, (p, counts.as_ref()), &pl, &launcher, stall)?;
+    let compute = match (gemms, gemms_during) {
+        (Some((load, batch)), Some(during)) => Some(gemm_rates(load, batch, during)?),
+        _ => None,
+    };
     Ok(Measured {
         times,
         wrong,
         estimate_us,
         loop_us,
         ran,
+        compute,
     })
+}
+
+/// The GEMM rate (flop/s) beside the calls (the median batch of the timed iterations) and
+/// alone (the median of batches run after the point).
+fn gemm_rates(load: &GemmLoad, batch: Batch, mut during_us: Vec<f64>) -> Result<(f64, f64)> {
+    let alone_us = load.batch_alone_us(batch)?;
+    let during_us = crate::stats::median_of(&mut during_us);
+    Ok((
+        batch.flops() / during_us * 1e6,
+        batch.flops() / alone_us * 1e6,
+    ))
 }
 
 /// nccl-tests' timing (`common.cu`, its default): after a barrier of every rank, `iters` calls
@@ -196,7 +245,7 @@ fn time_loop(
     done: &CudaEvent,
     (first, iters): (usize, usize),
     looped: Option<(&Graph, usize)>,
-    timing: Timing,
+    (timing, gemms): (Timing, Option<(&GemmLoad, Batch)>),
 ) -> Result<f64> {
     let (gpu, m, stall) = (launcher.gpu, launcher.m, timing.stall);
     let wait =
@@ -213,6 +262,10 @@ fn time_loop(
         }
         None => {
             for k in first..first + iters {
+                if let Some((load, batch)) = gemms {
+                    // Each call's batch starts with it; the calls do not wait for the batches.
+                    load.fork(gpu, batch, None)?;
+                }
                 launcher.go(k)?;
                 if timing.blocking {
                     // nccl-tests -z 1: the host waits for each iteration before the next.
@@ -224,7 +277,11 @@ fn time_loop(
     };
     wait()?;
     let calls = calls * launcher.agg();
-    Ok(start.elapsed().as_secs_f64() * 1e6 / calls as f64)
+    let loop_us = start.elapsed().as_secs_f64() * 1e6 / calls as f64;
+    if let Some((load, _)) = gemms {
+        load.join(gpu)?;
+    }
+    Ok(loop_us)
 }
 
 /// The checked call: poison the output, put exact inputs in, call once (in the timed mode), copy

@@ -22,6 +22,8 @@
 //!   split colours, the unique id through the store.
 //! * [`gpu`], [`measure`]: the rank's device through cudarc's driver layer; one point's warm-up,
 //!   event-timed iterations and correctness check.
+//! * [`cublas`], [`gemm`]: `--with-compute gemm`, cuBLAS loaded by our own loader (cudarc's
+//!   module panics where it is missing) and its BF16 GEMMs on a second stream beside the calls.
 //!
 //! NCCL's own time estimate of each collective point (`ncclGroupSimulateEnd`, NCCL 2.22+) is
 //! recorded beside the measurement. [`graph`]: `--cuda-graph`, each iteration one launch of a
@@ -33,10 +35,12 @@
 pub mod calls;
 pub mod comm;
 pub mod config;
+pub mod cublas;
 pub mod cuda;
 pub mod enqueue;
 pub mod error;
 pub mod features;
+pub mod gemm;
 pub mod gpu;
 pub mod graph;
 pub mod launcher;

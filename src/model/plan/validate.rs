@@ -7,7 +7,24 @@ use crate::model::call::BackendKind;
 use crate::model::concurrent::Concurrent;
 use crate::model::topology::WorldShape;
 
-use super::{Roots, SweepOptions};
+use super::{ComputeKind, Roots, SweepOptions};
+
+/// A compute load runs where its hardware is: the host's kernels beside host ranks, the GEMM
+/// beside NCCL ranks on their GPUs.
+fn validate_load(backend: BackendKind, kind: ComputeKind) -> Result<()> {
+    match (backend, kind) {
+        (BackendKind::Nccl, ComputeKind::Gemm) => Ok(()),
+        (BackendKind::Nccl, _) => Err(Error::usage(format!(
+            "--with-compute {kind} is a host load (a CPU thread beside each rank); on the nccl \
+             backend use --with-compute gemm (a cuBLAS GEMM beside each rank's calls)"
+        ))),
+        (_, ComputeKind::Gemm) => Err(Error::usage(format!(
+            "--with-compute gemm runs on the nccl backend (a cuBLAS GEMM on each rank's GPU); \
+             on the {backend} backend use memory or cache"
+        ))),
+        _ => Ok(()),
+    }
+}
 
 impl SweepOptions {
     /// Checks what the parser cannot: world sizes against ranks, op/algo combinations.
@@ -56,10 +73,14 @@ impl SweepOptions {
         if let Some(c) = &self.concurrent {
             return self.validate_concurrent(backend, c);
         }
+        if let Some(kind) = self.with_compute {
+            validate_load(backend, kind)?;
+        }
         let local = backend == BackendKind::Host && self.shapes.is_empty() && self.pairs.is_empty();
-        let runs = match self.split {
-            Some(_) => local || backend == BackendKind::Mpi,
-            None => local,
+        let runs = match (self.split, self.with_compute) {
+            (Some(_), _) => local || backend == BackendKind::Mpi,
+            (None, Some(ComputeKind::Gemm)) => self.pairs.is_empty(),
+            (None, _) => local,
         };
         let flag = match (self.split, self.with_compute) {
             (Some(rule), Some(kind)) => {
@@ -80,6 +101,9 @@ impl SweepOptions {
                  and the mpi backend",
                 "unset it (or NCCL_TESTS_SPLIT)",
             ),
+            None if self.with_compute == Some(ComputeKind::Gemm) => {
+                ("the nccl backend without --pairs", "drop one")
+            }
             None => (
                 "the host backend in a launch of one host (collbench sweep --ranks N)",
                 "drop it",

@@ -16,9 +16,10 @@ use super::results::{encode_part, PointWriter};
 use super::setup::{check_comm_setups, join, run_meta, share_id};
 use crate::backend::nccl::comm::Communicator;
 use crate::backend::nccl::config::comm_config;
+use crate::backend::nccl::gemm::GemmLoad;
 use crate::backend::nccl::gpu::Gpu;
 use crate::backend::nccl::loader::{Nccl, Version};
-use crate::backend::nccl::measure::{measure, DeviceBuffers, LaunchMode, Member, Timing};
+use crate::backend::nccl::measure::{measure, Beside, DeviceBuffers, LaunchMode, Member, Timing};
 use crate::backend::nccl::placement::buffer_sizes;
 use crate::backend::nccl::point_telemetry;
 use crate::backend::nccl::sys::ncclConfig_t;
@@ -47,6 +48,12 @@ struct Walk<'a> {
     config: ncclConfig_t,
     /// The soak cycle under way (0 outside soaks).
     cycle: u64,
+    /// `--with-compute gemm`'s load, made at its first point.
+    gemm: Option<GemmLoad>,
+    /// The median time of one call of the last point measured without a load on this rank:
+    /// the point with the load that follows sizes its GEMMs by it.
+    alone_us: Option<f64>,
+    max_iters: usize,
 }
 
 /// Runs this rank's sweep; rank 0 returns the outcome, the others `None`.
@@ -83,6 +90,9 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
         version,
         config: comm_config(version, &Default::default()),
         cycle: 0,
+        gemm: None,
+        alone_us: None,
+        max_iters,
     };
     if walk.ctx.rank != 0 {
         return walk
@@ -305,8 +315,22 @@ impl Walk<'_> {
             if let Some(t) = &mut self.telemetry {
                 t.begin_point();
             }
-            let measured = measure(&self.gpu, &mut self.bufs, &m, p, how, &mut barrier)
+            if p.compute.is_some() && self.gemm.is_none() {
+                self.gemm = Some(GemmLoad::new(&self.gpu, self.max_iters)?);
+            }
+            let beside = match (p.compute, self.gemm.as_mut()) {
+                (Some(_), Some(load)) => Some(Beside {
+                    load,
+                    target_us: self.alone_us.unwrap_or(UNKNOWN_ALONE_US) * how.agg.max(1) as f64,
+                }),
+                _ => None,
+            };
+            let measured = measure(&self.gpu, &mut self.bufs, &m, p, how, &mut barrier, beside)
                 .map_err(|e| at_point(e, p))?;
+            if p.compute.is_none() {
+                let mut times = measured.times.clone();
+                self.alone_us = (!times.is_empty()).then(|| crate::stats::median_of(&mut times));
+            }
             if let Some(t) = &mut self.telemetry {
                 gpu_points = t.end_point(point_telemetry::calls(p, self.req.opts.loop_timing.agg));
             }
@@ -328,6 +352,10 @@ impl Walk<'_> {
         }
     }
 }
+
+/// The call's time alone taken where none was measured before a point with a load (the plan
+/// measures every point alone just before, so only a failed measurement leaves this).
+const UNKNOWN_ALONE_US: f64 = 100.0;
 
 /// Names the point a rank's error came from: which op, type and reduction NCCL refused.
 fn at_point(e: Error, p: &Point) -> Error {

@@ -32,14 +32,17 @@ impl PointWriter {
         call: &str,
         ran: Option<Ran>,
     ) -> Result<()> {
-        let (rank_times, wrongs, estimates, loops) = members_samples(all);
+        let parts = members_samples(all);
         let mut key = p.key(BackendKind::Nccl.name());
         key.proto = Some(stage.proto);
         key.comm = stage.setup;
         let (mut rec, samples, per_rank) =
-            summarize_first_ranks(key, p, &self.topo, &rank_times, &wrongs)?;
-        rec.nccl_estimate_us = estimates.into_iter().flatten().reduce(f64::max);
-        rec.loop_time_us = loop_time_of(&loops, p.timing.rank);
+            summarize_first_ranks(key, p, &self.topo, &parts.times, &parts.wrong)?;
+        rec.nccl_estimate_us = parts.estimates.iter().flatten().copied().reduce(f64::max);
+        rec.loop_time_us = loop_time_of(&parts.loops, p.timing.rank);
+        if p.compute.is_some() {
+            rec.compute_slowdown = median_compute(&parts.compute_slowdowns);
+        }
         rec.nccl_call = Some(call.to_string());
         if let Some(ran) = ran {
             rec.nccl_algo = Some(ran.algo_name().to_string());
@@ -52,37 +55,64 @@ impl PointWriter {
     }
 }
 
-/// A member's part of a point as gathered: `[1, wrong, estimate bits, loop bits, time
-/// bits...]`, the estimate NaN where there is none. Non-members send `[0]`.
+/// Words of a member's part before its times.
+const HEAD_WORDS: usize = 6;
+
+/// A member's part of a point as gathered: `[1, wrong, estimate bits, loop bits, compute rate
+/// beside bits, compute rate alone bits, time bits...]`, the estimate and rates NaN where there
+/// are none. Non-members send `[0]`.
 pub fn encode_part(m: &Measured) -> Vec<u64> {
     let estimate = m.estimate_us.unwrap_or(f64::NAN);
+    let (beside, alone) = m.compute.unwrap_or((f64::NAN, f64::NAN));
     let mut words = vec![1, m.wrong, estimate.to_bits(), m.loop_us.to_bits()];
+    words.extend([beside.to_bits(), alone.to_bits()]);
     words.extend(m.times.iter().map(|t| t.to_bits()));
     words
 }
 
-/// Every member's part, in rank order: per-iteration times, wrong counts, estimates and loop
-/// times.
+/// Every member's part, in rank order: per-iteration times, wrong counts, estimates, loop
+/// times and compute slowdowns (the load's rate alone over its rate beside the calls).
 pub fn members_samples(all: &[Vec<u8>]) -> MembersParts {
     let words = |b: &Vec<u8>| -> Vec<u64> {
         b.chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
             .collect()
     };
-    let mut out = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for w in all.iter().map(words).filter(|w| w.len() >= 4 && w[0] == 1) {
-        out.0
-            .push(w[4..].iter().map(|&b| f64::from_bits(b)).collect());
-        out.1.push(w[1]);
-        out.2
-            .push(Some(f64::from_bits(w[2])).filter(|x| !x.is_nan()));
-        out.3.push(f64::from_bits(w[3]));
+    let mut out = MembersParts::default();
+    for w in all
+        .iter()
+        .map(words)
+        .filter(|w| w.len() >= HEAD_WORDS && w[0] == 1)
+    {
+        let float = |i: usize| f64::from_bits(w[i]);
+        out.times
+            .push(w[HEAD_WORDS..].iter().map(|&b| f64::from_bits(b)).collect());
+        out.wrong.push(w[1]);
+        out.estimates.push(Some(float(2)).filter(|x| !x.is_nan()));
+        out.loops.push(float(3));
+        let slowdown = float(5) / float(4);
+        out.compute_slowdowns
+            .push(Some(slowdown).filter(|x| x.is_finite() && *x > 0.0));
     }
     out
 }
 
-/// Per-iteration times, wrong counts, estimates and loop times of every member, rank order.
-pub type MembersParts = (Vec<Vec<f64>>, Vec<u64>, Vec<Option<f64>>, Vec<f64>);
+/// Every member's part of a point, rank order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MembersParts {
+    pub times: Vec<Vec<f64>>,
+    pub wrong: Vec<u64>,
+    pub estimates: Vec<Option<f64>>,
+    pub loops: Vec<f64>,
+    /// `--with-compute`: the load's rate alone over its rate beside the calls.
+    pub compute_slowdowns: Vec<Option<f64>>,
+}
+
+/// The median of the members' compute slowdowns; `None` where none has one.
+fn median_compute(slowdowns: &[Option<f64>]) -> Option<f64> {
+    let mut known: Vec<f64> = slowdowns.iter().flatten().copied().collect();
+    (!known.is_empty()).then(|| crate::stats::median_of(&mut known))
+}
 
 #[cfg(test)]
 mod tests {
@@ -101,6 +131,7 @@ mod tests {
             estimate_us: Some(7.5),
             loop_us: 2.0,
             ran: None,
+            compute: Some((50.0, 100.0)),
         };
         let b = Measured {
             times: vec![4.0, 1.0],
@@ -108,17 +139,22 @@ mod tests {
             estimate_us: None,
             loop_us: 4.0,
             ran: None,
+            compute: None,
         };
         let all = vec![
             bytes(&encode_part(&a)),
             bytes(&[0]),
             bytes(&encode_part(&b)),
         ];
-        let (times, wrong, est, loops) = members_samples(&all);
-        assert_eq!(loops, vec![2.0, 4.0]);
-        assert_eq!(loop_time_of(&loops, LoopRank::Avg), Some(3.0));
-        assert_eq!(times, vec![vec![2.5, 3.0], vec![4.0, 1.0]]);
-        assert_eq!(wrong, vec![0, 7]);
-        assert_eq!(est, vec![Some(7.5), None]);
+        let parts = members_samples(&all);
+        assert_eq!(parts.loops, vec![2.0, 4.0]);
+        assert_eq!(loop_time_of(&parts.loops, LoopRank::Avg), Some(3.0));
+        assert_eq!(parts.times, vec![vec![2.5, 3.0], vec![4.0, 1.0]]);
+        assert_eq!(parts.wrong, vec![0, 7]);
+        assert_eq!(parts.estimates, vec![Some(7.5), None]);
+        // Rank 0's load ran at half its rate alone beside the calls; rank 2 had none.
+        assert_eq!(parts.compute_slowdowns, vec![Some(2.0), None]);
+        assert_eq!(median_compute(&parts.compute_slowdowns), Some(2.0));
+        assert_eq!(median_compute(&[None, None]), None);
     }
 }
