@@ -265,6 +265,29 @@ step_sweep_register() {
         --register "$(register_modes)" -b 8 -e "$SMALL_MAX" -f 2 --iters 100 --warmup 10 --timeout 120s
 }
 
+# Where collbench's loader will find cuBLAS for the GEMM load: the override, the dynamic
+# linker's cache, or the wheel PyTorch installs under python3's site folders.
+have_cublas() {
+    [ -n "${COLLBENCH_CUBLAS_LIB:-}" ] && return 0
+    ldconfig -p 2>/dev/null | grep -q 'libcublas\.so' && return 0
+    timeout 20 python3 -c 'import site, sys, os
+dirs = list(sys.path) + list(site.getsitepackages())
+sys.exit(0 if any(os.path.isfile(os.path.join(d, "nvidia/cublas/lib/libcublas.so.12")) for d in dirs) else 1)' 2>/dev/null
+}
+
+# Collectives beside cuBLAS BF16 GEMMs on a second stream: both slowdowns per size.
+step_sweep_compute() {
+    have_cublas || skip "no libcublas (pip install nvidia-cublas-cu12, or set COLLBENCH_CUBLAS_LIB)"
+    sweep compute --op allreduce,allgather,reducescatter --dtype bf16 --in-place off \
+        --with-compute gemm -b 64K -e 256M -f 4 --iters 20 --warmup 5 --timeout 120s
+    local rc=$?
+    # Each size's two slowdowns against alone, for the summary's reader.
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+        $c["concurrent"] != "" { printf "%s %s B: call x%s, gemm x%s\n", $c["op"], $c["bytes"],
+            $c["slowdown"], $c["compute_slowdown"] }' "$RES/cb-compute/summary.csv" 2>/dev/null
+    return $rc
+}
+
 step_sweep_large() {
     sweep large --op "$LARGE_OPS" --dtype "$LARGE_DTYPES" --in-place off \
         -b "$LARGE_MIN" -e "$LARGE_MAX" -f 2 --iters 20 --warmup 5 --timeout 600s
@@ -855,6 +878,8 @@ main() {
     run_step 06-calibrate 60 calibrate
     run_step 07-sweep-register 30 sweep_register
     start_report register
+    run_step 07b-sweep-compute 30 sweep_compute
+    start_report compute
     # Large sizes to 4 GiB take what is left: cut at the limit, the points measured are kept.
     run_step 08-sweep-large 100 sweep_large
     start_report large

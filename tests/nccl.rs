@@ -19,6 +19,9 @@ mod gpu_choices;
 #[path = "nccl/gpu_reductions.rs"]
 mod gpu_reductions;
 
+#[path = "nccl/gpu_compute.rs"]
+mod gpu_compute;
+
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// `sweep --backend nccl` into a fresh folder, with extra environment.

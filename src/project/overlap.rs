@@ -23,7 +23,7 @@ pub enum OverlapSource {
 /// The fit's measured overlap: σ (the compute's slowdown − 1) and the collectives' slowdown.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MeasuredOverlap {
-    /// `compute cache` or `compute memory`: the load whose slowdowns were taken.
+    /// `compute gemm`, `compute cache` or `compute memory`: the load whose slowdowns were taken.
     pub load: String,
     pub sigma: f64,
     pub comm: f64,
@@ -31,9 +31,10 @@ pub struct MeasuredOverlap {
     pub sizes: usize,
 }
 
-/// The loads in the order they stand for a training step's overlapped compute: a GEMM mostly
-/// competes for the compute units (`cache`), an elementwise kernel for memory (`memory`).
-const LOADS: [&str; 2] = ["compute cache", "compute memory"];
+/// The loads in the order they stand for a training step's overlapped compute: cuBLAS GEMMs
+/// beside NCCL on the GPU itself (`gemm`), then the host's stand-ins: a GEMM mostly competes for
+/// the compute units (`cache`), an elementwise kernel for memory (`memory`).
+const LOADS: [&str; 3] = ["compute gemm", "compute cache", "compute memory"];
 
 /// The fit's overlap beside the first load of [`LOADS`] it measured: the medians over every size
 /// of every op of the compute's slowdown and the call's; `None` where it measured none, or no
@@ -112,7 +113,7 @@ mod tests {
     }
 
     #[test]
-    fn the_cache_load_is_taken_first_and_its_medians_held_at_one_or_more() {
+    fn the_gemm_then_the_cache_load_is_taken_first_and_its_medians_held_at_one_or_more() {
         let mut fit = crate::fit::export::testfit::ring_fit();
         assert_eq!(measured(&fit), None);
         fit.slowdowns = vec![
@@ -134,6 +135,15 @@ mod tests {
             ("compute cache", 3, 1.1)
         );
         assert!((m.sigma - 0.3).abs() < 1e-12, "{m:?}");
+        // The GPU's own GEMMs stand before any host load.
+        fit.slowdowns
+            .push(curve("compute gemm", &[(1.05, Some(1.25))]));
+        let m = measured(&fit).unwrap();
+        assert_eq!(
+            (m.load.as_str(), m.sizes, m.comm),
+            ("compute gemm", 1, 1.05)
+        );
+        assert!((m.sigma - 0.25).abs() < 1e-12, "{m:?}");
         fit.slowdowns = vec![curve("compute cache", &[(0.8, Some(0.9))])];
         let m = measured(&fit).unwrap();
         assert_eq!((m.sigma, m.comm), (0.0, 1.0));
