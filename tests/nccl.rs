@@ -18,7 +18,7 @@ mod gpu_choices;
 #[cfg(feature = "nccl")]
 #[path = "nccl/gpu_reductions.rs"]
 mod gpu_reductions;
-
+#[cfg(feature = "nccl")]
 #[path = "nccl/gpu_compute.rs"]
 mod gpu_compute;
 

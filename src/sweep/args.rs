@@ -305,12 +305,6 @@ impl SweepArgs {
                 "--cuda-graph captures NCCL calls; drop it or use --backend nccl (this is --backend {backend})"
             )));
         }
-        if let (true, Some(kind)) = (cuda_graph, self.split.with_compute) {
-            return Err(Error::usage(format!(
-                "--with-compute {kind} runs beside calls launched on the stream; drop \
-                 --cuda-graph (or -G) for this run"
-            )));
-        }
         let graph_launches = self.graph_launches(cuda_graph)?;
         let comm = self.comm_axes(backend)?;
         let loop_timing = self.loop_timing()?;

@@ -9,8 +9,14 @@ use crate::named::parse_names;
 
 impl SweepArgs {
     /// Launches of the loop's graph: `--graph-launches`, else nccl-tests' `-G N`, else 1;
-    /// refused without a graph, and where the two disagree.
+    /// refused without a graph, where the two disagree, and beside a compute load.
     pub(super) fn graph_launches(&self, cuda_graph: bool) -> Result<usize> {
+        if let (true, Some(kind)) = (cuda_graph, self.split.with_compute) {
+            return Err(Error::usage(format!(
+                "--with-compute {kind} runs beside calls launched on the stream; drop \
+                 --cuda-graph (or -G) for this run"
+            )));
+        }
         let g = self.nccl_tests.cuda_graph_launches.filter(|&n| n > 0);
         if let Some(n) = g.filter(|&n| n > 1000) {
             return Err(Error::usage(format!(

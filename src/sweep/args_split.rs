@@ -25,10 +25,12 @@ pub struct SplitFlags {
     /// split].
     #[arg(long, value_name = "RULE", value_parser = clap::value_parser!(SplitRule))]
     pub split: Option<SplitRule>,
-    /// Measure every point again with a compute load on a thread beside every rank, and record
-    /// both slowdowns (the call's and the compute's) against each alone: memory (STREAM's triad
-    /// past the caches: competes for memory bandwidth) or cache (multiply-adds in the
-    /// first-level cache: competes for the core).
+    /// Measure every point again with a compute load beside every rank, and record both
+    /// slowdowns (the call's and the compute's) against each alone. Host backend, a thread
+    /// beside each rank: memory (STREAM's triad past the caches: competes for memory bandwidth)
+    /// or cache (multiply-adds in the first-level cache: competes for the core). NCCL backend:
+    /// gemm (cuBLAS BF16 GEMMs on a second stream of the rank's GPU, sized to last as long as
+    /// the call).
     #[arg(long, value_name = "KIND", value_parser = one_of::<ComputeKind>())]
     pub with_compute: Option<ComputeKind>,
     /// Run different collectives on different groups of each world at the same time, each
@@ -73,6 +75,12 @@ fn from_env(var: &dyn Fn(&str) -> Option<String>) -> Result<Option<SplitRule>> {
 mod tests {
     use super::*;
 
+    fn parse_full(args: &[&str]) -> Result<crate::sweep::request::SweepRequest> {
+        let full = ["collbench", "sweep"].iter().chain(args);
+        let args = super::super::parse_sweep_line(full).map_err(|e| Error::usage(e.to_string()))?;
+        args.into_request(vec![])
+    }
+
     fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |k| pairs.iter().find(|p| p.0 == k).map(|p| p.1.to_string())
     }
@@ -90,5 +98,32 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(bad.starts_with("NCCL_TESTS_SPLIT: split 'XOR 2'"), "{bad}");
+    }
+
+    #[test]
+    fn the_gemm_load_is_the_nccl_backends_and_the_host_kernels_the_hosts() {
+        // The parser's refusals, then the plan's (`SweepOptions::validate_for`).
+        let msg = |a: &[&str]| {
+            let checked = parse_full(a).and_then(|r| r.opts.validate_for(r.backend));
+            checked.err().map(|e| e.to_string()).unwrap_or_default()
+        };
+        let gemm = parse_full(&["--backend", "nccl", "--with-compute", "gemm"]).unwrap();
+        gemm.opts.validate_for(gemm.backend).unwrap();
+        assert_eq!(
+            gemm.opts.with_compute,
+            Some(crate::model::plan::ComputeKind::Gemm)
+        );
+        assert!(msg(&["--backend", "nccl", "--with-compute", "memory"])
+            .contains("use --with-compute gemm"));
+        assert!(msg(&["--with-compute", "gemm"]).contains("use memory or cache"));
+        assert!(msg(&["--backend", "mpi", "--with-compute", "gemm"]).contains("mpi backend"));
+        let graph = [
+            "--backend",
+            "nccl",
+            "--with-compute",
+            "gemm",
+            "--cuda-graph",
+        ];
+        assert!(msg(&graph).contains("drop --cuda-graph"), "{}", msg(&graph));
     }
 }

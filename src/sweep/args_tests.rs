@@ -73,34 +73,6 @@ fn proto_is_nccl_only_and_nccl_defaults_to_the_library_choice() {
 }
 
 #[test]
-fn the_gemm_load_is_the_nccl_backends_and_the_host_kernels_the_hosts() {
-    // The parser's refusals, then the plan's (`SweepOptions::validate_for`).
-    let msg = |a: &[&str]| {
-        let checked = parse(a).and_then(|r| r.opts.validate_for(r.backend));
-        checked.err().map(|e| e.to_string()).unwrap_or_default()
-    };
-    let gemm = parse(&["--backend", "nccl", "--with-compute", "gemm"]).unwrap();
-    gemm.opts.validate_for(gemm.backend).unwrap();
-    assert_eq!(
-        gemm.opts.with_compute,
-        Some(crate::model::plan::ComputeKind::Gemm)
-    );
-    assert!(
-        msg(&["--backend", "nccl", "--with-compute", "memory"]).contains("use --with-compute gemm")
-    );
-    assert!(msg(&["--with-compute", "gemm"]).contains("use memory or cache"));
-    assert!(msg(&["--backend", "mpi", "--with-compute", "gemm"]).contains("mpi backend"));
-    let graph = [
-        "--backend",
-        "nccl",
-        "--with-compute",
-        "gemm",
-        "--cuda-graph",
-    ];
-    assert!(msg(&graph).contains("drop --cuda-graph"), "{}", msg(&graph));
-}
-
-#[test]
 fn cuda_graph_is_nccl_only_and_off_by_default() {
     let msg = |a: &[&str]| parse(a).err().map(|e| e.to_string()).unwrap_or_default();
     assert_eq!(
