@@ -16,11 +16,11 @@ mod gpu;
 #[path = "nccl/gpu_choices.rs"]
 mod gpu_choices;
 #[cfg(feature = "nccl")]
-#[path = "nccl/gpu_reductions.rs"]
-mod gpu_reductions;
-#[cfg(feature = "nccl")]
 #[path = "nccl/gpu_compute.rs"]
 mod gpu_compute;
+#[cfg(feature = "nccl")]
+#[path = "nccl/gpu_reductions.rs"]
+mod gpu_reductions;
 
 const LIMIT: Duration = Duration::from_secs(60);
 

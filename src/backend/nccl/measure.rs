@@ -134,6 +134,15 @@ pub fn measure(
     barrier: &mut dyn FnMut() -> Result<()>,
     mut beside: Option<Beside>,
 ) -> Result<Measured> {
+    // Sized first, while the rank's stream is idle: a GEMM timed beside the warm-up would
+    // seem slower than it is alone.
+    let gemms = match beside.as_mut() {
+        Some(b) => {
+            let batch = b.load.batch_for(gpu, b.target_us)?;
+            Some((&*b.load, batch))
+        }
+        None => None,
+    };
     let (pl, stall) = (placement(p, m.me), timing.stall);
     let scaled = scaled_sum(m, p)?;
     let call = Enqueue {
@@ -151,13 +160,6 @@ pub fn measure(
         launcher.go(k)?;
     }
     let iters = p.iters.min(bufs.starts.len());
-    let gemms = match beside.as_mut() {
-        Some(b) => {
-            let batch = b.load.batch_for(gpu, b.target_us)?;
-            Some((&*b.load, batch))
-        }
-        None => None,
-    };
     for i in 0..iters {
         record(&bufs.starts[i], gpu)?;
         if let Some((load, batch)) = gemms {

@@ -51,7 +51,9 @@ impl PointWriter {
                 self.lead.console.note(&format!("{}: {note}", p.describe()));
             }
         }
-        self.lead.point(&rec, &samples, &per_rank)
+        // Settled as the host's rows are: a point beside a compute load gets its slowdown
+        // against the same point alone, written just before it.
+        self.lead.point_rows(vec![(rec, samples, per_rank)])
     }
 }
 
@@ -156,5 +158,72 @@ mod tests {
         assert_eq!(parts.compute_slowdowns, vec![Some(2.0), None]);
         assert_eq!(median_compute(&parts.compute_slowdowns), Some(2.0));
         assert_eq!(median_compute(&[None, None]), None);
+    }
+
+    #[test]
+    fn a_point_beside_gemms_is_written_with_both_slowdowns_against_the_point_alone() {
+        use crate::model::call::BackendKind;
+        let argv = [
+            "collbench",
+            "sweep",
+            "--backend",
+            "nccl",
+            "--ranks",
+            "1",
+            "--op",
+        ];
+        let more = [
+            "allreduce",
+            "-b",
+            "1M",
+            "-e",
+            "1M",
+            "-n",
+            "3",
+            "--no-progress",
+        ];
+        let args = argv.iter().chain(&more).chain(&["--with-compute", "gemm"]);
+        let req = (crate::sweep::args::parse_sweep_line(args).unwrap())
+            .into_request(vec![])
+            .unwrap();
+        let plan = req.opts.plan_for(BackendKind::Nccl);
+        let stages = tuning::stages(&plan.points, &req.protos, &req.comm.setups());
+        let stage = &stages[0];
+        let points = &stage.groups[0].1;
+        assert_eq!(points.len(), 2, "alone, then beside the GEMMs");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("run");
+        let meta = crate::meta::Meta::new(vec![], "nccl", "nccl", 1, 1, serde_json::json!({}));
+        let lead = Lead::open(dir.clone(), &meta, &plan, &req.view).unwrap();
+        let topo = Topology::single("gpu-node", 1);
+        let mut writer = PointWriter { lead, topo };
+        let part = |us: f64, compute| {
+            let m = Measured {
+                times: vec![us; 3],
+                wrong: 0,
+                estimate_us: None,
+                loop_us: us,
+                ran: None,
+                compute,
+            };
+            vec![bytes(&encode_part(&m))]
+        };
+        let call = "ncclAllReduce";
+        writer
+            .write(&points[0], stage, &part(10.0, None), call, None)
+            .unwrap();
+        // Beside the GEMMs: the call 1.5x its time alone, the GEMMs at half their rate alone.
+        let beside = part(15.0, Some((50.0, 100.0)));
+        writer
+            .write(&points[1], stage, &beside, call, None)
+            .unwrap();
+        let rows = crate::report::summary_csv::read_summary(&dir.join("summary.csv")).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[0].slowdown, rows[0].compute_slowdown), (None, None));
+        assert_eq!(rows[1].key.concurrent.as_deref(), Some("compute gemm"));
+        assert_eq!(
+            (rows[1].slowdown, rows[1].compute_slowdown),
+            (Some(1.5), Some(2.0))
+        );
     }
 }
