@@ -48,11 +48,17 @@ fn a_split_measures_each_group_alone_then_all_at_once() {
     assert!(plan.points[2]
         .describe()
         .ends_with(", 2 groups at once (split %2 of 4)"));
-    // An MPI world runs its groups too; NCCL and multi-host launches refuse in one line.
+    // MPI and NCCL worlds run their groups too; the host's multi-host launches refuse.
     assert!(o.validate_for(BackendKind::Mpi).is_ok());
-    let e = o.validate_for(BackendKind::Nccl).unwrap_err().to_string();
+    assert!(o.validate_for(BackendKind::Nccl).is_ok());
+    let mut hosts = o.clone();
+    hosts.shapes = vec![crate::model::topology::WorldShape {
+        nodes: 2,
+        per_node: 2,
+    }];
+    let e = hosts.validate().unwrap_err().to_string();
     assert!(e.starts_with("--split %2 runs on the host backend"), "{e}");
-    assert!(e.contains("and the mpi backend"), "{e}");
+    assert!(e.contains("the nccl backend without --pairs"), "{e}");
     o.root = Roots::Rank(2);
     o.ops = vec![Op::Broadcast];
     let e = o.validate().unwrap_err().to_string();

@@ -78,7 +78,11 @@ impl SweepOptions {
         }
         let local = backend == BackendKind::Host && self.shapes.is_empty() && self.pairs.is_empty();
         let runs = match (self.split, self.with_compute) {
-            (Some(_), _) => local || backend == BackendKind::Mpi,
+            (Some(_), _) => {
+                local
+                    || backend == BackendKind::Mpi
+                    || (backend == BackendKind::Nccl && self.pairs.is_empty())
+            }
             (None, Some(ComputeKind::Gemm)) => self.pairs.is_empty(),
             (None, _) => local,
         };
@@ -97,8 +101,8 @@ impl SweepOptions {
         }
         let (backends, unset) = match self.split {
             Some(_) => (
-                "the host backend in a launch of one host (collbench sweep --ranks N) \
-                 and the mpi backend",
+                "the host backend in a launch of one host (collbench sweep --ranks N), \
+                 the mpi backend and the nccl backend without --pairs",
                 "unset it (or NCCL_TESTS_SPLIT)",
             ),
             None if self.with_compute == Some(ComputeKind::Gemm) => {

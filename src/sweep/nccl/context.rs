@@ -87,3 +87,27 @@ pub(super) fn gather_ranks(ctx: &mut RankContext, gpu: &str) -> Result<(Vec<Stri
     ctx.hosts = hosts.clone();
     Ok((hosts, gpus))
 }
+
+/// Names the point a rank's error came from: which op, type and reduction NCCL refused.
+pub fn at_point(e: Error, p: &crate::model::plan::Point) -> Error {
+    match e {
+        Error::Rank(m) => Error::Rank(format!("{m} (at {})", p.describe())),
+        e => e,
+    }
+}
+
+/// Adds the NCCL variables in force to a rank error: a forced algorithm or protocol this system
+/// lacks (NVLS without NVSwitch, CollNet without a SHARP network) fails inside NCCL.
+pub fn with_env(e: Error, vars: &[(&'static str, Option<String>); 2]) -> Error {
+    let set: Vec<String> = vars
+        .iter()
+        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
+        .collect();
+    match e {
+        Error::Rank(m) if !set.is_empty() => Error::Rank(format!(
+            "{m} (with {}; drop the --algo or --proto this system lacks)",
+            set.join(" ")
+        )),
+        e => e,
+    }
+}

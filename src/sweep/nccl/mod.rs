@@ -19,6 +19,7 @@ pub mod plan;
 pub mod rank;
 pub mod results;
 pub mod setup;
+pub mod splits;
 pub mod supervise;
 
 use crate::backend::nccl::probe;

@@ -9,11 +9,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::context::gather_ranks;
 pub use super::context::RankContext;
+use super::context::{at_point, gather_ranks, with_env};
 pub use super::plan::check_plan;
 use super::results::{encode_part, PointWriter};
 use super::setup::{check_comm_setups, join, run_meta, share_id};
+use super::splits::SplitComms;
 use crate::backend::nccl::comm::Communicator;
 use crate::backend::nccl::config::comm_config;
 use crate::backend::nccl::gemm::GemmLoad;
@@ -210,8 +211,16 @@ impl Walk<'_> {
         let world = self.init(&format!("nccl-id-{}-{k}", self.cycle), self.ctx.world)?;
         let mut world = world.ok_or_else(|| Error::Rank("no world communicator".into()))?;
         self.register(&mut world, stage)?;
+        let mut splits = SplitComms::make(&world, stage, self.nccl.has_split())?;
+        for comm in splits.each_mut() {
+            self.register(comm, stage)?;
+        }
         for (w, points) in &stage.groups {
-            let mut sub = self.group(&world, k, *w)?;
+            // Every rank plans alike, so all skip the split of a world only --split points use.
+            let mut sub = match points.iter().any(|p| p.split.is_none()) {
+                true => self.group(&world, k, *w)?,
+                false => None,
+            };
             if let Some(sub) = &mut sub {
                 self.register(sub, stage)?;
             }
@@ -222,12 +231,18 @@ impl Walk<'_> {
             };
             for p in points {
                 let p = &p.in_cycle(self.cycle);
+                let comm = if p.split.is_some() {
+                    splits.member(p)
+                } else {
+                    comm
+                };
                 self.point(comm, p, stage, lead.as_deref_mut())?;
             }
             if let Some(sub) = sub {
                 sub.destroy().map_err(|e| Error::Rank(e.to_string()))?;
             }
         }
+        splits.destroy()?;
         world.destroy().map_err(|e| Error::Rank(e.to_string()))
     }
 
@@ -309,7 +324,7 @@ impl Walk<'_> {
         if let Some(comm) = comm {
             let m = Member {
                 comm,
-                me: self.ctx.rank,
+                me: comm.rank(),
                 size: p.world,
             };
             if let Some(t) = &mut self.telemetry {
@@ -356,30 +371,6 @@ impl Walk<'_> {
 /// The call's time alone taken where none was measured before a point with a load (the plan
 /// measures every point alone just before, so only a failed measurement leaves this).
 const UNKNOWN_ALONE_US: f64 = 100.0;
-
-/// Names the point a rank's error came from: which op, type and reduction NCCL refused.
-fn at_point(e: Error, p: &Point) -> Error {
-    match e {
-        Error::Rank(m) => Error::Rank(format!("{m} (at {})", p.describe())),
-        e => e,
-    }
-}
-
-/// Adds the NCCL variables in force to a rank error: a forced algorithm or protocol this system
-/// lacks (NVLS without NVSwitch, CollNet without a SHARP network) fails inside NCCL.
-fn with_env(e: Error, vars: &[(&'static str, Option<String>); 2]) -> Error {
-    let set: Vec<String> = vars
-        .iter()
-        .filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}")))
-        .collect();
-    match e {
-        Error::Rank(m) if !set.is_empty() => Error::Rank(format!(
-            "{m} (with {}; drop the --algo or --proto this system lacks)",
-            set.join(" ")
-        )),
-        e => e,
-    }
-}
 
 #[cfg(test)]
 #[path = "rank_tests.rs"]

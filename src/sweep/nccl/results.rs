@@ -5,13 +5,14 @@
 use crate::backend::nccl::measure::Measured;
 use crate::backend::nccl::profiler::Ran;
 use crate::backend::nccl::tuning::{self, Stage};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::call::BackendKind;
 use crate::model::plan::Point;
+use crate::model::record::PointKey;
 use crate::model::topology::Topology;
 use crate::stats::loop_time_of;
 use crate::sweep::lead::Lead;
-use crate::sweep::summarize::summarize_first_ranks;
+use crate::sweep::summarize::{summarize_members, Summarized};
 
 /// Rank 0's side: the run's lead and where each rank runs.
 pub struct PointWriter {
@@ -20,7 +21,8 @@ pub struct PointWriter {
 }
 
 impl PointWriter {
-    /// Applies the slowest-rank rule to the members' parts of `p` and writes the point.
+    /// Applies the slowest-rank rule to the members' parts of `p` (every rank's, in rank
+    /// order, in `all`) and writes the point: one row, or with `--split` one per running group.
     /// `call` is what ran the point ([`crate::backend::nccl::loader::Nccl::call_name`]).
     /// `ran` is what NCCL told rank 0's profiler it ran; a forced algorithm or protocol it did
     /// not run is said on the console.
@@ -32,28 +34,53 @@ impl PointWriter {
         call: &str,
         ran: Option<Ran>,
     ) -> Result<()> {
-        let parts = members_samples(all);
-        let mut key = p.key(BackendKind::Nccl.name());
+        if let Some(note) = ran.and_then(|r| tuning::ignored(stage.algo, stage.proto, &r)) {
+            self.lead.console.note(&format!("{}: {note}", p.describe()));
+        }
+        let rows = (p.rows(BackendKind::Nccl.name()).into_iter())
+            .map(|(_, members, key)| {
+                let mut row = self.row_of(p, (all, &members), key, stage)?;
+                row.0.nccl_call = Some(call.to_string());
+                if let Some(ran) = ran {
+                    row.0.nccl_algo = Some(ran.algo_name().to_string());
+                    row.0.nccl_proto = Some(ran.proto_name().to_string());
+                }
+                Ok(row)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        // Settled as the host's rows are: a point beside a compute load or other groups gets
+        // its slowdown against the same point alone, written just before it.
+        self.lead.point_rows(rows)
+    }
+
+    /// The row of global ranks `members` of `p`.
+    fn row_of(
+        &self,
+        p: &Point,
+        (all, members): (&[Vec<u8>], &[usize]),
+        mut key: PointKey,
+        stage: &Stage,
+    ) -> Result<Summarized> {
+        let theirs: Vec<Vec<u8>> = (members.iter())
+            .filter_map(|&r| all.get(r).cloned())
+            .collect();
+        let parts = members_samples(&theirs);
+        if parts.times.len() != members.len() {
+            return Err(Error::Rank(format!(
+                "a member of {} sent no samples (its communicator is missing)",
+                p.describe()
+            )));
+        }
         key.proto = Some(stage.proto);
         key.comm = stage.setup;
-        let (mut rec, samples, per_rank) =
-            summarize_first_ranks(key, p, &self.topo, &parts.times, &parts.wrong)?;
+        let mut row = summarize_members(key, p, (&self.topo, members), &parts.times, &parts.wrong)?;
+        let rec = &mut row.0;
         rec.nccl_estimate_us = parts.estimates.iter().flatten().copied().reduce(f64::max);
         rec.loop_time_us = loop_time_of(&parts.loops, p.timing.rank);
         if p.compute.is_some() {
             rec.compute_slowdown = median_compute(&parts.compute_slowdowns);
         }
-        rec.nccl_call = Some(call.to_string());
-        if let Some(ran) = ran {
-            rec.nccl_algo = Some(ran.algo_name().to_string());
-            rec.nccl_proto = Some(ran.proto_name().to_string());
-            if let Some(note) = tuning::ignored(stage.algo, stage.proto, &ran) {
-                self.lead.console.note(&format!("{}: {note}", p.describe()));
-            }
-        }
-        // Settled as the host's rows are: a point beside a compute load gets its slowdown
-        // against the same point alone, written just before it.
-        self.lead.point_rows(vec![(rec, samples, per_rank)])
+        Ok(row)
     }
 }
 
@@ -160,8 +187,9 @@ mod tests {
         assert_eq!(median_compute(&[None, None]), None);
     }
 
-    #[test]
-    fn a_point_beside_gemms_is_written_with_both_slowdowns_against_the_point_alone() {
+    /// Rank 0's writer of a one-stage NCCL run of `ranks` ranks with `more` flags, its points
+    /// and where it writes.
+    fn writer(ranks: &str, more: &[&str]) -> (PointWriter, Stage, tempfile::TempDir) {
         use crate::model::call::BackendKind;
         let argv = [
             "collbench",
@@ -169,10 +197,10 @@ mod tests {
             "--backend",
             "nccl",
             "--ranks",
-            "1",
+            ranks,
             "--op",
         ];
-        let more = [
+        let plain = [
             "allreduce",
             "-b",
             "1M",
@@ -182,42 +210,54 @@ mod tests {
             "3",
             "--no-progress",
         ];
-        let args = argv.iter().chain(&more).chain(&["--with-compute", "gemm"]);
+        let args = argv.iter().chain(&plain).chain(more);
         let req = (crate::sweep::args::parse_sweep_line(args).unwrap())
             .into_request(vec![])
             .unwrap();
         let plan = req.opts.plan_for(BackendKind::Nccl);
-        let stages = tuning::stages(&plan.points, &req.protos, &req.comm.setups());
-        let stage = &stages[0];
+        let mut stages = tuning::stages(&plan.points, &req.protos, &req.comm.setups());
+        let tmp = tempfile::tempdir().unwrap();
+        let n = req.opts.ranks;
+        let meta = crate::meta::Meta::new(vec![], "nccl", "nccl", n, 1, serde_json::json!({}));
+        let lead = Lead::open(tmp.path().join("run"), &meta, &plan, &req.view).unwrap();
+        let topo = Topology::single("gpu-node", n);
+        (PointWriter { lead, topo }, stages.remove(0), tmp)
+    }
+
+    /// A member's gathered part: three iterations of `us`, with a compute load's rates.
+    fn part(us: f64, compute: Option<(f64, f64)>) -> Vec<u8> {
+        let m = Measured {
+            times: vec![us; 3],
+            wrong: 0,
+            estimate_us: None,
+            loop_us: us,
+            ran: None,
+            compute,
+        };
+        bytes(&encode_part(&m))
+    }
+
+    fn rows_of(tmp: &tempfile::TempDir) -> Vec<crate::model::record::PointRecord> {
+        let path = tmp.path().join("run/summary.csv");
+        crate::report::summary_csv::read_summary(&path).unwrap()
+    }
+
+    #[test]
+    fn a_point_beside_gemms_is_written_with_both_slowdowns_against_the_point_alone() {
+        let (mut writer, stage, tmp) = writer("1", &["--with-compute", "gemm"]);
         let points = &stage.groups[0].1;
         assert_eq!(points.len(), 2, "alone, then beside the GEMMs");
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("run");
-        let meta = crate::meta::Meta::new(vec![], "nccl", "nccl", 1, 1, serde_json::json!({}));
-        let lead = Lead::open(dir.clone(), &meta, &plan, &req.view).unwrap();
-        let topo = Topology::single("gpu-node", 1);
-        let mut writer = PointWriter { lead, topo };
-        let part = |us: f64, compute| {
-            let m = Measured {
-                times: vec![us; 3],
-                wrong: 0,
-                estimate_us: None,
-                loop_us: us,
-                ran: None,
-                compute,
-            };
-            vec![bytes(&encode_part(&m))]
-        };
         let call = "ncclAllReduce";
+        let alone = [part(10.0, None)];
         writer
-            .write(&points[0], stage, &part(10.0, None), call, None)
+            .write(&points[0], &stage, &alone, call, None)
             .unwrap();
         // Beside the GEMMs: the call 1.5x its time alone, the GEMMs at half their rate alone.
-        let beside = part(15.0, Some((50.0, 100.0)));
+        let beside = [part(15.0, Some((50.0, 100.0)))];
         writer
-            .write(&points[1], stage, &beside, call, None)
+            .write(&points[1], &stage, &beside, call, None)
             .unwrap();
-        let rows = crate::report::summary_csv::read_summary(&dir.join("summary.csv")).unwrap();
+        let rows = rows_of(&tmp);
         assert_eq!(rows.len(), 2);
         assert_eq!((rows[0].slowdown, rows[0].compute_slowdown), (None, None));
         assert_eq!(rows[1].key.concurrent.as_deref(), Some("compute gemm"));
@@ -225,5 +265,65 @@ mod tests {
             (rows[1].slowdown, rows[1].compute_slowdown),
             (Some(1.5), Some(2.0))
         );
+    }
+
+    #[test]
+    fn split_groups_get_a_row_each_alone_and_at_once_with_their_global_ranks() {
+        let (mut writer, stage, tmp) = writer("4", &["--split", "%2"]);
+        // Group sized worlds: groups {0, 2} and {1, 3} alone, then both at once.
+        assert_eq!(stage.groups[0].0, 2);
+        let points = &stage.groups[0].1;
+        assert_eq!(points.len(), 3);
+        let idle = bytes(&[0]);
+        let ran = |us: f64, on: &[usize]| -> Vec<Vec<u8>> {
+            (0..4)
+                .map(|r| match on.contains(&r) {
+                    true => part(us + r as f64, None),
+                    false => idle.clone(),
+                })
+                .collect()
+        };
+        let call = "ncclAllReduce";
+        writer
+            .write(&points[0], &stage, &ran(10.0, &[0, 2]), call, None)
+            .unwrap();
+        writer
+            .write(&points[1], &stage, &ran(10.0, &[1, 3]), call, None)
+            .unwrap();
+        writer
+            .write(&points[2], &stage, &ran(20.0, &[0, 1, 2, 3]), call, None)
+            .unwrap();
+        let rows = rows_of(&tmp);
+        let groups: Vec<_> = (rows.iter())
+            .map(|r| {
+                (
+                    r.key.group.clone().unwrap_or_default(),
+                    r.key.concurrent.is_some(),
+                )
+            })
+            .collect();
+        let g = |t: &str, at_once| (t.to_string(), at_once);
+        assert_eq!(
+            groups,
+            [
+                g("0 2", false),
+                g("1 3", false),
+                g("0 2", true),
+                g("1 3", true)
+            ]
+        );
+        // The slowest member sets each iteration: 12 alone, 22 at once for {0, 2}.
+        assert_eq!(rows[0].time_us_median, 12.0);
+        assert_eq!(rows[0].slowest_rank, 2);
+        assert_eq!(rows[2].slowdown, Some(22.0 / 12.0));
+        assert_eq!(rows[3].slowdown, Some(23.0 / 13.0));
+        let sum = rows[2].busbw_gbps + rows[3].busbw_gbps;
+        assert_eq!(rows[2].aggregate_busbw_gbps, Some(sum));
+        // A member whose part is missing is an error naming the point, not a short row.
+        let lost = ran(10.0, &[0]);
+        let e = writer
+            .write(&points[0], &stage, &lost, call, None)
+            .unwrap_err();
+        assert!(e.to_string().contains("sent no samples"), "{e}");
     }
 }
