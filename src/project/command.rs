@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::output;
 use super::overlap::{measured, OverlapSource};
+use super::overlap_sizes::OverlapSizes;
 use super::plan::{project, Batch, Projection, Request};
 use super::replay;
 use super::specs;
@@ -17,6 +18,7 @@ use crate::collective::Op;
 use crate::error::{Error, Result};
 use crate::fit::power::weighted_mean;
 use crate::fit::schema::FitFile;
+use crate::units::format_size;
 
 /// What `collbench project` was asked to do, parsed.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,19 +70,40 @@ fn with_measured_overlap(
     let said = format!(
         "collbench: overlapped compute {:.0}% slower and overlapped collectives x{:.3}, as the \
          fit's runs measured them beside a {} load (medians over {} sizes; sweep \
-         --with-compute); --overlap-slowdown sets the compute's instead",
+         --with-compute){}; --overlap-slowdown sets the compute's instead",
         100.0 * m.sigma,
         m.comm,
         m.load.trim_start_matches("compute "),
-        m.sizes
+        m.sizes,
+        by_size_text(&m.by_size)
     );
     let opts = StepOptions {
         overlap_slowdown: m.sigma,
         comm_overlap_slowdown: m.comm,
         overlap_source: OverlapSource::Measured,
+        overlap_sizes: m.by_size,
         ..opts
     };
     (opts, Some(said))
+}
+
+/// How the slowdowns by size are used, for the line that says where they came from.
+fn by_size_text(t: &OverlapSizes) -> String {
+    match t.sizes() {
+        [] => String::new(),
+        [only] => format!(
+            "; every FSDP collective at its one size, {}",
+            format_size(only.bytes as usize)
+        ),
+        [first, .., last] => format!(
+            "; each FSDP collective at its own size, interpolated between {} (σ {:.0}%) and {} \
+             (σ {:.0}%)",
+            format_size(first.bytes as usize),
+            100.0 * first.sigma,
+            format_size(last.bytes as usize),
+            100.0 * last.sigma
+        ),
+    }
 }
 
 /// `opts` with the fit's slowdowns of DP-like groups at once ([`super::at_once`]), and the

@@ -54,6 +54,7 @@ pub mod model;
 pub mod moe;
 pub mod output;
 pub mod overlap;
+pub mod overlap_sizes;
 pub mod plan;
 pub mod protocols;
 pub mod replay;

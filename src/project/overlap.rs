@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::overlap_sizes::{OverlapSizes, SizeSlowdowns};
 use crate::fit::schema::{FitFile, SlowdownCurve};
 
 /// Where the overlap slowdowns came from.
@@ -29,6 +30,8 @@ pub struct MeasuredOverlap {
     pub comm: f64,
     /// Sizes (over every op measured beside that load) the medians are taken over.
     pub sizes: usize,
+    /// The slowdowns at each size, which the step model takes at each collective's size.
+    pub by_size: OverlapSizes,
 }
 
 /// The loads in the order they stand for a training step's overlapped compute: cuBLAS GEMMs
@@ -52,13 +55,23 @@ fn of_curves(load: &str, curves: Vec<&SlowdownCurve>) -> Option<MeasuredOverlap>
         .clone()
         .filter_map(|p| p.compute_slowdown_median)
         .collect();
-    let comm: Vec<f64> = points.map(|p| p.slowdown_median).collect();
+    let comm: Vec<f64> = points.clone().map(|p| p.slowdown_median).collect();
     let sizes = comm.len();
+    let at_sizes: Vec<SizeSlowdowns> = points
+        .filter_map(|p| {
+            Some(SizeSlowdowns {
+                bytes: p.bytes as f64,
+                sigma: p.compute_slowdown_median? - 1.0,
+                comm: p.slowdown_median,
+            })
+        })
+        .collect();
     Some(MeasuredOverlap {
         load: load.to_string(),
         sigma: median_slowdown(compute)? - 1.0,
         comm: median_slowdown(comm)?,
         sizes,
+        by_size: OverlapSizes::of(&at_sizes),
     })
 }
 

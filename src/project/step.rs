@@ -38,6 +38,7 @@ use super::layout::Layout;
 use super::model::ModelSpec;
 use super::moe::{fsdp_times, moe_alltoall_s};
 use super::overlap::{Acc, OverlapSource};
+use super::overlap_sizes::OverlapSizes;
 use super::roofline::{optimizer_seconds, unit_seconds, Chip, ComputeModel, UnitSeconds, Work};
 use super::stage::{Stage, Unit, UnitKind};
 use crate::collective::routing::Routing;
@@ -60,6 +61,10 @@ pub struct StepOptions {
     pub comm_overlap_slowdown: f64,
     /// Where the two came from.
     pub overlap_source: OverlapSource,
+    /// The measured slowdowns by size, which replace the two above at each overlapped
+    /// collective's size where the fit has them ([`super::overlap_sizes`]).
+    #[serde(skip)]
+    pub overlap_sizes: OverlapSizes,
     /// The DP collectives' slowdown where a layout's `tp` DP groups run at once
     /// ([`super::at_once`]; 1: as fast as alone).
     pub dp_at_once: DpAtOnce,
@@ -142,6 +147,9 @@ struct UnitCost {
     gather: f64,
     reduce: f64,
     memory_bound: f64,
+    /// σ and the collective's slowdown while the unit's gather or reduce overlaps compute.
+    sigma: f64,
+    comm: f64,
 }
 
 /// The step time of the slowest stage.
@@ -260,6 +268,10 @@ fn unit_costs(
                 None => fsdp_times(u, layout, net)?,
             };
             let (gather, reduce) = (gather * at_once.gather, reduce * at_once.reduce);
+            // The slowdowns at the size of the unit's AllGather (its ReduceScatter's too).
+            let gathered = 2.0 * u.params as f64 / tp;
+            let (sigma, comm) = (opts.overlap_sizes.at(gathered))
+                .unwrap_or((opts.overlap_slowdown, opts.comm_overlap_slowdown));
             let (tp_cost, a2a_cost) = if u.kind == UnitKind::Layer {
                 (tp_ar, a2a)
             } else {
@@ -275,6 +287,8 @@ fn unit_costs(
                 gather,
                 reduce,
                 memory_bound: secs.memory_bound,
+                sigma,
+                comm,
             })
         })
         .collect::<Result<Vec<UnitCost>>>()?;
@@ -306,37 +320,37 @@ fn passes(mb: usize, microbatches: usize, reshard: bool) -> Passes {
     }
 }
 
-fn forward(acc: &mut Acc, units: &[UnitCost], p: Passes, (sigma, comm): (f64, f64)) {
+/// A unit's compute with the next unit's AllGather beside it, at that collective's slowdowns.
+fn forward(acc: &mut Acc, units: &[UnitCost], p: Passes) {
     if p.gather_fwd {
         acc.blocking(units[0].gather);
     }
     for (i, u) in units.iter().enumerate() {
-        let next = match units.get(i + 1) {
-            Some(n) if p.gather_fwd => n.gather,
-            _ => 0.0,
-        };
-        acc.window(u.fwd, next * comm, sigma);
+        match units.get(i + 1) {
+            Some(n) if p.gather_fwd => acc.window(u.fwd, n.gather * n.comm, n.sigma),
+            _ => acc.window(u.fwd, 0.0, u.sigma),
+        }
         acc.blocking(u.tp_fwd);
     }
 }
 
-fn backward(acc: &mut Acc, units: &[UnitCost], p: Passes, (sigma, comm): (f64, f64)) {
+/// A unit's backward with the later unit's ReduceScatter and the earlier one's AllGather
+/// beside it, each at its own slowdowns (σ the larger of the two that run).
+fn backward(acc: &mut Acc, units: &[UnitCost], p: Passes) {
     let k = units.len();
     if p.gather_bwd {
         acc.blocking(units[k - 1].gather);
     }
     for i in (0..k).rev() {
-        let reduce = if p.reduce && i + 1 < k {
-            units[i + 1].reduce
-        } else {
-            0.0
-        };
-        let gather = if p.gather_bwd && i > 0 {
-            units[i - 1].gather
-        } else {
-            0.0
-        };
-        acc.window(units[i].bwd, (reduce + gather) * comm, sigma);
+        let reduce = (units.get(i + 1)).filter(|_| p.reduce);
+        let gather = (i.checked_sub(1).map(|j| &units[j])).filter(|_| p.gather_bwd);
+        let x =
+            reduce.map_or(0.0, |u| u.reduce * u.comm) + gather.map_or(0.0, |u| u.gather * u.comm);
+        let sigma = (reduce.iter().chain(&gather))
+            .map(|u| u.sigma)
+            .reduce(f64::max)
+            .unwrap_or(units[i].sigma);
+        acc.window(units[i].bwd, x, sigma);
         acc.blocking(units[i].tp_bwd);
     }
     if p.reduce {
@@ -353,15 +367,14 @@ fn stage_time(
     p2p: f64,
     opts: &StepOptions,
 ) -> StepTime {
-    let slowdowns = (opts.overlap_slowdown, opts.comm_overlap_slowdown);
     let mut acc = Acc::default();
     if units.is_empty() {
         return StepTime::default();
     }
     for mb in 0..microbatches {
         let p = passes(mb, microbatches, opts.reshard);
-        forward(&mut acc, units, p, slowdowns);
-        backward(&mut acc, units, p, slowdowns);
+        forward(&mut acc, units, p);
+        backward(&mut acc, units, p);
         acc.blocking(p2p);
     }
     let per_mb: f64 = units

@@ -14,6 +14,7 @@ fn opts(sigma: f64, reshard: bool) -> StepOptions {
         overlap_slowdown: sigma,
         comm_overlap_slowdown: 1.0,
         dp_at_once: Default::default(),
+        overlap_sizes: Default::default(),
         overlap_source: OverlapSource::Given,
     }
 }
@@ -27,7 +28,14 @@ fn unit(fwd: f64, gather: f64, reduce: f64) -> UnitCost {
         gather,
         reduce,
         memory_bound: 0.0,
+        sigma: 0.0,
+        comm: 1.0,
     }
+}
+
+/// [`unit`] whose collectives overlap compute at `(sigma, comm)`.
+fn slowed(u: UnitCost, (sigma, comm): (f64, f64)) -> UnitCost {
+    UnitCost { sigma, comm, ..u }
 }
 
 fn close(a: f64, b: f64) {
@@ -54,7 +62,7 @@ fn overlapped_compute_slows_down() {
     // Same timeline, σ = 0.5: forward windows stretch 1 s of compute to 1.5 s, exactly the
     // AllGather, so nothing is exposed there but 0.5 s is lost twice; backward windows carry
     // 0.5 s of ReduceScatter each, costing 0.5·0.5/1.5 = 1/6 s.
-    let u = [unit(1.0, 1.5, 0.5); 3];
+    let u = [slowed(unit(1.0, 1.5, 0.5), (0.5, 1.0)); 3];
     let t = stage_time(&u, 1, 1, 0.0, &opts(0.5, false));
     close(t.overlap_slowdown_s, 1.0 + 2.0 / 6.0);
     close(t.exposed_comm_s, 1.5 + 0.5);
@@ -254,15 +262,38 @@ fn overlapped_collectives_slowed_by_the_measured_factor_expose_more() {
     // 0 and 1 last 3 s against 1 s of compute (2 exposed each); the ReduceScatters beside
     // backward last 1 s within 2 s (hidden). The blocking ends (the first AllGather, the last
     // ReduceScatter) run alone, as fast as alone.
-    let u = [unit(1.0, 1.5, 0.5); 3];
-    let o = StepOptions {
-        comm_overlap_slowdown: 2.0,
-        overlap_source: OverlapSource::Measured,
-        ..opts(0.0, false)
-    };
-    let t = stage_time(&u, 1, 1, 0.0, &o);
+    let u = [slowed(unit(1.0, 1.5, 0.5), (0.0, 2.0)); 3];
+    let t = stage_time(&u, 1, 1, 0.0, &opts(0.0, false));
     close(t.compute_s, 9.0);
     close(t.exposed_comm_s, 1.5 + 2.0 + 2.0 + 0.5);
     close(t.overlapped_comm_s, 1.0 + 1.0 + 1.0 + 1.0);
     close(t.step_time_s(), 15.0);
+}
+
+#[test]
+fn each_overlapped_collective_takes_the_slowdowns_of_its_own_unit() {
+    // Only unit 1's collectives are slowed (x2, σ 0.5): its AllGather beside unit 0's forward
+    // lasts 3 s against 1.5 s of stretched compute (1.5 exposed, 0.5 lost); unit 2's beside
+    // unit 1 is as fast as alone (0.5 exposed). Backward: unit 1's ReduceScatter (1 s) beside
+    // unit 0 costs 1·0.5/1.5 s; unit 2's (0.5 s) beside unit 1 nothing.
+    let plain = unit(1.0, 1.5, 0.5);
+    let u = [plain, slowed(plain, (0.5, 2.0)), plain];
+    let t = stage_time(&u, 1, 1, 0.0, &opts(0.0, false));
+    close(t.exposed_comm_s, 1.5 + 1.5 + 0.5 + 0.5);
+    close(t.overlap_slowdown_s, 0.5 + 1.0 / 3.0);
+    // The measured table gives each unit the values at its own size (`unit_costs`).
+    let table = crate::project::overlap_sizes::OverlapSizes::of(&[
+        crate::project::overlap_sizes::SizeSlowdowns {
+            bytes: 1e6,
+            sigma: 0.1,
+            comm: 1.1,
+        },
+        crate::project::overlap_sizes::SizeSlowdowns {
+            bytes: 1e8,
+            sigma: 0.3,
+            comm: 1.5,
+        },
+    ]);
+    assert_eq!(table.at(1e5), Some((0.1, 1.1)));
+    assert_eq!(table.at(1e9), Some((0.3, 1.5)));
 }
