@@ -64,7 +64,8 @@ impl OverlapSizes {
     pub fn at(&self, bytes: f64) -> Option<(f64, f64)> {
         let s = self.sizes();
         let (first, last) = (s.first()?, s.last()?);
-        if !(bytes > first.bytes) {
+        // At or below the first size, and for a size that is no number.
+        if bytes.is_nan() || bytes <= first.bytes {
             return Some((first.sigma, first.comm));
         }
         if bytes >= last.bytes {
