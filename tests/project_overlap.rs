@@ -51,7 +51,8 @@ fn measured_slowdowns_replace_the_default_and_a_given_sigma_wins() {
     // Each collective at its own size: Llama-2 7B's layers gather about 400 MB, past the
     // largest size measured, so they take its slowdowns (σ 40%, x1.3), not the medians.
     assert!(
-        r.stderr.contains("interpolated between 64 KiB (σ 30%) and 16 MiB (σ 40%)"),
+        r.stderr
+            .contains("interpolated between 64 KiB (σ 30%) and 16 MiB (σ 40%)"),
         "{}",
         r.stderr
     );
