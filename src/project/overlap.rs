@@ -50,7 +50,9 @@ pub fn measured(fit: &FitFile) -> Option<MeasuredOverlap> {
 }
 
 fn of_curves(load: &str, curves: Vec<&SlowdownCurve>) -> Option<MeasuredOverlap> {
-    let points = curves.iter().flat_map(|c| &c.points);
+    // The sizes where both slowdowns were taken: the medians and the table from the same ones.
+    let points =
+        (curves.iter().flat_map(|c| &c.points)).filter(|p| p.compute_slowdown_median.is_some());
     let compute: Vec<f64> = points
         .clone()
         .filter_map(|p| p.compute_slowdown_median)
@@ -145,7 +147,8 @@ mod tests {
         let m = measured(&fit).unwrap();
         assert_eq!(
             (m.load.as_str(), m.sizes, m.comm),
-            ("compute cache", 3, 1.1)
+            // The size without a compute slowdown counts in neither median.
+            ("compute cache", 2, 1.0)
         );
         assert!((m.sigma - 0.3).abs() < 1e-12, "{m:?}");
         // The GPU's own GEMMs stand before any host load.

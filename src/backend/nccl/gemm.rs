@@ -138,10 +138,16 @@ impl GemmLoad {
         choose_batch(target_us, |n| self.alone_us(gpu, n))
     }
 
-    /// Forks the GEMM stream from `gpu`'s stream and enqueues `batch` there, between the
-    /// events of timed iteration `i` where given.
-    pub fn fork(&self, gpu: &Gpu, batch: Batch, i: Option<usize>) -> Result<()> {
-        self.fork.record(&gpu.stream).map_err(record_error)?;
+    /// The fork point on `gpu`'s stream: recorded before the call is launched, so that the
+    /// batch [`GemmLoad::beside`] enqueues after the call starts with it.
+    pub fn mark(&self, gpu: &Gpu) -> Result<()> {
+        self.fork.record(&gpu.stream).map_err(record_error)
+    }
+
+    /// Enqueues `batch` on the GEMM stream from the last [`GemmLoad::mark`], between the
+    /// events of timed iteration `i` where given. Called after the call is launched: the
+    /// call's own time never holds the host's launches of the GEMMs.
+    pub fn beside(&self, batch: Batch, i: Option<usize>) -> Result<()> {
         (self.stream.wait(&self.fork)).map_err(|e| driver_error("cuStreamWaitEvent", e))?;
         if let Some(e) = i.and_then(|i| self.starts.get(i)) {
             e.record(&self.stream).map_err(record_error)?;
@@ -151,13 +157,6 @@ impl GemmLoad {
             e.record(&self.stream).map_err(record_error)?;
         }
         Ok(())
-    }
-
-    /// Enqueues `batches` batches on the GEMM stream after a fork (a back-to-back loop's).
-    pub fn fork_loop(&self, gpu: &Gpu, batch: Batch, batches: usize) -> Result<()> {
-        self.fork.record(&gpu.stream).map_err(record_error)?;
-        (self.stream.wait(&self.fork)).map_err(|e| driver_error("cuStreamWaitEvent", e))?;
-        self.enqueue(batch, batches)
     }
 
     /// Makes `gpu`'s stream wait for the GEMM stream's work so far.

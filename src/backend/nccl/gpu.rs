@@ -39,7 +39,9 @@ impl Gpu {
             .map_err(|e| Error::Rank(format!("GPU {ordinal}: {e}")))?
             .map_err(|e| driver_error("cuCtxCreate (primary context)", e))?;
         // Buffers live on one stream: no cross-stream tracking events inside timed loops.
-        // SAFETY: every buffer and call of this rank uses `stream` only.
+        // SAFETY: every buffer and call of this rank uses `stream` only, but for the GEMM
+        // load's matrices (backend::nccl::gemm), read on a second stream only after their fill
+        // was synchronised, and that stream is joined back to `stream` after every batch.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx
             .new_stream()

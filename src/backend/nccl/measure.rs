@@ -160,14 +160,22 @@ pub fn measure(
         launcher.go(k)?;
     }
     let iters = p.iters.min(bufs.starts.len());
+    if p.split.is_some() {
+        // Groups at once start their timed calls together: every rank meets after its
+        // warm-up is done (ranks outside the point meet here too, `sweep::nccl::rank`).
+        record(&bufs.done, gpu)?;
+        wait_events(&[&bufs.done], m.comm, stall, Poll::Sleeping)?;
+        barrier()?;
+    }
     for i in 0..iters {
         record(&bufs.starts[i], gpu)?;
-        if let Some((load, batch)) = gemms {
-            load.fork(gpu, batch, Some(i))?;
+        if let Some((load, _)) = gemms {
+            load.mark(gpu)?;
         }
         launcher.go(p.warmup + i)?;
         record(&bufs.ends[i], gpu)?;
-        if let Some((load, _)) = gemms {
+        if let Some((load, batch)) = gemms {
+            load.beside(batch, Some(i))?;
             load.join(gpu)?;
         }
     }
@@ -264,11 +272,14 @@ fn time_loop(
         }
         None => {
             for k in first..first + iters {
-                if let Some((load, batch)) = gemms {
-                    // Each call's batch starts with it; the calls do not wait for the batches.
-                    load.fork(gpu, batch, None)?;
+                if let Some((load, _)) = gemms {
+                    load.mark(gpu)?;
                 }
                 launcher.go(k)?;
+                if let Some((load, batch)) = gemms {
+                    // Each call's batch starts with it; the calls do not wait for the batches.
+                    load.beside(batch, None)?;
+                }
                 if timing.blocking {
                     // nccl-tests -z 1: the host waits for each iteration before the next.
                     wait()?;

@@ -17,6 +17,7 @@ use super::setup::{check_comm_setups, join, run_meta, share_id};
 use super::splits::SplitComms;
 use crate::backend::nccl::comm::Communicator;
 use crate::backend::nccl::config::comm_config;
+use crate::backend::nccl::cublas::Cublas;
 use crate::backend::nccl::gemm::GemmLoad;
 use crate::backend::nccl::gpu::Gpu;
 use crate::backend::nccl::loader::{Nccl, Version};
@@ -70,6 +71,12 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     let (opts, plan, stages) = check_plan(req, ctx.world)?;
     check_library(&nccl, &stages)?;
     let version = check_comm_setups(&nccl, &req.comm.setups())?;
+    if plan.points.iter().any(|p| p.compute.is_some()) {
+        // Before any point: a rank without cuBLAS fails now, not at its first GEMM point.
+        let blas = Cublas::load().map_err(|e| Error::Usage(format!("--with-compute gemm: {e}")))?;
+        blas.version()
+            .map_err(|e| Error::Usage(format!("--with-compute gemm: {e}")))?;
+    }
     // The first combination's variables are set while this process has one thread, before the
     // CUDA context (and the driver's threads) exist; `stages` changes them only between
     // combinations, with no communicator alive and no thread of ours running.
@@ -320,6 +327,10 @@ impl Walk<'_> {
         let mut barrier = || store.barrier("nccl-loop");
         if comm.is_none() {
             barrier()?;
+            if p.split.is_some() {
+                // The members of a split point meet once more, before their timed calls.
+                barrier()?;
+            }
         }
         if let Some(comm) = comm {
             let m = Member {

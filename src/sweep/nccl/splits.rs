@@ -2,8 +2,9 @@
 //! split is a communicator split from the stage's world communicator by `ncclCommSplit`, with
 //! the group's index as the colour and the world rank as the key (so a rank's place in its group
 //! is its place in the group's rank order), made once per stage for every split its points use.
-//! A group's points alone run on its members while the other ranks wait at the point's barrier;
-//! the groups at once all run on their own communicators after that barrier.
+//! A group's points alone run on its members while the other ranks wait at the point's
+//! barriers; the groups at once meet every rank after their warm-up and start their timed
+//! calls together (`backend::nccl::measure`), then meet again before nccl-tests' loop.
 
 use std::os::raw::c_int;
 use std::sync::Arc;
