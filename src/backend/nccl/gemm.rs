@@ -178,6 +178,17 @@ impl GemmLoad {
         self.timed_alone(batch, ALONE_BATCHES)
     }
 
+    /// The GEMM rate (flop/s) beside the calls (the median batch of the timed iterations,
+    /// `during_us`) and alone (the median of batches run after the point).
+    pub fn rates(&self, batch: Batch, mut during_us: Vec<f64>) -> Result<(f64, f64)> {
+        let alone_us = self.batch_alone_us(batch)?;
+        let during_us = crate::stats::median_of(&mut during_us);
+        Ok((
+            batch.flops() / during_us * 1e6,
+            batch.flops() / alone_us * 1e6,
+        ))
+    }
+
     fn alone_us(&mut self, gpu: &Gpu, n: usize) -> Result<f64> {
         if let Some(&(_, us)) = self.calibrated.iter().find(|(m, _)| *m == n) {
             return Ok(us);

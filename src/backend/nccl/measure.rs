@@ -219,7 +219,7 @@ pub fn measure(
     drop(looped);
     let wrong = check(bufs, (p, counts.as_ref()), &pl, &launcher, stall)?;
     let compute = match (gemms, gemms_during) {
-        (Some((load, batch)), Some(during)) => Some(gemm_rates(load, batch, during)?),
+        (Some((load, batch)), Some(during)) => Some(load.rates(batch, during)?),
         _ => None,
     };
     Ok(Measured {
@@ -230,17 +230,6 @@ pub fn measure(
         ran,
         compute,
     })
-}
-
-/// The GEMM rate (flop/s) beside the calls (the median batch of the timed iterations) and
-/// alone (the median of batches run after the point).
-fn gemm_rates(load: &GemmLoad, batch: Batch, mut during_us: Vec<f64>) -> Result<(f64, f64)> {
-    let alone_us = load.batch_alone_us(batch)?;
-    let during_us = crate::stats::median_of(&mut during_us);
-    Ok((
-        batch.flops() / during_us * 1e6,
-        batch.flops() / alone_us * 1e6,
-    ))
 }
 
 /// nccl-tests' timing (`common.cu`, its default): after a barrier of every rank, `iters` calls
