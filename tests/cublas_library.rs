@@ -18,15 +18,12 @@ use common::skip::can_use;
 /// The pip-installed library and its site folder, or `None` after saying SKIPPED.
 fn pip_cublas() -> Option<(PathBuf, PathBuf)> {
     let sites = search::python_site_dirs();
-    let found = (sites.iter())
-        .map(|s| (s.join(cublas::PIP_CUBLAS_LIB), s.clone()))
-        .find(|(lib, _)| lib.is_file());
-    let missing = found.is_none().then(|| {
-        format!(
-            "no {} under the python3 site folders {sites:?}",
-            cublas::PIP_CUBLAS_LIB
-        )
-    });
+    let found = search::pip_files(&sites, cublas::PIP_CUBLAS_LIB)
+        .into_iter()
+        .next()
+        .and_then(|lib| Some((lib.clone(), lib.ancestors().nth(4)?.to_path_buf())));
+    let missing =
+        (found.is_none()).then(|| search::describe_sites_for(&sites, cublas::PIP_CUBLAS_LIB));
     can_use("libcublas", missing).then_some(found).flatten()
 }
 

@@ -17,8 +17,7 @@ use cudarc::driver::CudaStream;
 use libloading::Library;
 
 use super::error::LoadError;
-use super::loader::{open, override_path, symbol};
-use super::search;
+use super::loader::{open, open_by_name_or_pip, override_path, symbol};
 
 /// The environment variable that points collbench at a specific libcublas.
 pub const CUBLAS_LIB_ENV: &str = "COLLBENCH_CUBLAS_LIB";
@@ -120,7 +119,7 @@ impl Cublas {
     pub fn load_from(path: Option<PathBuf>) -> Result<Arc<Cublas>, LoadError> {
         let (lib, path) = match path {
             Some(path) => open(CUBLAS_LIB_ENV, Some(path), CUBLAS_NAMES, CUBLAS_FIX)?,
-            None => open_default()?,
+            None => open_by_name_or_pip(CUBLAS_LIB_ENV, CUBLAS_NAMES, CUBLAS_FIX, PIP_CUBLAS_LIB)?,
         };
         let get = |name| (&lib, path.as_path(), name);
         Ok(Arc::new(Cublas {
@@ -175,31 +174,6 @@ impl Cublas {
             }),
         }
     }
-}
-
-/// The default search: the dynamic linker's by name, then the pip-installed cuBLAS of the
-/// `python3` on PATH.
-fn open_default() -> Result<(Library, PathBuf), LoadError> {
-    let by_name = match open(CUBLAS_LIB_ENV, None, CUBLAS_NAMES, CUBLAS_FIX) {
-        Ok(found) => return Ok(found),
-        Err(e) => e,
-    };
-    let sites = search::python_site_dirs();
-    for path in sites.iter().map(|s| s.join(PIP_CUBLAS_LIB)) {
-        if path.is_file() {
-            if let Ok(found) = open(CUBLAS_LIB_ENV, Some(path), CUBLAS_NAMES, CUBLAS_FIX) {
-                return Ok(found);
-            }
-        }
-    }
-    Err(match by_name {
-        LoadError::NotFound { tried, reason, fix } => LoadError::NotFound {
-            tried,
-            reason: format!("{reason}; no {PIP_CUBLAS_LIB} under the python3 site folders"),
-            fix,
-        },
-        other => other,
-    })
 }
 
 fn sym<T: Copy>((lib, path, name): (&Library, &Path, &'static str)) -> Result<T, LoadError> {

@@ -38,6 +38,15 @@ pub const ALONE_BATCHES: usize = 5;
 /// Bytes of one BF16 element.
 const BF16_BYTES: usize = 2;
 
+/// cuBLAS for the load, its version read (no GPU needed): loaded once per rank before any
+/// point, so that a rank without it fails at once with one line (a usage error, exit 2).
+pub fn load_cublas() -> Result<Arc<Cublas>> {
+    let usage = |e: String| Error::Usage(format!("--with-compute gemm: {e}"));
+    let blas = Cublas::load().map_err(|e| usage(e.to_string()))?;
+    blas.version().map_err(|e| usage(e.to_string()))?;
+    Ok(blas)
+}
+
 /// The load beside one point's calls: the rank's [`GemmLoad`] and how long one iteration of
 /// the call took alone (its median, from the point measured just before).
 pub struct Beside<'a> {
@@ -93,11 +102,10 @@ pub struct GemmLoad {
 }
 
 impl GemmLoad {
-    /// Loads cuBLAS, makes the second stream and the matrices (random BF16 values in [-1, 1):
+    /// With cuBLAS ([`load_cublas`]), makes the second stream and the matrices (random BF16 values in [-1, 1):
     /// zeros would let the GPU draw less power than a real GEMM), and events for `iters`
     /// timed iterations.
-    pub fn new(gpu: &Gpu, iters: usize) -> Result<GemmLoad> {
-        let blas = Cublas::load().map_err(|e| Error::Usage(format!("--with-compute gemm: {e}")))?;
+    pub fn new(gpu: &Gpu, blas: Arc<Cublas>, iters: usize) -> Result<GemmLoad> {
         let stream = (gpu.ctx.new_stream()).map_err(|e| driver_error("cuStreamCreate", e))?;
         gpu.ctx
             .bind_to_thread()
@@ -174,7 +182,7 @@ impl GemmLoad {
     }
 
     /// The median time of `batch` alone over [`ALONE_BATCHES`] batches, in microseconds.
-    pub fn batch_alone_us(&self, batch: Batch) -> Result<f64> {
+    fn batch_alone_us(&self, batch: Batch) -> Result<f64> {
         self.timed_alone(batch, ALONE_BATCHES)
     }
 

@@ -297,20 +297,32 @@ impl Nccl {
 /// The default search: the dynamic linker's (LD_LIBRARY_PATH, ld.so.cache) by name, then the
 /// pip-installed NCCL of the `python3` on PATH.
 fn open_default() -> Result<(Library, PathBuf), LoadError> {
-    let by_name = match open(NCCL_LIB_ENV, None, NCCL_NAMES, NCCL_FIX) {
+    open_by_name_or_pip(NCCL_LIB_ENV, NCCL_NAMES, NCCL_FIX, search::PIP_NCCL_LIB)
+}
+
+/// A vendor library by the dynamic linker's search of `names`, else the wheel file at
+/// `pip_rel` under the site folders of the `python3` on PATH (where PyTorch users have it);
+/// the failure says both what was tried and where.
+pub fn open_by_name_or_pip(
+    var: &'static str,
+    names: &[&str],
+    fix: &'static str,
+    pip_rel: &str,
+) -> Result<(Library, PathBuf), LoadError> {
+    let by_name = match open(var, None, names, fix) {
         Ok(found) => return Ok(found),
         Err(e) => e,
     };
     let sites = search::python_site_dirs();
-    for path in search::pip_libraries(&sites) {
-        if let Ok(found) = open(NCCL_LIB_ENV, Some(path), NCCL_NAMES, NCCL_FIX) {
+    for path in search::pip_files(&sites, pip_rel) {
+        if let Ok(found) = open(var, Some(path), names, fix) {
             return Ok(found);
         }
     }
     Err(match by_name {
         LoadError::NotFound { tried, reason, fix } => LoadError::NotFound {
             tried,
-            reason: format!("{reason}; {}", search::describe_sites(&sites)),
+            reason: format!("{reason}; {}", search::describe_sites_for(&sites, pip_rel)),
             fix,
         },
         other => other,

@@ -160,7 +160,7 @@ pub fn measure(
         launcher.go(k)?;
     }
     let iters = p.iters.min(bufs.starts.len());
-    if p.split.is_some() {
+    if barriers_of(p) > 1 {
         // Groups at once start their timed calls together: every rank meets after its
         // warm-up is done (ranks outside the point meet here too, `sweep::nccl::rank`).
         record(&bufs.done, gpu)?;
@@ -230,6 +230,13 @@ pub fn measure(
         ran,
         compute,
     })
+}
+
+/// How often every rank meets at the store's barrier during point `p` (members inside
+/// [`measure`], the others in its stead): before nccl-tests' loop, and for a split's groups also
+/// before their timed calls.
+pub fn barriers_of(p: &Point) -> usize {
+    1 + usize::from(p.split.is_some())
 }
 
 /// nccl-tests' timing (`common.cu`, its default): after a barrier of every rank, `iters` calls

@@ -96,14 +96,25 @@ fn existing(sites: &[PathBuf], rel: &str) -> Vec<PathBuf> {
         .collect()
 }
 
+/// The files at `rel` (a wheel's library, such as [`PIP_NCCL_LIB`]) under `sites` that exist,
+/// in the order of `sites`.
+pub fn pip_files(sites: &[PathBuf], rel: &str) -> Vec<PathBuf> {
+    existing(sites, rel)
+}
+
 /// What a failed search says it looked at: the site folders asked of python3, or that there
 /// was none to ask.
 pub fn describe_sites(sites: &[PathBuf]) -> String {
+    describe_sites_for(sites, PIP_NCCL_LIB)
+}
+
+/// [`describe_sites`] for the wheel file at `rel`.
+pub fn describe_sites_for(sites: &[PathBuf], rel: &str) -> String {
     if sites.is_empty() {
         return format!("no {PYTHON} on PATH answered with its site-packages");
     }
     let shown: Vec<String> = sites.iter().map(|s| s.display().to_string()).collect();
-    format!("no {PIP_NCCL_LIB} under {}", shown.join(", "))
+    format!("no {rel} under {}", shown.join(", "))
 }
 
 /// The site folder a pip-installed library path lies under (`<site>/nvidia/nccl/lib/x`).

@@ -67,8 +67,9 @@ impl SweepOptions {
         Ok(())
     }
 
-    /// `--split` runs where one launcher starts every group (host ranks on this host, or an
-    /// MPI world), `--with-compute` on host ranks on this host; one of them at a time.
+    /// `--split` runs where one launcher starts every group (host ranks on this host, an MPI
+    /// world, NCCL ranks), `--with-compute` where its load runs (the host's kernels beside host
+    /// ranks on this host, the GEMM beside NCCL ranks); one of them at a time.
     fn validate_beside(&self, backend: BackendKind) -> Result<()> {
         if let Some(c) = &self.concurrent {
             return self.validate_concurrent(backend, c);
@@ -76,43 +77,38 @@ impl SweepOptions {
         if let Some(kind) = self.with_compute {
             validate_load(backend, kind)?;
         }
+        let one_host = "the host backend in a launch of one host (collbench sweep --ranks N)";
         let local = backend == BackendKind::Host && self.shapes.is_empty() && self.pairs.is_empty();
-        let runs = match (self.split, self.with_compute) {
-            (Some(_), _) => {
-                local
-                    || backend == BackendKind::Mpi
-                    || (backend == BackendKind::Nccl && self.pairs.is_empty())
-            }
-            (None, Some(ComputeKind::Gemm)) => self.pairs.is_empty(),
-            (None, _) => local,
-        };
-        let flag = match (self.split, self.with_compute) {
+        let nccl = backend == BackendKind::Nccl && self.pairs.is_empty();
+        let (flag, runs, backends, unset) = match (self.split, self.with_compute) {
+            (None, None) => return Ok(()),
             (Some(rule), Some(kind)) => {
                 return Err(Error::usage(format!(
                     "--with-compute {kind} and --split {rule} are measured one at a time; drop one"
                 )))
             }
-            (Some(rule), None) => format!("--split {rule}"),
-            (None, Some(kind)) => format!("--with-compute {kind}"),
-            (None, None) => return Ok(()),
+            (Some(rule), None) => (
+                format!("--split {rule}"),
+                local || nccl || backend == BackendKind::Mpi,
+                format!("{one_host}, the mpi backend and the nccl backend without --pairs"),
+                "unset it (or NCCL_TESTS_SPLIT)",
+            ),
+            (None, Some(ComputeKind::Gemm)) => (
+                "--with-compute gemm".into(),
+                nccl,
+                "the nccl backend without --pairs".into(),
+                "drop one",
+            ),
+            (None, Some(kind)) => (
+                format!("--with-compute {kind}"),
+                local,
+                one_host.into(),
+                "drop it",
+            ),
         };
         if runs {
             return Ok(());
         }
-        let (backends, unset) = match self.split {
-            Some(_) => (
-                "the host backend in a launch of one host (collbench sweep --ranks N), \
-                 the mpi backend and the nccl backend without --pairs",
-                "unset it (or NCCL_TESTS_SPLIT)",
-            ),
-            None if self.with_compute == Some(ComputeKind::Gemm) => {
-                ("the nccl backend without --pairs", "drop one")
-            }
-            None => (
-                "the host backend in a launch of one host (collbench sweep --ranks N)",
-                "drop it",
-            ),
-        };
         Err(Error::usage(format!(
             "{flag} runs on {backends} so far; {unset} for this run"
         )))

@@ -18,10 +18,12 @@ use super::splits::SplitComms;
 use crate::backend::nccl::comm::Communicator;
 use crate::backend::nccl::config::comm_config;
 use crate::backend::nccl::cublas::Cublas;
-use crate::backend::nccl::gemm::GemmLoad;
+use crate::backend::nccl::gemm::{load_cublas, GemmLoad};
 use crate::backend::nccl::gpu::Gpu;
 use crate::backend::nccl::loader::{Nccl, Version};
-use crate::backend::nccl::measure::{measure, Beside, DeviceBuffers, LaunchMode, Member, Timing};
+use crate::backend::nccl::measure::{
+    barriers_of, measure, Beside, DeviceBuffers, LaunchMode, Member, Timing,
+};
 use crate::backend::nccl::placement::buffer_sizes;
 use crate::backend::nccl::point_telemetry;
 use crate::backend::nccl::sys::ncclConfig_t;
@@ -50,7 +52,9 @@ struct Walk<'a> {
     config: ncclConfig_t,
     /// The soak cycle under way (0 outside soaks).
     cycle: u64,
-    /// `--with-compute gemm`'s load, made at its first point.
+    /// cuBLAS where the plan has `--with-compute gemm` points, and their load, made at the
+    /// rank's first such point.
+    blas: Option<Arc<Cublas>>,
     gemm: Option<GemmLoad>,
     /// The median time of one call of the last point measured without a load on this rank:
     /// the point with the load that follows sizes its GEMMs by it.
@@ -71,12 +75,11 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
     let (opts, plan, stages) = check_plan(req, ctx.world)?;
     check_library(&nccl, &stages)?;
     let version = check_comm_setups(&nccl, &req.comm.setups())?;
-    if plan.points.iter().any(|p| p.compute.is_some()) {
-        // Before any point: a rank without cuBLAS fails now, not at its first GEMM point.
-        let blas = Cublas::load().map_err(|e| Error::Usage(format!("--with-compute gemm: {e}")))?;
-        blas.version()
-            .map_err(|e| Error::Usage(format!("--with-compute gemm: {e}")))?;
-    }
+    // Before any point: a rank without cuBLAS fails now, not at its first GEMM point.
+    let blas = match plan.points.iter().any(|p| p.compute.is_some()) {
+        true => Some(load_cublas()?),
+        false => None,
+    };
     // The first combination's variables are set while this process has one thread, before the
     // CUDA context (and the driver's threads) exist; `stages` changes them only between
     // combinations, with no communicator alive and no thread of ours running.
@@ -98,6 +101,7 @@ pub fn run_rank(req: &SweepRequest, mut ctx: RankContext) -> Result<Option<Outco
         version,
         config: comm_config(version, &Default::default()),
         cycle: 0,
+        blas,
         gemm: None,
         alone_us: None,
         max_iters,
@@ -326,9 +330,7 @@ impl Walk<'_> {
         let store = &mut self.ctx.store;
         let mut barrier = || store.barrier("nccl-loop");
         if comm.is_none() {
-            barrier()?;
-            if p.split.is_some() {
-                // The members of a split point meet once more, before their timed calls.
+            for _ in 0..barriers_of(p) {
                 barrier()?;
             }
         }
@@ -341,8 +343,8 @@ impl Walk<'_> {
             if let Some(t) = &mut self.telemetry {
                 t.begin_point();
             }
-            if p.compute.is_some() && self.gemm.is_none() {
-                self.gemm = Some(GemmLoad::new(&self.gpu, self.max_iters)?);
+            if let (Some(_), None, Some(blas)) = (p.compute, &self.gemm, &self.blas) {
+                self.gemm = Some(GemmLoad::new(&self.gpu, blas.clone(), self.max_iters)?);
             }
             let beside = match (p.compute, self.gemm.as_mut()) {
                 (Some(_), Some(load)) => Some(Beside {

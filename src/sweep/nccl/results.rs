@@ -61,10 +61,7 @@ impl PointWriter {
         mut key: PointKey,
         stage: &Stage,
     ) -> Result<Summarized> {
-        let theirs: Vec<Vec<u8>> = (members.iter())
-            .filter_map(|&r| all.get(r).cloned())
-            .collect();
-        let parts = members_samples(&theirs);
+        let parts = members_samples(members.iter().filter_map(|&r| all.get(r)));
         if parts.times.len() != members.len() {
             return Err(Error::Rank(format!(
                 "a member of {} sent no samples (its communicator is missing)",
@@ -101,7 +98,7 @@ pub fn encode_part(m: &Measured) -> Vec<u64> {
 
 /// Every member's part, in rank order: per-iteration times, wrong counts, estimates, loop
 /// times and compute slowdowns (the load's rate alone over its rate beside the calls).
-pub fn members_samples(all: &[Vec<u8>]) -> MembersParts {
+pub fn members_samples<'a>(all: impl IntoIterator<Item = &'a Vec<u8>>) -> MembersParts {
     let words = |b: &Vec<u8>| -> Vec<u64> {
         b.chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
@@ -109,7 +106,7 @@ pub fn members_samples(all: &[Vec<u8>]) -> MembersParts {
     };
     let mut out = MembersParts::default();
     for w in all
-        .iter()
+        .into_iter()
         .map(words)
         .filter(|w| w.len() >= HEAD_WORDS && w[0] == 1)
     {
