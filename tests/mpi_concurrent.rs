@@ -13,26 +13,10 @@ mod common;
 
 use std::time::Duration;
 
-use collbench::model::record::PointRecord;
-use common::split::{check_at_once, global_ranks};
+use common::split::{check_point_set, global_ranks};
 use common::{summary, tempdir};
 
 const LIMIT: Duration = Duration::from_secs(240);
-
-/// The rows of one point set: `expected` (op, group) each alone, then the same at once under
-/// `label`.
-fn check_point_set(rows: &[PointRecord], expected: &[(&str, &str)], label: &str) {
-    let n = expected.len();
-    assert_eq!(rows.len(), 2 * n, "{rows:?}");
-    for (r, (op, group)) in rows.iter().zip(expected.iter().cycle()) {
-        assert_eq!(
-            (r.key.op.name(), r.key.group.as_deref()),
-            (*op, Some(*group))
-        );
-        assert_eq!((r.key.backend.as_str(), r.key.world), ("mpi", 2), "{r:?}");
-    }
-    check_at_once(&rows[..n], &rows[n..], label);
-}
 
 #[test]
 fn allreduce_in_pairs_beside_allgather_across_them_exact_both_placements() {
@@ -56,7 +40,7 @@ fn allreduce_in_pairs_beside_allgather_across_them_exact_both_placements() {
         ("allgather", "1 3"),
     ];
     for rows in points.chunks(8) {
-        check_point_set(rows, &expected, "allreduce@/2 + allgather@%2 of 4");
+        check_point_set("mpi", rows, &expected, "allreduce@/2 + allgather@%2 of 4");
         let first = &rows[0].key;
         assert!(rows.iter().all(|r| r.key.dtype == first.dtype
             && r.key.in_place == first.in_place
@@ -99,7 +83,7 @@ fn rooted_calls_at_once_take_one_root_inside_every_group_in_every_cycle() {
     assert_eq!(points.len(), 16, "{points:?}");
     // Each soak cycle measures the set again, every row of it in its cycle.
     for (cycle, rows) in points.chunks(8).enumerate() {
-        check_point_set(rows, &expected, "broadcast@%2 + reduce@/2 of 4");
+        check_point_set("mpi", rows, &expected, "broadcast@%2 + reduce@/2 of 4");
         assert!(rows.iter().all(|p| p.cycle == cycle as u64), "{rows:?}");
     }
     assert!(points.iter().all(|p| p.key.root == Some(1)), "{points:?}");
@@ -128,7 +112,7 @@ fn entries_of_one_rule_run_at_once_each_on_its_own_communicator() {
         ("reducescatter", "1 3"),
     ];
     let label = "allreduce@/2 + allgather@/2 + reducescatter@%2 of 4";
-    check_point_set(&summary(&out), &expected, label);
+    check_point_set("mpi", &summary(&out), &expected, label);
 }
 
 #[test]

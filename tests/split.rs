@@ -105,29 +105,3 @@ fn bad_rules_and_unequal_groups_are_one_line_each() {
         r.stderr
     );
 }
-
-#[test]
-fn concurrent_calls_are_refused_on_the_host_and_bad_entries_named() {
-    let base = [
-        "sweep",
-        "--no-progress",
-        "--ranks",
-        "2",
-        "-b",
-        "1K",
-        "-e",
-        "1K",
-    ];
-    for (spec, says) in [
-        (
-            "allreduce@/2,allgather@%2",
-            "--concurrent runs on the mpi backend",
-        ),
-        ("allreduce@/2", "has 1 entries"),
-        ("allreduce@/2,allgather", "has no '@'"),
-    ] {
-        let r = common::run(&[&base[..], &["--concurrent", spec]].concat(), LIMIT);
-        assert_eq!((r.code(), r.stderr_lines().len()), (2, 1), "{spec}: {r:?}");
-        assert!(r.stderr.contains(says), "{spec}: {}", r.stderr);
-    }
-}

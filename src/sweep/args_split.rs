@@ -34,7 +34,8 @@ pub struct SplitFlags {
     #[arg(long, value_name = "KIND", value_parser = one_of::<ComputeKind>())]
     pub with_compute: Option<ComputeKind>,
     /// Run different collectives on different groups of each world at the same time, each
-    /// group's call also measured alone (mpi backend): OP@RULE entries, comma separated, RULE as
+    /// group's call also measured alone (mpi backend, and host backend on one host: each rank's
+    /// calls at once in a process of their own): OP@RULE entries, comma separated, RULE as
     /// --split's, such as allreduce@/4,reducescatter@%4 (an AllReduce in every 4 neighbouring
     /// ranks beside a ReduceScatter over one rank of every 4); the ops are the entries', --op is
     /// not used.

@@ -12,7 +12,8 @@ use crate::error::{Error, Result};
 use crate::model::plan::Point;
 use crate::model::topology::{Topology, WorldShape};
 use crate::sweep::cluster::Cluster;
-use crate::sweep::rank::{measure, RankBuffers, Roles};
+use crate::sweep::rank::{measure, RankBuffers};
+use crate::sweep::roles::Roles;
 
 /// The ranks of `point`'s group, in group order.
 pub fn members_of(topo: &Topology, point: &Point) -> Vec<usize> {

@@ -20,6 +20,7 @@ pub mod nccl_flags;
 pub mod nccl_tables;
 pub mod rank;
 pub mod request;
+pub mod roles;
 pub mod run;
 pub mod summarize;
 pub mod watchdog;

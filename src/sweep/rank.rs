@@ -21,6 +21,7 @@ use crate::check::{count_wrong_with, fill_input};
 use crate::collective::uneven::RankCounts;
 use crate::error::{Error, Result};
 use crate::model::plan::{ComputeKind, Point, SweepOptions, TransportKind};
+use crate::sweep::roles::{Lanes, Roles};
 
 /// Where a rank process finds its segment and who it is.
 #[derive(Clone, Copy, Debug)]
@@ -59,11 +60,21 @@ pub fn rank_main(args: RankArgs, opts: &SweepOptions) -> Result<u8> {
 
 fn run_rank(args: RankArgs, opts: &SweepOptions, shared: &Rc<Shared>) -> Result<()> {
     let cpus = affinity::allowed_cpus();
+    let lanes = Lanes::of(&opts.plan(), opts.ranks);
+    if lanes.processes() != args.layout.nranks {
+        return Err(Error::Rank(format!(
+            "rank process {}: the launch has {} processes where the plan needs {}",
+            args.rank,
+            args.layout.nranks,
+            lanes.processes()
+        )));
+    }
+    // A lane is bound as one more rank would be (see `roles`).
     if let Some(cpu) = affinity::cpu_for_rank(opts.bind, args.rank, &cpus) {
         if let Err(e) = affinity::bind_to(cpu) {
             crate::say!(
-                "collbench: rank {} runs unbound: pinning to CPU {cpu} failed: {e}",
-                args.rank
+                "collbench: {} runs unbound: pinning to CPU {cpu} failed: {e}",
+                lanes.name(args.rank)
             );
         }
     }
@@ -72,11 +83,11 @@ fn run_rank(args: RankArgs, opts: &SweepOptions, shared: &Rc<Shared>) -> Result<
         TransportKind::Shm => {
             let policy = WaitPolicy::for_load(args.layout.nranks, cores);
             let mut t = ShmTransport::new(shared.clone(), args.rank, policy);
-            sweep_points(&mut t, shared, opts)
+            sweep_points(&mut t, shared, (opts, lanes))
         }
         TransportKind::Tcp => {
             let mut t = tcp_mesh(shared, args.rank)?;
-            sweep_points(&mut t, shared, opts)
+            sweep_points(&mut t, shared, (opts, lanes))
         }
     }
 }
@@ -120,7 +131,11 @@ fn tcp_mesh(shared: &Shared, rank: usize) -> Result<TcpTransport> {
 
 /// Every point of the plan, in order, in every cycle of a soak: meet all ranks, measure if in
 /// the point's group, meet again, and (rank 0) tell the launcher the samples are ready.
-fn sweep_points<T: Transport>(t: &mut T, ctl: &Shared, opts: &SweepOptions) -> Result<()> {
+fn sweep_points<T: Transport>(
+    t: &mut T,
+    ctl: &Shared,
+    (opts, lanes): (&SweepOptions, Lanes),
+) -> Result<()> {
     let rank = t.rank();
     let all = Group::first(t.nranks(), rank)
         .ok_or_else(|| Error::usage(format!("rank {rank} outside the launch")))?;
@@ -149,11 +164,11 @@ fn sweep_points<T: Transport>(t: &mut T, ctl: &Shared, opts: &SweepOptions) -> R
             if starts && ctl.points_consumed().load(Ordering::SeqCst) == SOAK_OVER {
                 return Ok(());
             }
-            if let Some(roles) = roles(point, rank) {
+            if let Some((roles, call)) = lanes.part(point, rank) {
                 let progress = || {
                     ctl.progress(rank).fetch_add(1, Ordering::Relaxed);
                 };
-                let m = measure(t, &roles, point, &mut bufs, &progress)?;
+                let m = measure(t, &roles, call, &mut bufs, &progress)?;
                 publish(ctl, rank, &m);
             }
             barrier(t, &all)?;
@@ -166,43 +181,6 @@ fn sweep_points<T: Transport>(t: &mut T, ctl: &Shared, opts: &SweepOptions) -> R
         }
     }
     Ok(())
-}
-
-/// The groups of global rank `rank` at `point`: those that meet before every timed call and
-/// its call's (one group of the first `world` ranks without a split); `None` where it rests.
-pub(crate) fn roles(point: &Point, rank: usize) -> Option<Roles> {
-    let Some(split) = &point.split else {
-        return Group::first(point.world, rank).map(Roles::one);
-    };
-    let (start, call) = split.roles(rank)?;
-    let group = |members: Vec<usize>| {
-        let me = members.iter().position(|&r| r == rank)?;
-        Some(Group { members, me })
-    };
-    Some(Roles {
-        start: group(start)?,
-        call: group(call)?,
-    })
-}
-
-/// A rank's groups at one point.
-#[derive(Clone, Debug)]
-pub(crate) struct Roles {
-    /// The ranks that leave a barrier together before every timed call: the call's group, or
-    /// every group of a split running at once, so that their calls overlap.
-    pub start: Group,
-    /// The ranks of this rank's call.
-    pub call: Group,
-}
-
-impl Roles {
-    /// One group that meets and calls alone.
-    pub fn one(g: Group) -> Roles {
-        Roles {
-            start: g.clone(),
-            call: g,
-        }
-    }
 }
 
 /// Where rank `rank`'s compute load runs under `--bind core`: the core the rank `rank + n` would

@@ -15,8 +15,10 @@ use crate::model::call::BackendKind;
 use crate::model::plan::{Plan, Point, SweepOptions, TransportKind};
 use crate::model::topology::WorldSpec;
 use crate::report::run_dir::run_dir_or_default;
+use crate::sweep::args::MAX_LOCAL_RANKS;
 use crate::sweep::lead::{Lead, Outcome};
 use crate::sweep::request::SweepRequest;
+use crate::sweep::roles::Lanes;
 use crate::units::format_size;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -83,6 +85,16 @@ pub fn run_sweep(req: &SweepRequest) -> Result<Outcome> {
             plan.notes.first().map_or("no points", |n| n.as_str())
         )));
     }
+    let lanes = Lanes::of(&plan, req.opts.ranks);
+    if lanes.processes() > MAX_LOCAL_RANKS {
+        return Err(Error::usage(format!(
+            "--concurrent runs each of its {} calls at once in a process of every rank: {} \
+             ranks need {} processes, more than {MAX_LOCAL_RANKS}; lower --ranks or the entries",
+            lanes.lanes,
+            lanes.ranks,
+            lanes.processes()
+        )));
+    }
     check_memory(&plan, req.opts.ranks)?;
     let dir = run_dir_or_default(req.out.as_deref(), &req.opts.ops, req.backend.name())?;
     let options = host_options_json(&req.opts);
@@ -137,10 +149,17 @@ pub(crate) const AFTER_SAMPLES: usize = 3;
 /// Bytes the launch needs at its largest: every rank's buffers for its largest point, plus the
 /// per-iteration samples of the point with the most iterations.
 fn memory_need(plan: &Plan, ranks: usize) -> u128 {
+    // A rank's calls at once each have buffers of their own (in its lanes' processes).
+    let at_once = |p: &Point| {
+        p.calls()
+            .into_iter()
+            .map(Point::bytes_per_rank)
+            .sum::<usize>()
+    };
     let buffers: u128 = (0..ranks)
         .map(|r| {
             let member = plan.points.iter().filter(|p| p.runs_on(r));
-            member.map(Point::bytes_per_rank).max().unwrap_or(0) as u128
+            member.map(at_once).max().unwrap_or(0) as u128
         })
         .sum();
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(0);
@@ -156,7 +175,12 @@ fn memory_need(plan: &Plan, ranks: usize) -> u128 {
 
 fn launch_and_measure(req: &SweepRequest, plan: &Plan, lead: &mut Lead) -> Result<()> {
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(1);
-    let layout = Layout::new(req.opts.ranks, max_iters + AFTER_SAMPLES);
+    let lanes = Lanes::of(plan, req.opts.ranks);
+    let layout = Layout::new(lanes.processes(), max_iters + AFTER_SAMPLES);
+    let cores = crate::backend::host::affinity::allowed_cpus().len().max(1);
+    if let Some(note) = lanes.note(cores) {
+        lead.console.note(&note);
+    }
     let shared = Shared::create(layout)?;
     shared
         .token()
@@ -175,14 +199,15 @@ fn launch_and_measure(req: &SweepRequest, plan: &Plan, lead: &mut Lead) -> Resul
         ];
         a.iter().map(|s| s.to_string()).collect()
     };
-    let mut ranks = LocalRanks::spawn(req.opts.ranks, args, &opts_json)?;
-    let pids: Vec<Option<u32>> = (0..req.opts.ranks).map(|r| ranks.pid(r)).collect();
+    let mut ranks = LocalRanks::spawn(lanes.processes(), args, &opts_json)?;
+    let pids: Vec<Option<u32>> = (0..lanes.processes()).map(|r| ranks.pid(r)).collect();
     let mut sup = Supervisor {
         shared: &shared,
         ranks: &mut ranks,
         pids,
         timeout: req.timeout,
         soak: req.opts.soak,
+        lanes,
     };
     let result = sup.measure_all(plan, lead).and_then(|()| sup.wait_exit());
     if result.is_err() {

@@ -15,6 +15,26 @@ pub fn check_size(rows: &[PointRecord], groups: &[&str], split: &str) {
     check_at_once(alone, together, split);
 }
 
+/// The rows of one `--concurrent` point set on `backend` at world 2: `expected` (op, group)
+/// each alone, then the same at once under `label`.
+pub fn check_point_set(
+    backend: &str,
+    rows: &[PointRecord],
+    expected: &[(&str, &str)],
+    label: &str,
+) {
+    let n = expected.len();
+    assert_eq!(rows.len(), 2 * n, "{rows:?}");
+    for (r, (op, group)) in rows.iter().zip(expected.iter().cycle()) {
+        assert_eq!(
+            (r.key.op.name(), r.key.group.as_deref()),
+            (*op, Some(*group))
+        );
+        assert_eq!((r.key.backend.as_str(), r.key.world), (backend, 2), "{r:?}");
+    }
+    check_at_once(&rows[..n], &rows[n..], label);
+}
+
 /// Rows `together[i]` ran at once under `label` and `alone[i]` is the same call (op, group)
 /// alone: exact, each at-once row's slowdown its median over the alone row's, and its
 /// aggregate the busbw of every row at once summed.

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::Point;
+use super::{Plan, Point};
 use crate::model::split::SplitGroups;
 
 /// Where a point runs among a split's groups: one group alone, or all at once.
@@ -53,5 +53,17 @@ impl Point {
     /// alone), whose calls a backend makes alike.
     pub fn in_concurrent(&self) -> bool {
         self.split.as_ref().is_some_and(|s| s.beside.is_some())
+    }
+}
+
+impl Plan {
+    /// The most calls one point makes at once (a `--concurrent`'s entries; 1 otherwise): the
+    /// host backend runs each rank's calls at once in a process of their own, one per lane.
+    pub fn lanes(&self) -> usize {
+        (self.points.iter())
+            .map(|p| p.calls().len())
+            .max()
+            .unwrap_or(1)
+            .max(1)
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::Point;
+use super::{Beside, Point};
 
 /// How many times the plan is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -108,6 +108,12 @@ impl Point {
     pub fn in_cycle(&self, cycle: u64) -> Point {
         let mut p = self.clone();
         p.cycle = cycle;
+        // The calls at once of a `--concurrent` point are in the cycle with it.
+        if let Some(beside) = p.split.as_mut().and_then(|s| s.beside.as_mut()) {
+            let mut each = Beside::clone(beside);
+            each.calls.iter_mut().for_each(|c| c.cycle = cycle);
+            *beside = std::sync::Arc::new(each);
+        }
         p
     }
 }

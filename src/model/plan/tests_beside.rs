@@ -106,7 +106,7 @@ fn the_gemm_load_runs_on_the_nccl_backend_planned_as_the_hosts() {
 }
 
 #[test]
-fn concurrent_calls_follow_every_group_alone_and_run_on_mpi_alone() {
+fn concurrent_calls_follow_every_group_alone_and_run_on_mpi_and_one_host() {
     let mut o = opts();
     (o.algos, o.world_sizes, o.sizes) = (vec![Algo::Auto], vec![4, 3], vec![64, 1024]);
     o.concurrent = Some("allreduce@/2,allgather@%2".parse().unwrap());
@@ -144,10 +144,26 @@ fn concurrent_calls_follow_every_group_alone_and_run_on_mpi_alone() {
     );
     // Every call of a point runs as many iterations: the largest call's.
     assert!(together.calls().iter().all(|c| c.iters == together.iters));
-    for backend in [BackendKind::Host, BackendKind::Nccl] {
-        let e = o.validate_for(backend).unwrap_err().to_string();
-        assert!(e.starts_with("--concurrent runs on the mpi backend"), "{e}");
-    }
+    let host = SweepOptions {
+        algos: vec![Algo::Ring],
+        ..o.clone()
+    };
+    assert!(host.validate_for(BackendKind::Host).is_ok());
+    let e = o.validate_for(BackendKind::Nccl).unwrap_err().to_string();
+    assert!(
+        e.starts_with("--concurrent runs on the mpi backend and the host"),
+        "{e}"
+    );
+    let mut across = o.clone();
+    across.shapes = vec![crate::model::topology::WorldShape {
+        nodes: 2,
+        per_node: 2,
+    }];
+    let e = across
+        .validate_for(BackendKind::Host)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("in a launch of one host"), "{e}");
     o.with_compute = Some(ComputeKind::Cache);
     let e = o.validate_for(BackendKind::Mpi).unwrap_err().to_string();
     assert!(

@@ -114,13 +114,15 @@ impl SweepOptions {
         )))
     }
 
-    /// `--concurrent` runs on the MPI backend, alone of the things beside calls, with one
-    /// root that every rooted entry's groups hold.
+    /// `--concurrent` runs on the MPI backend and the host backend in a launch of one host,
+    /// alone of the things beside calls, with one root that every rooted entry's groups hold.
     fn validate_concurrent(&self, backend: BackendKind, c: &Concurrent) -> Result<()> {
-        if backend != BackendKind::Mpi {
+        let local = backend == BackendKind::Host && self.shapes.is_empty() && self.pairs.is_empty();
+        if !(local || backend == BackendKind::Mpi) {
             return Err(Error::usage(format!(
-                "--concurrent runs on the mpi backend so far (a {backend} rank in two groups \
-                 at once needs a communicator for each); start it with mpirun and --backend mpi"
+                "--concurrent runs on the mpi backend and the host backend in a launch of one \
+                 host so far (a {backend} rank in two groups at once needs a communicator for \
+                 each); run it with `collbench sweep --ranks N` or with mpirun and --backend mpi"
             )));
         }
         if let Some(other) = (self.split.map(|r| format!("--split {r}")))

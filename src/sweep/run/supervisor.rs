@@ -14,6 +14,7 @@ use crate::model::record::PointKey;
 use crate::stats::loop_time_of;
 use crate::sweep::lead::{Lead, PointRow};
 use crate::sweep::rank::SOAK_OVER;
+use crate::sweep::roles::Lanes;
 use crate::sweep::run::AFTER_SAMPLES;
 use crate::sweep::summarize::{place_members, summarize_point};
 use crate::sweep::watchdog::{blame, Watchdog};
@@ -27,6 +28,7 @@ pub(super) struct Supervisor<'a> {
     pub(super) pids: Vec<Option<u32>>,
     pub(super) timeout: Duration,
     pub(super) soak: Soak,
+    pub(super) lanes: Lanes,
 }
 
 impl Supervisor<'_> {
@@ -44,8 +46,15 @@ impl Supervisor<'_> {
                 // Ranks leave after the last point only where they can count the cycles.
                 let last = i + 1 == n && !soak.lead_decides() && !more(cycle + 1);
                 self.wait_published(k + 1, point, last, &mut dog)?;
+                let calls = point.calls();
                 let rows = (point.rows(BackendKind::Host.name()).into_iter())
-                    .map(|(_, members, key)| self.collect(point, &members, key))
+                    .map(|(i, members, key)| {
+                        // Call i of calls at once ran in lane i of its members.
+                        let call = calls.get(i).copied().unwrap_or(point);
+                        let processes: Vec<usize> =
+                            members.iter().map(|&r| self.lanes.process(i, r)).collect();
+                        self.collect(call, (&processes, &members), key)
+                    })
                     .collect::<Result<Vec<_>>>()?;
                 lead.point_rows(rows)?;
                 k += 1;
@@ -106,7 +115,8 @@ impl Supervisor<'_> {
             // of them may be seen dead before the launcher's own handler has run.
             if let RankExit::Signal(sig @ (libc::SIGINT | libc::SIGTERM)) = exit {
                 return Err(Error::Interrupted(format!(
-                    "rank {r} (pid {}) received {} during {during}",
+                    "{} (pid {}) received {} during {during}",
+                    self.lanes.name(r),
                     self.pid_text(r),
                     RankExit::Signal(sig).describe()
                 )));
@@ -115,7 +125,8 @@ impl Supervisor<'_> {
                 return Ok(());
             }
             return Err(Error::Rank(format!(
-                "rank {r} (pid {}) ended with {} during {during}{}; the other ranks were stopped",
+                "{} (pid {}) ended with {} during {during}{}; the other ranks were stopped",
+                self.lanes.name(r),
                 self.pid_text(r),
                 exit.describe(),
                 self.rank_error(r)
@@ -130,9 +141,9 @@ impl Supervisor<'_> {
                 " (a point's warm-up must end within --timeout: raise it, or lower --warmup)"
             };
             return Err(Error::Rank(format!(
-                "rank {} (pid {}) made no progress for {} during {during} ({}); all ranks were \
+                "{} (pid {}) made no progress for {} during {during} ({}); all ranks were \
                  stopped{hint}",
-                stuck.rank,
+                self.lanes.name(stuck.rank),
                 self.pid_text(stuck.rank),
                 humantime::format_duration(self.timeout),
                 stuck.reason
@@ -150,21 +161,26 @@ impl Supervisor<'_> {
     }
 
     /// Reads the samples and wrong counts of `members` (global ranks, in group order) from the
-    /// segment: the record of their call, keyed `key`.
-    fn collect(&self, p: &Point, members: &[usize], key: PointKey) -> Result<PointRow> {
+    /// segment, where their `processes` left them: the record of their call, keyed `key`.
+    fn collect(
+        &self,
+        p: &Point,
+        (processes, members): (&[usize], &[usize]),
+        key: PointKey,
+    ) -> Result<PointRow> {
         let iters = p.iters.min(self.shared.layout.max_iters);
-        let rank_times: Vec<Vec<f64>> = (members.iter())
+        let rank_times: Vec<Vec<f64>> = (processes.iter())
             .map(|&r| {
                 // SAFETY: the ranks wrote `iters` samples and published the point; they do not
                 // touch the area again until we store points_consumed.
                 unsafe { std::slice::from_raw_parts(self.shared.samples_ptr(r), iters) }.to_vec()
             })
             .collect();
-        let wrong: Vec<u64> = (members.iter())
+        let wrong: Vec<u64> = (processes.iter())
             .map(|&r| self.shared.wrong(r).load(Ordering::Relaxed))
             .collect();
         // The loop time is in the slot after the samples (`publish`).
-        let loops: Vec<f64> = (members.iter())
+        let loops: Vec<f64> = (processes.iter())
             .filter(|_| iters < self.shared.layout.max_iters)
             // SAFETY: as above; the area is max_iters long and `iters` is below it.
             .map(|&r| unsafe { self.shared.samples_ptr(r).add(iters).read() })
@@ -172,19 +188,19 @@ impl Supervisor<'_> {
         let mut summarized = summarize_point(key, p, &rank_times, &wrong)?;
         summarized.0.loop_time_us = loop_time_of(&loops, p.timing.rank);
         if p.compute.is_some() {
-            summarized.0.compute_slowdown = self.compute_slowdown(members, iters);
+            summarized.0.compute_slowdown = self.compute_slowdown(processes, iters);
         }
         place_members(&mut summarized, members);
         Ok(summarized)
     }
 
-    /// The median over `members` of their compute load's rate alone over its rate during the
+    /// The median over `processes` of their compute load's rate alone over its rate during the
     /// loop (the two slots after the loop time); `None` where no rank has both.
-    fn compute_slowdown(&self, members: &[usize], iters: usize) -> Option<f64> {
+    fn compute_slowdown(&self, processes: &[usize], iters: usize) -> Option<f64> {
         if iters + AFTER_SAMPLES > self.shared.layout.max_iters {
             return None;
         }
-        let mut ratios: Vec<f64> = (members.iter())
+        let mut ratios: Vec<f64> = (processes.iter())
             // SAFETY: as in `collect`; the slots lie within the area, checked above.
             .map(|&r| unsafe {
                 let at = self.shared.samples_ptr(r).add(iters + 1);
@@ -230,7 +246,8 @@ impl Supervisor<'_> {
             if let Some((r, exit)) = self.ranks.poll_exited() {
                 if exit != RankExit::Code(0) {
                     return Err(Error::Rank(format!(
-                        "rank {r} (pid {}) ended with {} after the last point{}",
+                        "{} (pid {}) ended with {} after the last point{}",
+                        self.lanes.name(r),
                         self.pid_text(r),
                         exit.describe(),
                         self.rank_error(r)
@@ -243,10 +260,10 @@ impl Supervisor<'_> {
                     .ranks
                     .running()
                     .into_iter()
-                    .map(|r| format!("{r} (pid {})", self.pid_text(r)))
+                    .map(|r| format!("{} (pid {})", self.lanes.name(r), self.pid_text(r)))
                     .collect();
                 return Err(Error::Rank(format!(
-                    "rank(s) {} did not exit within {} after the last point; all ranks were stopped",
+                    "{} did not exit within {} after the last point; all ranks were stopped",
                     left.join(", "),
                     humantime::format_duration(self.timeout)
                 )));
