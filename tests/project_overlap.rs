@@ -135,3 +135,75 @@ fn dp_groups_at_once_slow_the_layouts_with_tensor_parallelism() {
     assert_eq!(comm(&slowed, 0), comm(&alone, 0));
     assert!(comm(&slowed, 1) > comm(&alone, 1), "{slowed}\n{alone}");
 }
+
+/// The median of `v`, as `fit` and `project` take it.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+#[test]
+fn tp_allreduces_measured_beside_dp_collectives_run_beside_them_in_the_projection() {
+    let _serial = common::serial();
+    let tmp = tempfile::tempdir().unwrap();
+    // A real host run of a TP-like AllReduce in pairs of neighbours beside a DP-like
+    // ReduceScatter over every other rank, fitted.
+    let run = tmp.path().join("run");
+    #[rustfmt::skip]
+    let args = ["--ranks", "4", "--concurrent", "allreduce@/2,reducescatter@%2", "-b", "64K",
+        "-e", "1M", "-f", "4", "-n", "20"];
+    common::sweep_ok(&args, &run, std::time::Duration::from_secs(120));
+    let fitted = tmp.path().join("fitted.json");
+    common::fit_ok(&run, &fitted, std::time::Duration::from_secs(120));
+    let slowdowns = common::read_json(&fitted)["slowdowns"].clone();
+    let label = "allreduce@/2 + reducescatter@%2 of 4";
+    let curves = slowdowns.as_array().unwrap();
+    assert!(
+        curves.iter().all(|c| c["concurrent"] == label),
+        "{slowdowns}"
+    );
+    let of = |op: &str| -> Vec<f64> {
+        (curves.iter().filter(|c| c["op"] == op))
+            .flat_map(|c| c["points"].as_array().unwrap().iter())
+            .map(|p| p["slowdown_median"].as_f64().unwrap())
+            .collect()
+    };
+    let (ar, rs) = (of("allreduce"), of("reducescatter"));
+    assert_eq!((ar.len(), rs.len()), (3, 3), "{slowdowns}");
+    // Those slowdowns on the H100 profile: a projection of TP 1 and TP 8.
+    let mut v = common::h100_profile();
+    v["slowdowns"] = slowdowns;
+    let fit = tmp.path().join("fit.json");
+    std::fs::write(&fit, serde_json::to_string(&v).unwrap()).unwrap();
+    let tps = ["--tp", "1,8"];
+    let (r, beside) = project(&fit, &tmp.path().join("b"), &tps);
+    assert!(
+        r.stderr
+            .contains("FSDP communication left after a unit's compute runs beside its TP")
+            && r.stderr
+                .contains(&format!("({label}; medians over 6 slowdowns")),
+        "{}",
+        r.stderr
+    );
+    let got = opt(&beside, "tp_beside_dp");
+    let want = median(ar).max(1.0);
+    assert!(
+        (got["allreduce"].as_f64().unwrap() - want).abs() < 1e-12,
+        "{got}"
+    );
+    // The ReduceScatter stands in for the AllGather the run did not measure.
+    assert_eq!(got["gather"], got["reduce"]);
+    let profile =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-configs/profiles/h100-ib400.json");
+    let (r, apart) = project(&profile, &tmp.path().join("a"), &tps);
+    assert!(!r.stderr.contains("TP AllReduces"), "{}", r.stderr);
+    assert_eq!(opt(&apart, "tp_beside_dp"), &Value::Null);
+    // TP 1 has no AllReduce to run beside: the same step.
+    let step = |j: &Value, i: usize| j["rows"][i]["metrics"]["step_time_s"].as_f64().unwrap();
+    assert_eq!(step(&beside, 0), step(&apart, 0));
+}

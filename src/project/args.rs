@@ -169,6 +169,7 @@ impl ProjectArgs {
                 overlap_slowdown,
                 comm_overlap_slowdown: 1.0,
                 dp_at_once: Default::default(),
+                tp_beside_dp: None,
                 overlap_sizes: Default::default(),
                 // A replay's 0 is its own (its compute stand-in cannot be slowed), not the
                 // default's.

@@ -80,6 +80,72 @@ pub fn measured(fit: &FitFile) -> Option<MeasuredAtOnce> {
     })
 }
 
+/// A TP AllReduce's and the DP collectives' slowdowns at once with each other (1: unslowed),
+/// from `sweep --concurrent` runs of an AllReduce in groups of neighbours beside an AllGather
+/// or a ReduceScatter in groups across the world (`allreduce@/8,reducescatter@%8`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct TpBesideDp {
+    /// The AllReduce beside a DP collective.
+    pub allreduce: f64,
+    /// The AllGather beside the AllReduce.
+    pub gather: f64,
+    /// The ReduceScatter beside the AllReduce.
+    pub reduce: f64,
+}
+
+/// The fit's TP-beside-DP slowdowns, and what they were taken from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasuredTpBeside {
+    pub factors: TpBesideDp,
+    /// The `--concurrent` runs measured (summary.csv's `concurrent`), comma separated.
+    pub runs: String,
+    /// Slowdowns the medians are taken over.
+    pub sizes: usize,
+}
+
+/// Whether calls at once are a TP AllReduce (groups of neighbours: `/`) beside a DP
+/// AllGather or ReduceScatter (groups across the world: `%`, `&`).
+fn tp_beside_dp(concurrent: &str) -> bool {
+    let dp = [
+        "allgather@%",
+        "allgather@&",
+        "reducescatter@%",
+        "reducescatter@&",
+    ];
+    concurrent.contains("allreduce@/") && dp.iter().any(|d| concurrent.contains(d))
+}
+
+/// The medians (at least 1) over every size of the AllReduce's, the AllGather's and the
+/// ReduceScatter's slowdowns where TP's AllReduce ran beside DP's collectives; a DP op the fit
+/// lacks takes the other's. `None` without the AllReduce's or either DP op's.
+pub fn measured_tp_beside(fit: &FitFile) -> Option<MeasuredTpBeside> {
+    let curves: Vec<&SlowdownCurve> = (fit.slowdowns.iter())
+        .filter(|c| tp_beside_dp(&c.concurrent))
+        .collect();
+    let of = |op: Op| -> Vec<f64> {
+        (curves.iter().filter(|c| c.op == op))
+            .flat_map(|c| c.points.iter().map(|p| p.slowdown_median))
+            .filter(|s| s.is_finite())
+            .collect()
+    };
+    let (ar, g, r) = (of(Op::AllReduce), of(Op::AllGather), of(Op::ReduceScatter));
+    let sizes = ar.len() + g.len() + r.len();
+    let (ar, g, r) = (median_slowdown(ar), median_slowdown(g), median_slowdown(r));
+    let factors = TpBesideDp {
+        allreduce: ar?,
+        gather: g.or(r)?,
+        reduce: r.or(g)?,
+    };
+    let mut runs: Vec<&str> = curves.iter().map(|c| c.concurrent.as_str()).collect();
+    runs.sort_unstable();
+    runs.dedup();
+    Some(MeasuredTpBeside {
+        factors,
+        runs: runs.join(", "),
+        sizes,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +191,33 @@ mod tests {
         assert_eq!(m.splits, "split %2 of 4, split &1 of 4");
         fit.slowdowns.retain(|c| c.op == Op::AllReduce);
         assert_eq!(measured(&fit), None);
+    }
+
+    #[test]
+    fn tp_allreduce_beside_dp_collectives_only_from_their_own_runs() {
+        let mut fit = crate::fit::export::testfit::ring_fit();
+        let label = "allreduce@/2 + reducescatter@%2 of 4";
+        fit.slowdowns = vec![
+            curve(Op::AllReduce, label, &[1.2, 1.6, 1.4]),
+            curve(Op::ReduceScatter, label, &[2.0, 0.5]),
+            // Not TP beside DP: neighbours beside neighbours, and a split.
+            curve(Op::AllReduce, "allreduce@/2 + allgather@/2 of 4", &[9.0]),
+            curve(Op::AllGather, "split %2 of 4", &[9.0]),
+        ];
+        let m = measured_tp_beside(&fit).unwrap();
+        assert_eq!(
+            (m.factors, m.runs.as_str(), m.sizes),
+            (
+                TpBesideDp {
+                    allreduce: 1.4,
+                    gather: 1.25,
+                    reduce: 1.25
+                },
+                label,
+                5
+            )
+        );
+        fit.slowdowns.retain(|c| c.op != Op::AllReduce);
+        assert_eq!(measured_tp_beside(&fit), None);
     }
 }

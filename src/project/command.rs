@@ -130,6 +130,32 @@ fn with_measured_at_once(
     (opts, Some(said))
 }
 
+/// `opts` with the fit's slowdowns of a TP AllReduce at once with DP collectives
+/// ([`super::at_once::measured_tp_beside`]), and the line that says so; none under
+/// `--replay`, whose schedule runs its collectives one at a time.
+fn with_measured_tp_beside(
+    opts: StepOptions,
+    fit: &FitFile,
+    replay: bool,
+) -> (StepOptions, Option<String>) {
+    let Some(m) = super::at_once::measured_tp_beside(fit).filter(|_| !replay) else {
+        return (opts, None);
+    };
+    let f = m.factors;
+    let said = format!(
+        "collbench: in layouts with tp > 1, FSDP communication left after a unit's compute runs \
+         beside its TP AllReduces, the AllReduces x{:.3}, AllGathers x{:.3} and ReduceScatters \
+         x{:.3}, as the fit's runs measured them at once ({}; medians over {} slowdowns; sweep \
+         --concurrent)",
+        f.allreduce, f.gather, f.reduce, m.runs, m.sizes
+    );
+    let opts = StepOptions {
+        tp_beside_dp: Some(f),
+        ..opts
+    };
+    (opts, Some(said))
+}
+
 /// Runs the command; exit code 0 (errors are `Err`).
 pub fn run_project(req: &ProjectRequest) -> Result<u8> {
     let (fit, network) = network(req)?;
@@ -157,6 +183,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         req.replay.is_some(),
     );
     let (opts, at_once_said) = with_measured_at_once(opts, &fit, req.replay.is_some());
+    let (opts, tp_beside_said) = with_measured_tp_beside(opts, &fit, req.replay.is_some());
     let request = Request {
         seq: req.seq_len.unwrap_or(model.seq_len),
         model,
@@ -192,7 +219,10 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         replay::run::check(&request, cores)?;
     }
     let projection = project(&request, &fit)?;
-    for said in [overlap_said, at_once_said].into_iter().flatten() {
+    for said in [overlap_said, at_once_said, tp_beside_said]
+        .into_iter()
+        .flatten()
+    {
         crate::say!("{said}");
     }
     crate::output::stdout::print(&output::table(&request, &projection, &network));

@@ -64,6 +64,7 @@ pub mod scaling;
 pub mod specs;
 pub mod stage;
 pub mod step;
+mod step_passes;
 pub mod stepfit;
 
 #[cfg(test)]

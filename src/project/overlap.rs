@@ -83,6 +83,17 @@ pub(super) fn median_slowdown(mut v: Vec<f64>) -> Option<f64> {
     (!v.is_empty()).then(|| crate::stats::median_of(&mut v).max(1.0))
 }
 
+/// How long two transfers of `t` and `u` seconds alone take started together, each taking
+/// `a` (`t`'s) and `b` (`u`'s) times as long while the other runs: the one that ends first
+/// ends at its slowed time, and the rest of the other then runs alone.
+pub(super) fn both_at_once(t: f64, u: f64, (a, b): (f64, f64)) -> f64 {
+    if t * a <= u * b {
+        t * a + (u - t * a / b)
+    } else {
+        u * b + (t - u * b / a)
+    }
+}
+
 /// Running sums of a stage's timeline: compute, its slowdown beside communication, and the
 /// communication exposed and hidden.
 #[derive(Clone, Copy, Debug, Default)]
@@ -94,17 +105,34 @@ pub(super) struct Acc {
 }
 
 impl Acc {
-    /// Compute `c` with communication `x` beside it.
-    pub fn window(&mut self, c: f64, x: f64, sigma: f64) {
+    /// Compute `c` with communication `x` beside it; the communication left exposed after it.
+    pub fn window(&mut self, c: f64, x: f64, sigma: f64) -> f64 {
         self.compute += c;
         let stretched = c * (1.0 + sigma);
         if x >= stretched {
             self.slowdown += sigma * c;
             self.exposed += x - stretched;
             self.hidden += stretched;
+            x - stretched
         } else {
             self.slowdown += x * sigma / (1.0 + sigma);
             self.hidden += x;
+            0.0
+        }
+    }
+
+    /// Blocking communication `t` after a window that left `left` exposed: one after the
+    /// other, or at once where `at_once` gives their slowdowns beside each other (`t`'s, then
+    /// `left`'s).
+    pub fn tp_beside(&mut self, left: f64, t: f64, at_once: Option<(f64, f64)>) {
+        match at_once.filter(|_| left > 0.0 && t > 0.0) {
+            Some((a, b)) => {
+                let together = both_at_once(t, left, (a, b));
+                // `left` is counted exposed already.
+                self.exposed += together - left;
+                self.hidden += (left + t - together).max(0.0);
+            }
+            None => self.blocking(t),
         }
     }
 

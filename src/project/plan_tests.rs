@@ -35,6 +35,7 @@ pub(in crate::project) fn request(model: &str, gpu: &str, tps: &[usize], pps: &[
             overlap_slowdown: 0.19,
             comm_overlap_slowdown: 1.0,
             dp_at_once: Default::default(),
+            tp_beside_dp: None,
             overlap_sizes: Default::default(),
             overlap_source: crate::project::overlap::OverlapSource::Given,
         },

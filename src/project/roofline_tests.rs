@@ -139,6 +139,7 @@ fn recomputation_adds_one_forward_to_layers_only() {
         overlap_slowdown: 0.0,
         comm_overlap_slowdown: 1.0,
         dp_at_once: Default::default(),
+        tp_beside_dp: None,
         overlap_sizes: Default::default(),
         overlap_source: crate::project::overlap::OverlapSource::Given,
     };

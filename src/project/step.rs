@@ -22,7 +22,8 @@
 //! of it exposed; otherwise it lasts `c + x·σ/(1+σ)` with nothing exposed. FSDP communication
 //! hides only behind compute, not behind tensor parallelism's AllReduces, which block (two per
 //! layer forward, two backward, of the microbatch's activations `2·b·s·h` bytes, over the TP
-//! group). Pipeline stages pass activations forward and gradients backward point to point each
+//! group); where the fit measured the two at once, what is left of it runs beside them
+//! ([`super::step_passes`]). Pipeline stages pass activations forward and gradients backward point to point each
 //! microbatch (`2·b·s·h` bytes each way, exposed; [`Network::pp_transfer_s`]). The bubble is
 //! `(pp − 1)` microbatch times (`(pp−1)/(m+pp−1)` of the pipeline). Unit compute times come
 //! from [`super::roofline`]; the optimizer step (roofline only) runs once at the end of the
@@ -32,7 +33,7 @@
 
 use serde::Serialize;
 
-use super::at_once::DpAtOnce;
+use super::at_once::{DpAtOnce, TpBesideDp};
 use super::comm::Network;
 use super::layout::Layout;
 use super::model::ModelSpec;
@@ -41,6 +42,7 @@ use super::overlap::{Acc, OverlapSource};
 use super::overlap_sizes::OverlapSizes;
 use super::roofline::{optimizer_seconds, unit_seconds, Chip, ComputeModel, UnitSeconds, Work};
 use super::stage::{Stage, Unit, UnitKind};
+use super::step_passes::{backward, forward, passes, UnitCost};
 use crate::collective::routing::Routing;
 use crate::collective::Op;
 use crate::error::{Error, Result};
@@ -68,6 +70,11 @@ pub struct StepOptions {
     /// The DP collectives' slowdown where a layout's `tp` DP groups run at once
     /// ([`super::at_once`]; 1: as fast as alone).
     pub dp_at_once: DpAtOnce,
+    /// A TP AllReduce's and the DP collectives' slowdowns at once, where the fit measured them
+    /// ([`super::at_once::measured_tp_beside`]): FSDP communication left exposed after a
+    /// unit's compute then runs beside its TP AllReduces; `None`: one after the other.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tp_beside_dp: Option<TpBesideDp>,
     /// Full activation recomputation: each layer keeps only its input and runs its forward
     /// again (with its tensor-parallel AllReduces) before its backward.
     pub recompute: bool,
@@ -133,23 +140,6 @@ impl StepTime {
     pub fn step_time_s(&self) -> f64 {
         self.compute_s + self.overlap_slowdown_s + self.exposed_comm_s + self.bubble_s
     }
-}
-
-/// Per-microbatch seconds of one unit.
-#[derive(Clone, Copy, Debug, Default)]
-struct UnitCost {
-    fwd: f64,
-    bwd: f64,
-    /// Blocking activation collectives after the unit's forward and backward: TP's AllReduces
-    /// and a MoE layer's AllToAlls.
-    tp_fwd: f64,
-    tp_bwd: f64,
-    gather: f64,
-    reduce: f64,
-    memory_bound: f64,
-    /// σ and the collective's slowdown while the unit's gather or reduce overlaps compute.
-    sigma: f64,
-    comm: f64,
 }
 
 /// The step time of the slowest stage.
@@ -284,6 +274,7 @@ fn unit_costs(
                 bwd: secs.bwd,
                 tp_fwd: blocking,
                 tp_bwd: blocking + recomputed,
+                tp_ar: tp_cost,
                 gather,
                 reduce,
                 memory_bound: secs.memory_bound,
@@ -304,60 +295,6 @@ fn unit_costs(
     Ok((costs, alltoall))
 }
 
-/// Which FSDP collectives one microbatch runs.
-#[derive(Clone, Copy, Debug)]
-struct Passes {
-    gather_fwd: bool,
-    gather_bwd: bool,
-    reduce: bool,
-}
-
-fn passes(mb: usize, microbatches: usize, reshard: bool) -> Passes {
-    Passes {
-        gather_fwd: reshard || mb == 0,
-        gather_bwd: reshard,
-        reduce: reshard || mb + 1 == microbatches,
-    }
-}
-
-/// A unit's compute with the next unit's AllGather beside it, at that collective's slowdowns.
-fn forward(acc: &mut Acc, units: &[UnitCost], p: Passes) {
-    if p.gather_fwd {
-        acc.blocking(units[0].gather);
-    }
-    for (i, u) in units.iter().enumerate() {
-        match units.get(i + 1) {
-            Some(n) if p.gather_fwd => acc.window(u.fwd, n.gather * n.comm, n.sigma),
-            _ => acc.window(u.fwd, 0.0, u.sigma),
-        }
-        acc.blocking(u.tp_fwd);
-    }
-}
-
-/// A unit's backward with the later unit's ReduceScatter and the earlier one's AllGather
-/// beside it, each at its own slowdowns (σ the larger of the two that run).
-fn backward(acc: &mut Acc, units: &[UnitCost], p: Passes) {
-    let k = units.len();
-    if p.gather_bwd {
-        acc.blocking(units[k - 1].gather);
-    }
-    for i in (0..k).rev() {
-        let reduce = (units.get(i + 1)).filter(|_| p.reduce);
-        let gather = (i.checked_sub(1).map(|j| &units[j])).filter(|_| p.gather_bwd);
-        let x =
-            reduce.map_or(0.0, |u| u.reduce * u.comm) + gather.map_or(0.0, |u| u.gather * u.comm);
-        let sigma = (reduce.iter().chain(&gather))
-            .map(|u| u.sigma)
-            .reduce(f64::max)
-            .unwrap_or(units[i].sigma);
-        acc.window(units[i].bwd, x, sigma);
-        acc.blocking(units[i].tp_bwd);
-    }
-    if p.reduce {
-        acc.blocking(units[0].reduce);
-    }
-}
-
 /// One stage's step: every microbatch forward and backward, the point-to-point transfers
 /// (`p2p` seconds per microbatch) and the bubble.
 fn stage_time(
@@ -373,8 +310,8 @@ fn stage_time(
     }
     for mb in 0..microbatches {
         let p = passes(mb, microbatches, opts.reshard);
-        forward(&mut acc, units, p);
-        backward(&mut acc, units, p);
+        forward(&mut acc, units, p, opts.tp_beside_dp);
+        backward(&mut acc, units, p, opts.tp_beside_dp);
         acc.blocking(p2p);
     }
     let per_mb: f64 = units

@@ -14,6 +14,7 @@ fn opts(sigma: f64, reshard: bool) -> StepOptions {
         overlap_slowdown: sigma,
         comm_overlap_slowdown: 1.0,
         dp_at_once: Default::default(),
+        tp_beside_dp: None,
         overlap_sizes: Default::default(),
         overlap_source: OverlapSource::Given,
     }
@@ -25,6 +26,7 @@ fn unit(fwd: f64, gather: f64, reduce: f64) -> UnitCost {
         bwd: 2.0 * fwd,
         tp_fwd: 0.0,
         tp_bwd: 0.0,
+        tp_ar: 0.0,
         gather,
         reduce,
         memory_bound: 0.0,
@@ -296,4 +298,41 @@ fn each_overlapped_collective_takes_the_slowdowns_of_its_own_unit() {
     ]);
     assert_eq!(table.at(1e5), Some((0.1, 1.1)));
     assert_eq!(table.at(1e9), Some((0.3, 1.5)));
+}
+
+#[test]
+fn fsdp_left_after_compute_runs_beside_tp_allreduces_where_measured() {
+    use crate::project::at_once::TpBesideDp;
+    use crate::project::overlap::both_at_once;
+    // Two units, forward 1, backward 2, AllGather 1.5, ReduceScatter 0.5, TP AllReduces 0.4
+    // after each pass. One after the other: forward 1.5 (first gather) + 0.5 (left of the
+    // prefetch) + 0.4 + 0.4; backward 0.4 + 0.4 + 0.5 (last ReduceScatter): 4.1 s exposed.
+    let tp = UnitCost {
+        tp_fwd: 0.4,
+        tp_bwd: 0.4,
+        tp_ar: 0.4,
+        ..unit(1.0, 1.5, 0.5)
+    };
+    let u = [tp; 2];
+    let t = stage_time(&u, 1, 1, 0.0, &opts(0.0, false));
+    close(t.exposed_comm_s, 4.1);
+    // At once, the AllReduce x1.5 and the AllGather x2: unit 0's 0.4 s of AllReduce ends at
+    // 0.6 s, by when the gather has done 0.3 of its 0.5 left; the other 0.2 runs alone: 0.8 s
+    // where one after the other took 0.9. No other window leaves anything beside them.
+    let beside = TpBesideDp {
+        allreduce: 1.5,
+        gather: 2.0,
+        reduce: 3.0,
+    };
+    let o = StepOptions {
+        tp_beside_dp: Some(beside),
+        ..opts(0.0, false)
+    };
+    let t = stage_time(&u, 1, 1, 0.0, &o);
+    close(t.exposed_comm_s, 4.0);
+    close(t.overlapped_comm_s, 1.0 + 0.5 + 0.1);
+    // The other way round, the gather ends first; unslowed, the longer of the two.
+    close(both_at_once(0.4, 0.5, (3.0, 1.2)), 0.6 + 0.2);
+    close(both_at_once(0.4, 0.5, (1.0, 1.0)), 0.5);
+    close(both_at_once(0.5, 0.4, (1.0, 1.0)), 0.5);
 }

@@ -21,6 +21,7 @@ fn opts(reshard: bool) -> StepOptions {
         overlap_slowdown: 0.0,
         comm_overlap_slowdown: 1.0,
         dp_at_once: Default::default(),
+        tp_beside_dp: None,
         overlap_sizes: Default::default(),
         overlap_source: crate::project::overlap::OverlapSource::Given,
     }
