@@ -103,16 +103,35 @@ pub struct MeasuredTpBeside {
     pub sizes: usize,
 }
 
-/// Whether calls at once are a TP AllReduce (groups of neighbours: `/`) beside a DP
-/// AllGather or ReduceScatter (groups across the world: `%`, `&`).
+/// Whether calls at once are exactly two: a TP AllReduce (groups of neighbours: `/`) beside a
+/// DP AllGather or ReduceScatter (groups across the world: `%`, `&`), summary.csv's
+/// `allreduce@/8 + reducescatter@%8 of 64`.
 fn tp_beside_dp(concurrent: &str) -> bool {
-    let dp = [
-        "allgather@%",
-        "allgather@&",
-        "reducescatter@%",
-        "reducescatter@&",
-    ];
-    concurrent.contains("allreduce@/") && dp.iter().any(|d| concurrent.contains(d))
+    let calls = concurrent
+        .rsplit_once(" of ")
+        .map_or(concurrent, |(c, _)| c);
+    let Some((one, other)) = calls.split_once(" + ") else {
+        return false;
+    };
+    let dp = |c: &str| {
+        let (op, rule) = c.split_once('@').unwrap_or(("", ""));
+        ["allgather", "reducescatter"].contains(&op) && rule.starts_with(['%', '&'])
+    };
+    let tp = |c: &str| c.starts_with("allreduce@/");
+    (tp(one) && dp(other)) || (dp(one) && tp(other))
+}
+
+impl TpBesideDp {
+    /// These slowdowns with the DP groups' own at once taken out: a DP call beside the TP
+    /// AllReduces was measured against its group alone, with the other DP groups beside it
+    /// too, which `dp` already counts (`sweep --split`); at least 1.
+    pub fn beyond(self, dp: DpAtOnce) -> TpBesideDp {
+        TpBesideDp {
+            gather: (self.gather / dp.gather).max(1.0),
+            reduce: (self.reduce / dp.reduce).max(1.0),
+            ..self
+        }
+    }
 }
 
 /// The medians (at least 1) over every size of the AllReduce's, the AllGather's and the
@@ -200,8 +219,13 @@ mod tests {
         fit.slowdowns = vec![
             curve(Op::AllReduce, label, &[1.2, 1.6, 1.4]),
             curve(Op::ReduceScatter, label, &[2.0, 0.5]),
-            // Not TP beside DP: neighbours beside neighbours, and a split.
+            // Not TP beside DP: neighbours beside neighbours, a third call beside, a split.
             curve(Op::AllReduce, "allreduce@/2 + allgather@/2 of 4", &[9.0]),
+            curve(
+                Op::AllReduce,
+                "allreduce@/2 + allgather@/2 + reducescatter@%2 of 4",
+                &[9.0],
+            ),
             curve(Op::AllGather, "split %2 of 4", &[9.0]),
         ];
         let m = measured_tp_beside(&fit).unwrap();
@@ -217,6 +241,18 @@ mod tests {
                 5
             )
         );
+        // Beside a fit's DP groups at once, x1.25 of them: only what the AllReduce adds.
+        let at_once = DpAtOnce {
+            gather: 1.25,
+            reduce: 2.0,
+        };
+        let beyond = m.factors.beyond(at_once);
+        assert_eq!(
+            (beyond.allreduce, beyond.gather, beyond.reduce),
+            (1.4, 1.0, 1.0)
+        );
+        assert!(tp_beside_dp("reducescatter@&1 + allreduce@/2 of 4"));
+        assert!(!tp_beside_dp("allreduce@%2 + reducescatter@/2 of 4"));
         fit.slowdowns.retain(|c| c.op != Op::AllReduce);
         assert_eq!(measured_tp_beside(&fit), None);
     }

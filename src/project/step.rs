@@ -308,10 +308,11 @@ fn stage_time(
     if units.is_empty() {
         return StepTime::default();
     }
+    let beside = (opts.tp_beside_dp).map(|b| b.beyond(opts.dp_at_once));
     for mb in 0..microbatches {
         let p = passes(mb, microbatches, opts.reshard);
-        forward(&mut acc, units, p, opts.tp_beside_dp);
-        backward(&mut acc, units, p, opts.tp_beside_dp);
+        forward(&mut acc, units, p, beside);
+        backward(&mut acc, units, p, beside);
         acc.blocking(p2p);
     }
     let per_mb: f64 = units

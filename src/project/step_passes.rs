@@ -57,8 +57,7 @@ pub(super) fn forward(acc: &mut Acc, units: &[UnitCost], p: Passes, beside: Opti
             Some(n) if p.gather_fwd => acc.window(u.fwd, n.gather * n.comm, n.sigma),
             _ => acc.window(u.fwd, 0.0, u.sigma),
         };
-        acc.tp_beside(left, u.tp_ar, at_once);
-        acc.blocking(u.tp_fwd - u.tp_ar);
+        blocking_after(acc, left, (u.tp_ar, u.tp_fwd), at_once);
     }
 }
 
@@ -83,10 +82,22 @@ pub(super) fn backward(acc: &mut Acc, units: &[UnitCost], p: Passes, beside: Opt
         // The ReduceScatter's slowdown where one runs, else the AllGather's.
         let dp = |b: TpBesideDp| if reduce.is_some() { b.reduce } else { b.gather };
         let at_once = beside.map(|b| (b.allreduce, dp(b)));
-        acc.tp_beside(left, units[i].tp_ar, at_once);
-        acc.blocking(units[i].tp_bwd - units[i].tp_ar);
+        blocking_after(acc, left, (units[i].tp_ar, units[i].tp_bwd), at_once);
     }
     if p.reduce {
         acc.blocking(units[0].reduce);
+    }
+}
+
+/// A unit's blocking collectives (`all` seconds, TP's AllReduces `tp_ar` of them) after a
+/// window that left `left` exposed: the AllReduces beside it where `at_once` was measured,
+/// the rest after.
+fn blocking_after(acc: &mut Acc, left: f64, (tp_ar, all): (f64, f64), at_once: Option<(f64, f64)>) {
+    match at_once {
+        Some(ab) => {
+            acc.tp_beside(left, tp_ar, Some(ab));
+            acc.blocking(all - tp_ar);
+        }
+        None => acc.blocking(all),
     }
 }

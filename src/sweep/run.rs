@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::launch::local::LocalRanks;
 use crate::meta::Meta;
 use crate::model::call::BackendKind;
-use crate::model::plan::{Plan, Point, SweepOptions, TransportKind};
+use crate::model::plan::{Plan, SweepOptions, TransportKind};
 use crate::model::topology::WorldSpec;
 use crate::report::run_dir::run_dir_or_default;
 use crate::sweep::args::MAX_LOCAL_RANKS;
@@ -146,20 +146,18 @@ fn check_memory(plan: &Plan, ranks: usize) -> Result<()> {
 /// during the loop and alone (`rank::publish`).
 pub(crate) const AFTER_SAMPLES: usize = 3;
 
-/// Bytes the launch needs at its largest: every rank's buffers for its largest point, plus the
-/// per-iteration samples of the point with the most iterations.
+/// Bytes the launch needs at its largest: every rank process's buffers for the largest call it
+/// makes (each lane's for its own calls), plus the per-iteration samples of the point with the
+/// most iterations.
 fn memory_need(plan: &Plan, ranks: usize) -> u128 {
-    // A rank's calls at once each have buffers of their own (in its lanes' processes).
-    let at_once = |p: &Point| {
-        p.calls()
-            .into_iter()
-            .map(Point::bytes_per_rank)
-            .sum::<usize>()
-    };
-    let buffers: u128 = (0..ranks)
-        .map(|r| {
-            let member = plan.points.iter().filter(|p| p.runs_on(r));
-            member.map(at_once).max().unwrap_or(0) as u128
+    let lanes = Lanes::of(plan, ranks);
+    let buffers: u128 = (0..lanes.processes())
+        .map(|process| {
+            let calls = plan.points.iter().filter_map(|p| lanes.part(p, process));
+            calls
+                .map(|(_, call)| call.bytes_per_rank())
+                .max()
+                .unwrap_or(0) as u128
         })
         .sum();
     let max_iters = plan.points.iter().map(|p| p.iters).max().unwrap_or(0);
@@ -170,7 +168,8 @@ fn memory_need(plan: &Plan, ranks: usize) -> u128 {
         .map(load_bytes)
         .max();
     let loads = compute.unwrap_or(0) as u128 * ranks as u128;
-    buffers + loads + crate::model::limits::sample_bytes(ranks, max_iters + AFTER_SAMPLES)
+    let samples = (lanes.processes(), max_iters + AFTER_SAMPLES);
+    buffers + loads + crate::model::limits::sample_bytes(samples.0, samples.1)
 }
 
 fn launch_and_measure(req: &SweepRequest, plan: &Plan, lead: &mut Lead) -> Result<()> {
