@@ -48,6 +48,8 @@ pub enum Command {
     Fit(FitArgs),
     /// Project FSDP (+TP/PP/EP) training steps from a fit.json or a bundled network profile.
     Project(crate::project::args::ProjectArgs),
+    /// Project published training runs (bench-configs/anchors.toml) and show how far off each is.
+    Anchors(crate::project::anchors_args::AnchorsArgs),
     /// Judge sweeps against acceptance criteria: table, verdict.json, JUnit XML; exit 0/1/2.
     Accept(crate::accept::args::AcceptArgs),
     /// Compare two results folders point by point; exit 1 on a regression beyond --threshold.
@@ -78,6 +80,7 @@ impl Command {
             Command::Project(args) => {
                 crate::project::command::run_project(&args.into_request(argv())?)
             }
+            Command::Anchors(args) => crate::project::anchors_args::run_anchors(&args),
             Command::Accept(args) => crate::accept::command::run_accept(&args.into_request(argv())),
             Command::Compare(args) => crate::compare::command::run_compare(&args.into_request()?),
             Command::Plot(args) => crate::plot::command::run_plot(&args.into_request()?),

@@ -175,7 +175,7 @@ fn every_help_example_runs_as_written() {
     let mut failed = Vec::new();
     // In the order their outputs are needed: fit.json, then the projection folder, ...
     for cmd in [
-        "fit", "project", "plot", "compare", "accept", "report", "import",
+        "fit", "project", "anchors", "plot", "compare", "accept", "report", "import",
     ] {
         let list = examples(cmd);
         assert!(!list.is_empty(), "{cmd} --help shows no example");

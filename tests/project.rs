@@ -247,7 +247,7 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["b200", "v100, a100, h100, h200"],
         ),
         (with(&["--tp", "3"]), vec!["--tp 3", "32 heads"]),
-        (with(&["--pp", "5"]), vec!["--pp 5", "32 layers"]),
+        (with(&["--pp", "33"]), vec!["--pp 33", "32 layers"]),
         (
             with(&["--world-sizes", "4", "--tp", "1", "--pp", "8"]),
             vec!["world 4", "does not divide world 4"],

@@ -83,3 +83,61 @@ fn mt_nlg_loses_per_gpu_throughput_with_scale_as_published() {
         assert!((0.6..1.0).contains(&ratio), "{}: {ratio}", row["world"]);
     }
 }
+
+/// `collbench anchors` projects every run of bench-configs/anchors.toml: a row each in
+/// anchors.csv, the projected step finite, its error the projected over the published step,
+/// and the series' table on stdout.
+#[test]
+fn every_bundled_anchor_is_projected_with_its_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("a");
+    let r = run(&["anchors", "--out", out.to_str().unwrap()], LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let text = std::fs::read_to_string("bench-configs/anchors.toml").unwrap();
+    let ids: Vec<&str> = (text.lines())
+        .filter_map(|l| l.strip_prefix("id = \""))
+        .map(|l| l.trim_end_matches('"'))
+        .collect();
+    assert!(ids.len() >= 8, "{ids:?}");
+    let rows = csv_rows(&out.join("anchors.csv"));
+    let got: Vec<&str> = rows.iter().map(|r| r["id"].as_str()).collect();
+    assert_eq!(got, ids);
+    for row in &rows {
+        let f = |k: &str| row[k].parse::<f64>().unwrap();
+        let (published, projected) = (f("published_step_s"), f("projected_step_s"));
+        assert!(projected.is_finite() && projected > 0.0, "{row:?}");
+        assert!(
+            (f("error") - (projected / published - 1.0)).abs() < 1e-9,
+            "{row:?}"
+        );
+        assert!(r.stdout.contains(&row["id"]), "{}", r.stdout);
+    }
+    // At least three series of one model at several GPU counts.
+    let series: std::collections::BTreeSet<&str> = (rows.iter())
+        .map(|r| r["series"].as_str())
+        .filter(|s| !s.is_empty())
+        .collect();
+    assert!(series.len() >= 3, "{series:?}");
+    for s in &series {
+        assert!(r.stdout.contains(&format!("  {s} ")), "{s}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn a_bad_anchors_file_is_one_line_and_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("anchors.toml");
+    std::fs::write(
+        &path,
+        "[[anchor]]\nid = \"x\"\nsource = \"s\"\nprofile = \"h100-ib400\"\nmodel = \"llama2-7b\"\n\
+         world = 12\ntp = 8\nglobal_batch = 16\nstep_s = 1\n",
+    )
+    .unwrap();
+    let r = run(&["anchors", path.to_str().unwrap()], LIMIT);
+    assert_eq!((r.code(), r.stderr_lines().len()), (2, 1), "{r:?}");
+    assert!(
+        r.stderr.contains("world 12 is not a multiple of tp 8"),
+        "{}",
+        r.stderr
+    );
+}

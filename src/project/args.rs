@@ -143,7 +143,7 @@ impl ProjectArgs {
                 )))
             }
             (true, _) => 0.0,
-            (false, s) => s.unwrap_or(0.19),
+            (false, s) => s.unwrap_or(super::overlap::DEFAULT_SIGMA),
         };
         if self.replay_steps == 0 {
             return Err(Error::usage("--replay-steps must be at least 1"));

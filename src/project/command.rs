@@ -196,6 +196,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
         microbatches: req.microbatches,
         opts,
         comm_power_w: measured_comm_power(&fit),
+        unfit_steps: false,
     };
     if let Some(r) = &request.opts.ep_router {
         crate::say!(

@@ -41,6 +41,8 @@
 //!   by wall-clock time, and prints measured against projected step time (replay.csv with
 //!   `--out`).
 
+pub mod anchors;
+pub mod anchors_args;
 pub mod args;
 pub mod at_once;
 pub mod auto;

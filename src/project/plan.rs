@@ -49,6 +49,11 @@ pub struct Request {
     /// GPU power while only communicating, measured by NVML in the fit's source runs, W;
     /// `None`: the hardware's idle power stands in.
     pub comm_power_w: Option<f64>,
+    /// Time the step of a layout that does not fit in memory as well (a published run that
+    /// ran where the memory model says it cannot: [`super::anchors`]); its row still says it
+    /// does not fit.
+    #[serde(skip)]
+    pub unfit_steps: bool,
 }
 
 /// Rows in world, tp, pp order, and what the projection had to say.
@@ -233,7 +238,7 @@ fn plan_row(
         microbatch: mb,
         microbatches: m,
     };
-    let metrics = if fits {
+    let metrics = if fits || req.unfit_steps {
         let t = step_time(&req.model, &Chip::new(hw), &layout, &st, &batch, opts, net).map_err(
             |e| {
                 let name = scaling::layout_name(tp, pp, ep);

@@ -40,6 +40,7 @@ pub(in crate::project) fn request(model: &str, gpu: &str, tps: &[usize], pps: &[
             overlap_source: crate::project::overlap::OverlapSource::Given,
         },
         comm_power_w: None,
+        unfit_steps: false,
     }
 }
 
@@ -132,8 +133,8 @@ fn impossible_requests_are_explained() {
     let mut req = request("llama2-7b", "h100", &[3], &[1]);
     assert!(msg(&req).contains("32 heads of llama2-7b are not divisible by tp"));
     req.tps = vec![1];
-    req.pps = vec![3];
-    assert!(msg(&req).contains("32 layers of llama2-7b do not divide into pp = 3"));
+    req.pps = vec![33];
+    assert!(msg(&req).contains("32 layers of llama2-7b do not fill pp = 33 stages"));
     req.pps = vec![1];
     req.worlds = vec![12];
     assert!(msg(&req).contains("world 12 is not a whole number of 8-GPU nodes"));

@@ -88,15 +88,18 @@ impl Stage {
     }
 }
 
-/// The stages of `model` over `pp` pipeline stages at sequence length `seq`, or why not.
+/// The stages of `model` over `pp` pipeline stages at sequence length `seq`, or why not. Layers
+/// that do not divide evenly go to the middle stages first, so the first stage (which also
+/// holds the embedding) and the last (the head) hold one layer fewer, as Llama 3 405B's 126
+/// layers ran on 16 stages (Dubey et al. 2024, §3.3.2) and BLOOM's 70 on 12.
 pub fn stages(model: &ModelSpec, pp: usize, seq: usize) -> Result<Vec<Stage>, String> {
-    if pp == 0 || model.layers % pp != 0 {
+    if pp == 0 || model.layers < pp {
         return Err(format!(
-            "{} layers of {} do not divide into pp = {pp} equal stages",
+            "{} layers of {} do not fill pp = {pp} stages (each needs a layer)",
             model.layers, model.name
         ));
     }
-    let per = model.layers / pp;
+    let per = layers_per_stage(model.layers, pp);
     let layer = Unit {
         kind: UnitKind::Layer,
         params: model.layer_params(),
@@ -105,7 +108,7 @@ pub fn stages(model: &ModelSpec, pp: usize, seq: usize) -> Result<Vec<Stage>, St
     };
     let out = (0..pp)
         .map(|index| {
-            let mut units = Vec::with_capacity(per + 2);
+            let mut units = Vec::with_capacity(per[index] + 2);
             if index == 0 {
                 units.push(Unit {
                     kind: UnitKind::Embedding,
@@ -114,7 +117,7 @@ pub fn stages(model: &ModelSpec, pp: usize, seq: usize) -> Result<Vec<Stage>, St
                     fwd_flops_per_token: 0.0,
                 });
             }
-            units.resize(units.len() + per, layer);
+            units.resize(units.len() + per[index], layer);
             if index + 1 == pp {
                 units.push(Unit {
                     kind: UnitKind::Head,
@@ -127,6 +130,19 @@ pub fn stages(model: &ModelSpec, pp: usize, seq: usize) -> Result<Vec<Stage>, St
         })
         .collect();
     Ok(out)
+}
+
+/// `layers` over `pp` stages: `layers / pp` each, and one more on each of the first
+/// `layers % pp` stages taken middle stages first, then the first and the last.
+fn layers_per_stage(layers: usize, pp: usize) -> Vec<usize> {
+    let mut per = vec![layers / pp; pp];
+    let order = (1..pp.saturating_sub(1)).chain([0, pp - 1]);
+    let mut seen = vec![false; pp];
+    let order = order.filter(|&i| !std::mem::replace(&mut seen[i], true));
+    for i in order.take(layers % pp) {
+        per[i] += 1;
+    }
+    per
 }
 
 #[cfg(test)]
@@ -143,6 +159,29 @@ mod tests {
         assert_eq!(s[0].units[0].kind, UnitKind::Embedding);
         assert!(s[1].has_head() && !s[0].has_head());
         assert_eq!(s[0].params() + s[1].params(), m.total_params());
-        assert!(stages(&m, 3, 4096).unwrap_err().contains("32 layers"));
+        assert!(stages(&m, 40, 4096).unwrap_err().contains("32 layers"));
+    }
+
+    #[test]
+    fn uneven_layers_leave_the_ends_one_short() {
+        // Llama 3 405B: 126 layers on 16 stages, 7 on the first and last, 8 between.
+        let per = layers_per_stage(126, 16);
+        assert_eq!((per[0], per[1], per[14], per[15]), (7, 8, 8, 7));
+        assert_eq!(per.iter().sum::<usize>(), 126);
+        // BLOOM: 70 on 12; one stage each; 3 on 2: the first holds the extra.
+        assert_eq!(
+            layers_per_stage(70, 12),
+            [5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5]
+        );
+        assert_eq!(layers_per_stage(5, 5), [1; 5]);
+        assert_eq!(layers_per_stage(3, 2), [2, 1]);
+        assert_eq!(layers_per_stage(7, 1), [7]);
+        let m = presets().into_iter().next().unwrap();
+        let s = stages(&m, 3, 4096).unwrap();
+        let layers: Vec<usize> = s.iter().map(Stage::layers).collect();
+        assert_eq!(layers, [11, 11, 10]);
+        assert!(stages(&m, 33, 4096)
+            .unwrap_err()
+            .contains("do not fill pp = 33"));
     }
 }
