@@ -141,3 +141,40 @@ fn a_bad_anchors_file_is_one_line_and_exit_2() {
         r.stderr
     );
 }
+
+/// `--calibrate` fits each profile's calibration and projects every anchor with the one
+/// fitted without its series: anchors.csv's held-out columns hold it, and stdout says which
+/// parameters were kept and how their held-out error compares with the roofline's.
+#[test]
+fn calibrating_reports_held_out_errors_beside_the_rooflines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("c");
+    let r = run(
+        &["anchors", "--calibrate", "--out", out.to_str().unwrap()],
+        LIMIT,
+    );
+    assert_eq!(r.code(), 0, "{r:?}");
+    assert!(r.stdout.contains("# kept: "), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("held-out mean |error|") && r.stdout.contains("(roofline "),
+        "{}",
+        r.stdout
+    );
+    let rows = csv_rows(&out.join("anchors.csv"));
+    for row in &rows {
+        let f = |k: &str| row[k].parse::<f64>().unwrap();
+        let (published, held) = (f("published_step_s"), f("heldout_step_s"));
+        assert!(
+            (f("heldout_error") - (held / published - 1.0)).abs() < 1e-9,
+            "{row:?}"
+        );
+        assert!((0.5..=4.0).contains(&f("compute_scale")), "{row:?}");
+    }
+    // Without --calibrate the held-out columns are empty.
+    let plain = tmp.path().join("p");
+    let r = run(&["anchors", "--out", plain.to_str().unwrap()], LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
+    assert!(csv_rows(&plain.join("anchors.csv"))
+        .iter()
+        .all(|row| row["heldout_step_s"].is_empty()));
+}

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::calibration::Calibration;
 use super::model::ModelSpec;
 use super::overlap::OverlapSource;
 use super::plan::{project, Batch, Request};
@@ -72,6 +73,9 @@ pub struct Anchor {
     pub tp: usize,
     #[serde(default = "one")]
     pub pp: usize,
+    /// Chunks per pipeline stage of an interleaved schedule (1: none).
+    #[serde(default = "one")]
+    pub vp: usize,
     pub world: usize,
     /// Sequences per step.
     pub global_batch: usize,
@@ -178,6 +182,7 @@ fn check(a: &Anchor) -> std::result::Result<(), String> {
     let counts = [
         ("tp", a.tp, MAX_WORLD),
         ("pp", a.pp, MAX_WORLD),
+        ("vp", a.vp, 64),
         ("world", a.world, MAX_WORLD),
         ("global_batch", a.global_batch, MAX_BATCH),
         ("seq", a.seq.unwrap_or(1), MAX_BATCH),
@@ -215,7 +220,7 @@ fn model_of(name: &str) -> Result<ModelSpec> {
 
 /// The step options of a plain `collbench project` (the roofline, the default σ), with the
 /// anchor's recomputation and re-sharding.
-fn options(a: &Anchor) -> StepOptions {
+fn options(a: &Anchor, calibration: Calibration) -> StepOptions {
     StepOptions {
         reshard: a.reshard,
         hybrid: false,
@@ -226,16 +231,18 @@ fn options(a: &Anchor) -> StepOptions {
         overlap_sizes: Default::default(),
         dp_at_once: Default::default(),
         tp_beside_dp: None,
+        calibration,
         recompute: a.recompute,
+        virtual_stages: a.vp,
         ep_load: 1.0,
         ep_router: None,
     }
 }
 
-/// Projects one anchor from its profile, as `collbench project --profile P --model M --tp T
+/// Projects one anchor from its profile with `calibration`, as `collbench project --profile P --model M --tp T
 /// --pp P --world-sizes W --global-batch B [--recompute] [--reshard]` would, timing its step even where
 /// the memory model says it does not fit.
-pub fn project_anchor(a: &Anchor) -> Result<Projected> {
+pub fn project_anchor(a: &Anchor, calibration: Calibration) -> Result<Projected> {
     let fit = specs::profile(&a.profile)?;
     let hardware = specs::profile_hardware(&a.profile).ok_or_else(|| {
         Error::usage(format!(
@@ -257,7 +264,7 @@ pub fn project_anchor(a: &Anchor) -> Result<Projected> {
             global: a.global_batch,
         },
         microbatches: None,
-        opts: options(a),
+        opts: options(a, calibration),
         comm_power_w: None,
         unfit_steps: true,
     };

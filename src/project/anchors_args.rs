@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::anchors::{self, Projected, Series};
+use super::anchors_fit::{self, HeldOut, Params};
+use super::calibration::Calibration;
 use crate::error::{Error, Result};
 use crate::report::csvio::float;
 
@@ -16,6 +18,7 @@ use crate::report::csvio::float;
 Examples:
   collbench anchors                       # the bundled runs (bench-configs/anchors.toml)
   collbench anchors --out results/anchors # also anchors.csv
+  collbench anchors --calibrate           # held-out errors of a fitted calibration
 
 Each row: the published step time (or the one its tokens/s or TFLOP/s give), the projection of
 the same model, layout and batch on the run's bundled profile (the roofline, the default
@@ -30,23 +33,32 @@ pub struct AnchorsArgs {
     /// Also write anchors.csv into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Also fit each profile's calibration (kernels' time over the roofline's, idle seconds per
+    /// layer and pass) to its anchors, and project every anchor with the calibration fitted
+    /// without its series (leave one series out): held-out errors beside the roofline's.
+    #[arg(long)]
+    pub calibrate: bool,
 }
 
 /// Runs the command; exit code 0.
 pub fn run_anchors(args: &AnchorsArgs) -> Result<u8> {
     let list = anchors::load(args.file.as_deref())?;
     let projected = (list.iter())
-        .map(anchors::project_anchor)
+        .map(|a| anchors::project_anchor(a, Calibration::IDENTITY))
         .collect::<Result<Vec<Projected>>>()?;
     let series = anchors::series(&projected);
     crate::output::stdout::print(&table(&projected, &series));
+    let held = match args.calibrate {
+        true => Some(calibrate(&list, &projected)?),
+        false => None,
+    };
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir).map_err(|e| Error::Os {
             what: format!("creating {}", dir.display()),
             source: e,
         })?;
         let path = dir.join("anchors.csv");
-        std::fs::write(&path, csv(&projected)).map_err(|e| Error::Os {
+        std::fs::write(&path, csv(&projected, held.as_deref())).map_err(|e| Error::Os {
             what: format!("writing {}", path.display()),
             source: e,
         })?;
@@ -120,16 +132,28 @@ fn table(projected: &[Projected], series: &[Series]) -> String {
 pub const ANCHORS_SCHEMA: &str = "collbench.anchors/v1";
 
 /// anchors.csv (`collbench.anchors/v1`): one row per anchor.
-fn csv(projected: &[Projected]) -> String {
+fn csv(projected: &[Projected], held: Option<&[HeldOut]>) -> String {
     let mut t = String::from(
         "id,series,profile,model,world,tp,pp,global_batch,seq,recompute,published_step_s,\
-         projected_step_s,error,fits_memory,memory_gb\n",
+         projected_step_s,error,fits_memory,memory_gb,heldout_step_s,heldout_error,\
+         compute_scale,layer_gap_s\n",
     );
-    for p in projected {
+    for (i, p) in projected.iter().enumerate() {
         let a = &p.anchor;
+        let h = held.and_then(|h| h.get(i));
+        let held_cols = h.map_or(",,,".to_string(), |h| {
+            let c = h.calibration;
+            let (s, e) = (h.projected.step_s, h.projected.error());
+            let (s, e) = (float(s), float(e));
+            format!(
+                "{s},{e},{},{}",
+                float(c.compute_scale),
+                float(c.layer_gap_s)
+            )
+        });
         let _ = writeln!(
             t,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{held_cols}",
             a.id,
             a.series.as_deref().unwrap_or(""),
             a.profile,
@@ -145,6 +169,97 @@ fn csv(projected: &[Projected]) -> String {
             float(p.error()),
             p.fits_memory,
             float(p.memory_gb)
+        );
+    }
+    t
+}
+
+/// Every parameter set's held-out projections; the best set's table printed, with a line per
+/// set and whether it beats the roofline on held-out runs. The best set's projections.
+fn calibrate(list: &[anchors::Anchor], roofline: &[Projected]) -> Result<Vec<HeldOut>> {
+    let mut best: Option<(Params, Vec<HeldOut>)> = None;
+    let mut t = String::new();
+    let plain: f64 = roofline.iter().map(|p| p.error().abs()).sum::<f64>();
+    let plain = plain / roofline.len().max(1) as f64;
+    for params in Params::ALL {
+        let held = anchors_fit::held_out(list, params)?;
+        let mean = anchors_fit::mean_abs_error(&held);
+        let _ = writeln!(
+            t,
+            "# calibrating {}: held-out mean |error| {:.1}% (roofline {:.1}%)",
+            params.name(),
+            100.0 * mean,
+            100.0 * plain
+        );
+        let better = match &best {
+            Some((_, b)) => mean < anchors_fit::mean_abs_error(b),
+            None => true,
+        };
+        if better {
+            best = Some((params, held));
+        }
+    }
+    let Some((params, held)) = best else {
+        return Ok(Vec::new());
+    };
+    let mean = anchors_fit::mean_abs_error(&held);
+    let verdict = match mean < plain {
+        true => "beats the roofline on held-out runs",
+        false => "does not beat the roofline on held-out runs",
+    };
+    let _ = writeln!(t, "# kept: {} ({verdict})", params.name());
+    let fitted = anchors_fit::per_profile(list, params)?;
+    t.push_str(&held_table(&held, &fitted));
+    crate::output::stdout::print(&t);
+    Ok(held)
+}
+
+/// The held-out projections beside the roofline's, each profile's calibration fitted to all its
+/// anchors, and the series' changes with the held-out calibrations.
+fn held_table(held: &[HeldOut], fitted: &[(String, Calibration, usize)]) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "# held out (leave one series out): {:<14} {:>11} {:>7} {:>8} {:>9}",
+        "anchor", "projected", "error", "scale", "gap"
+    );
+    for h in held {
+        let c = h.calibration;
+        let _ = writeln!(
+            t,
+            "  {:<49} {:>11.3} {:>+7.1} {:>8.3} {:>7.2}ms",
+            h.projected.anchor.id,
+            h.projected.step_s,
+            100.0 * h.projected.error(),
+            c.compute_scale,
+            1e3 * c.layer_gap_s
+        );
+    }
+    let errors: Vec<f64> = held.iter().map(|h| h.projected.error().abs()).collect();
+    let within = errors.iter().filter(|e| **e <= 0.15).count();
+    let _ = writeln!(
+        t,
+        "# held out: mean |error| {:.1}%, largest {:.1}%, {within} of {} within 15%",
+        100.0 * errors.iter().sum::<f64>() / errors.len().max(1) as f64,
+        100.0 * errors.iter().copied().fold(0.0, f64::max),
+        errors.len()
+    );
+    let projected: Vec<Projected> = held.iter().map(|h| h.projected.clone()).collect();
+    for s in anchors::series(&projected) {
+        let _ = writeln!(
+            t,
+            "  series {:<40} published {:>+6.1}%, held out {:>+6.1}% ({:>+5.1} pp)",
+            s.name,
+            100.0 * s.published_change,
+            100.0 * s.projected_change,
+            100.0 * (s.projected_change - s.published_change)
+        );
+    }
+    for (profile, c, n) in fitted {
+        let _ = writeln!(
+            t,
+            "# {profile}: fitted to its {n} anchors: compute_scale {:.3}, layer_gap_s {:.5}",
+            c.compute_scale, c.layer_gap_s
         );
     }
     t

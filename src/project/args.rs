@@ -75,6 +75,11 @@ pub struct ProjectArgs {
     /// before backward (less memory, one more forward of compute).
     #[arg(long)]
     pub recompute: bool,
+    /// Interleaved pipeline schedule: V model chunks per stage (Megatron-LM's virtual pipeline
+    /// stages): the bubble shrinks V times; the V times as many sends are taken as overlapped
+    /// with compute, as Megatron-LM overlaps them (1 to 64).
+    #[arg(long, value_name = "V", default_value = "1")]
+    pub virtual_stages: usize,
     /// Every compute kernel at this fraction of peak FLOP/s (the flat rule) instead of the
     /// default roofline per part of a layer (docs/METHODOLOGY.md, Projection).
     #[arg(long, value_name = "F")]
@@ -149,6 +154,12 @@ impl ProjectArgs {
             return Err(Error::usage("--replay-steps must be at least 1"));
         }
         self.check_bounds()?;
+        if !(1..=64).contains(&self.virtual_stages) {
+            return Err(Error::usage(format!(
+                "--virtual-stages {}: give 1 (no interleaving) to 64 chunks per stage",
+                self.virtual_stages
+            )));
+        }
         Ok(ProjectRequest {
             fit: self.fit,
             profile: self.profile,
@@ -165,11 +176,13 @@ impl ProjectArgs {
                 reshard: self.reshard,
                 hybrid: self.hybrid,
                 recompute: self.recompute,
+                virtual_stages: self.virtual_stages,
                 compute_efficiency: self.compute_efficiency,
                 overlap_slowdown,
                 comm_overlap_slowdown: 1.0,
                 dp_at_once: Default::default(),
                 tp_beside_dp: None,
+                calibration: Default::default(),
                 overlap_sizes: Default::default(),
                 // A replay's 0 is its own (its compute stand-in cannot be slowed), not the
                 // default's.

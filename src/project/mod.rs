@@ -43,9 +43,11 @@
 
 pub mod anchors;
 pub mod anchors_args;
+pub mod anchors_fit;
 pub mod args;
 pub mod at_once;
 pub mod auto;
+pub mod calibration;
 pub mod comm;
 pub mod command;
 pub mod hardware;

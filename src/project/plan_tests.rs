@@ -36,6 +36,8 @@ pub(in crate::project) fn request(model: &str, gpu: &str, tps: &[usize], pps: &[
             comm_overlap_slowdown: 1.0,
             dp_at_once: Default::default(),
             tp_beside_dp: None,
+            calibration: Default::default(),
+            virtual_stages: 1,
             overlap_sizes: Default::default(),
             overlap_source: crate::project::overlap::OverlapSource::Given,
         },

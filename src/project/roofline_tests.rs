@@ -140,6 +140,8 @@ fn recomputation_adds_one_forward_to_layers_only() {
         comm_overlap_slowdown: 1.0,
         dp_at_once: Default::default(),
         tp_beside_dp: None,
+        calibration: Default::default(),
+        virtual_stages: 1,
         overlap_sizes: Default::default(),
         overlap_source: crate::project::overlap::OverlapSource::Given,
     };

@@ -25,7 +25,8 @@
 //! group); where the fit measured the two at once, what is left of it runs beside them
 //! ([`super::step_passes`]). Pipeline stages pass activations forward and gradients backward point to point each
 //! microbatch (`2·b·s·h` bytes each way, exposed; [`Network::pp_transfer_s`]). The bubble is
-//! `(pp − 1)` microbatch times (`(pp−1)/(m+pp−1)` of the pipeline). Unit compute times come
+//! `(pp − 1)` microbatch times (`(pp−1)/(m+pp−1)` of the pipeline), `1/v` of that with an
+//! interleaved schedule of `v` chunks per stage (whose `v` times as many sends overlap compute). Unit compute times come
 //! from [`super::roofline`]; the optimizer step (roofline only) runs once at the end of the
 //! step, on the GPU's shard.
 //!
@@ -34,6 +35,7 @@
 use serde::Serialize;
 
 use super::at_once::{DpAtOnce, TpBesideDp};
+use super::calibration::Calibration;
 use super::comm::Network;
 use super::layout::Layout;
 use super::model::ModelSpec;
@@ -75,6 +77,13 @@ pub struct StepOptions {
     /// unit's compute then runs beside its TP AllReduces; `None`: one after the other.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tp_beside_dp: Option<TpBesideDp>,
+    /// What the roofline leaves out ([`super::calibration`]); the identity by default.
+    #[serde(skip_serializing_if = "Calibration::is_identity")]
+    pub calibration: Calibration,
+    /// Pipeline chunks per stage of an interleaved schedule (Narayanan et al. 2021, §2.2.2):
+    /// the bubble is `1/v` of the 1F1B one; the `v` times as many point-to-point transfers
+    /// are taken as overlapped with compute, as Megatron-LM overlaps them; 1: plain 1F1B.
+    pub virtual_stages: usize,
     /// Full activation recomputation: each layer keeps only its input and runs its forward
     /// again (with its tensor-parallel AllReduces) before its backward.
     pub recompute: bool,
@@ -157,6 +166,8 @@ pub fn step_time(
         let (costs, alltoall) = unit_costs(model, chip, layout, stage, batch, opts, net)?;
         let p2p = if layout.pp > 1 {
             let bytes = 2.0 * (batch.microbatch * batch.seq * model.hidden) as f64;
+            // An interleaved schedule sends v times as often, but overlaps the extra transfers
+            // with compute (Megatron-LM's overlap_p2p_comm): one transfer's time is exposed.
             2.0 * net.pp_transfer_s(layout.pp_pair(), bytes)?
         } else {
             0.0
@@ -187,10 +198,13 @@ pub fn unit_compute(
     opts: &StepOptions,
 ) -> UnitSeconds {
     let secs = unit_seconds(model, chip, unit, work, cm(opts));
-    if recomputes(unit, opts) {
-        secs.recomputed()
-    } else {
-        secs
+    let (secs, passes_bwd) = match recomputes(unit, opts) {
+        true => (secs.recomputed(), 2.0),
+        false => (secs, 1.0),
+    };
+    match unit.kind {
+        UnitKind::Layer => opts.calibration.layer(secs, passes_bwd),
+        _ => secs,
     }
 }
 
@@ -327,7 +341,7 @@ fn stage_time(
         overlap_slowdown_s: acc.slowdown,
         exposed_comm_s: acc.exposed,
         overlapped_comm_s: acc.hidden,
-        bubble_s: (pp - 1) as f64 * per_mb,
+        bubble_s: (pp - 1) as f64 * per_mb / opts.virtual_stages.max(1) as f64,
         // Set by the caller, which knows which of the blocking seconds were AllToAlls.
         alltoall_s: 0.0,
     }

@@ -15,6 +15,8 @@ fn opts(sigma: f64, reshard: bool) -> StepOptions {
         comm_overlap_slowdown: 1.0,
         dp_at_once: Default::default(),
         tp_beside_dp: None,
+        calibration: Default::default(),
+        virtual_stages: 1,
         overlap_sizes: Default::default(),
         overlap_source: OverlapSource::Given,
     }
@@ -335,4 +337,17 @@ fn fsdp_left_after_compute_runs_beside_tp_allreduces_where_measured() {
     close(both_at_once(0.4, 0.5, (3.0, 1.2)), 0.6 + 0.2);
     close(both_at_once(0.4, 0.5, (1.0, 1.0)), 0.5);
     close(both_at_once(0.5, 0.4, (1.0, 1.0)), 0.5);
+}
+
+#[test]
+fn an_interleaved_schedule_divides_the_bubble_by_its_chunks() {
+    // As pipeline_bubble_is_pp_minus_one_microbatches, with 4 chunks per stage: 3.1 / 4.
+    let u = [unit(1.0, 0.0, 0.0)];
+    let o = StepOptions {
+        virtual_stages: 4,
+        ..opts(0.0, false)
+    };
+    let t = stage_time(&u, 2, 2, 0.1, &o);
+    close(t.bubble_s, 3.1 / 4.0);
+    close(t.exposed_comm_s, 0.2);
 }
