@@ -42,10 +42,13 @@ const BUNDLED_MODELS: [(&str, &str); 5] = [
     ),
 ];
 
-/// The most anchors a file may hold, and the largest world, batch and step it may give.
+/// The most anchors a file may hold, and the largest world and step it may give; batches and
+/// sequences are bounded as `project`'s flags are (so no product of sizes overflows).
 const MAX_ANCHORS: usize = 1000;
 const MAX_WORLD: usize = 1 << 20;
-const MAX_BATCH: usize = 1 << 24;
+const MAX_BATCH: usize = 1 << 20;
+const MAX_SEQ: usize = 1 << 24;
+const MAX_PER_GPU: usize = 1 << 16;
 const MAX_STEP_S: f64 = 1e6;
 
 /// An anchors file: `[[anchor]]` tables.
@@ -158,6 +161,13 @@ pub fn parse(text: &str) -> std::result::Result<Vec<Anchor>, String> {
         if file.anchor[..i].iter().any(|b| b.id == a.id) {
             return Err(format!("anchor id {} is given twice", a.id));
         }
+        // A fold is a series or an anchor in none: the two must not share a name.
+        if let Some(s) = (a.series.as_deref()).filter(|s| file.anchor.iter().any(|b| b.id == *s)) {
+            return Err(format!(
+                "anchor {}: series {s} is also an anchor's id; name it apart",
+                a.id
+            ));
+        }
     }
     Ok(file.anchor)
 }
@@ -185,7 +195,12 @@ fn check(a: &Anchor) -> std::result::Result<(), String> {
         ("vp", a.vp, 64),
         ("world", a.world, MAX_WORLD),
         ("global_batch", a.global_batch, MAX_BATCH),
-        ("seq", a.seq.unwrap_or(1), MAX_BATCH),
+        ("seq", a.seq.unwrap_or(1), MAX_SEQ),
+        (
+            "sequences per GPU",
+            a.global_batch.div_ceil(a.world.max(1)),
+            MAX_PER_GPU,
+        ),
     ];
     if let Some((name, v, max)) = counts.iter().find(|(_, v, max)| *v == 0 || v > max) {
         return Err(format!("{name} {v} is not between 1 and {max}"));
@@ -195,6 +210,9 @@ fn check(a: &Anchor) -> std::result::Result<(), String> {
             "world {} is not a multiple of tp {} x pp {}",
             a.world, a.tp, a.pp
         ));
+    }
+    if a.vp > 1 && a.pp == 1 {
+        return Err(format!("vp {} needs pipeline stages (pp > 1)", a.vp));
     }
     if !(a.step_s > 0.0 && a.step_s <= MAX_STEP_S) {
         return Err(format!(

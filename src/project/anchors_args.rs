@@ -134,7 +134,7 @@ pub const ANCHORS_SCHEMA: &str = "collbench.anchors/v1";
 /// anchors.csv (`collbench.anchors/v1`): one row per anchor.
 fn csv(projected: &[Projected], held: Option<&[HeldOut]>) -> String {
     let mut t = String::from(
-        "id,series,profile,model,world,tp,pp,global_batch,seq,recompute,published_step_s,\
+        "id,series,profile,model,world,tp,pp,vp,global_batch,seq,recompute,reshard,published_step_s,\
          projected_step_s,error,fits_memory,memory_gb,heldout_step_s,heldout_error,\
          compute_scale,layer_gap_s\n",
     );
@@ -153,7 +153,7 @@ fn csv(projected: &[Projected], held: Option<&[HeldOut]>) -> String {
         });
         let _ = writeln!(
             t,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{held_cols}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{held_cols}",
             a.id,
             a.series.as_deref().unwrap_or(""),
             a.profile,
@@ -161,9 +161,11 @@ fn csv(projected: &[Projected], held: Option<&[HeldOut]>) -> String {
             a.world,
             a.tp,
             a.pp,
+            a.vp,
             a.global_batch,
             p.seq,
             a.recompute,
+            a.reshard,
             float(a.step_s),
             float(p.step_s),
             float(p.error()),
@@ -184,11 +186,16 @@ fn calibrate(list: &[anchors::Anchor], roofline: &[Projected]) -> Result<Vec<Hel
     for params in Params::ALL {
         let held = anchors_fit::held_out(list, params)?;
         let mean = anchors_fit::mean_abs_error(&held);
+        let within = (held.iter())
+            .filter(|h| h.projected.error().abs() <= 0.15)
+            .count();
         let _ = writeln!(
             t,
-            "# calibrating {}: held-out mean |error| {:.1}% (roofline {:.1}%)",
+            "# calibrating {}: held-out mean |error| {:.1}%, {within} of {} within 15% \
+             (roofline {:.1}%)",
             params.name(),
             100.0 * mean,
+            held.len(),
             100.0 * plain
         );
         let better = match &best {

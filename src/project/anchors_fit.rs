@@ -6,8 +6,8 @@
 //! Which parameters a fit may move is itself judged on held-out runs: `collbench anchors
 //! --calibrate` fits every set of [`Params`] and keeps the one whose held-out error is lowest.
 //!
-//! The fit minimises the mean squared log error of the step times (a run 20% slow weighs as
-//! one 20% fast) by Nelder and Mead's simplex over `ln compute_scale` and `layer_gap_s` in
+//! The fit minimises the mean squared log error of the step times (a run 1.25 times too slow
+//! weighs as one 1.25 times too fast) by Nelder and Mead's simplex over `ln compute_scale` and `layer_gap_s` in
 //! milliseconds, within [`Calibration::SCALE_RANGE`] and [`Calibration::GAP_RANGE_S`].
 
 use super::anchors::{project_anchor, Anchor, Projected};

@@ -96,3 +96,18 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn interleaving_needs_stages_and_a_series_is_no_anchors_id() {
+    let e = parse(&ONE.replace("world = 8", "world = 8\nvp = 2")).unwrap_err();
+    assert!(e.contains("vp 2 needs pipeline stages"), "{e}");
+    let two = format!(
+        "{ONE}{}",
+        ONE.replace("id = \"a\"", "id = \"b\"\nseries = \"a\"")
+    );
+    assert!(parse(&two)
+        .unwrap_err()
+        .contains("series a is also an anchor's id"));
+    let big = ONE.replace("global_batch = 16", "global_batch = 16777216");
+    assert!(parse(&big).unwrap_err().contains("global_batch 16777216"));
+}

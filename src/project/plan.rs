@@ -128,8 +128,16 @@ fn check_request(req: &Request) -> Result<()> {
             )));
         }
     }
+    let v = req.opts.virtual_stages;
     for &pp in &req.pps {
-        stages(m, pp, req.seq).map_err(|e| Error::usage(format!("--pp {pp}: {e}")))?;
+        let st = stages(m, pp, req.seq).map_err(|e| Error::usage(format!("--pp {pp}: {e}")))?;
+        let fewest = st.iter().map(|s| s.layers()).min().unwrap_or(0);
+        if v > 1 && (pp == 1 || v > fewest) {
+            return Err(Error::usage(format!(
+                "--virtual-stages {v} with --pp {pp}: each stage needs at least {v} layers (its \
+                 fewest has {fewest}) and pp must be above 1"
+            )));
+        }
     }
     for &ep in &req.eps {
         check_ep(req, ep)?;

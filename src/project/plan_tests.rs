@@ -306,3 +306,17 @@ fn moe_rows_record_their_alltoall_and_transfer_models() {
         vec![1, 8, 1, 8]
     );
 }
+
+#[test]
+fn virtual_stages_need_pipeline_stages_with_that_many_layers() {
+    let fit = specs::profile("h100-ib400").unwrap();
+    let mut req = request("llama2-7b", "h100", &[1], &[2]);
+    req.opts.virtual_stages = 17;
+    let e = project(&req, &fit).unwrap_err().to_string();
+    assert!(e.contains("its fewest has 16"), "{e}");
+    req.opts.virtual_stages = 16;
+    assert!(project(&req, &fit).is_ok());
+    req.pps = vec![1];
+    req.opts.virtual_stages = 2;
+    assert!(project(&req, &fit).is_err());
+}

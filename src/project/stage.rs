@@ -89,9 +89,10 @@ impl Stage {
 }
 
 /// The stages of `model` over `pp` pipeline stages at sequence length `seq`, or why not. Layers
-/// that do not divide evenly go to the middle stages first, so the first stage (which also
-/// holds the embedding) and the last (the head) hold one layer fewer, as Llama 3 405B's 126
-/// layers ran on 16 stages (Dubey et al. 2024, §3.3.2) and BLOOM's 70 on 12.
+/// that do not divide evenly go to the middle stages first, then to the first and the last
+/// (which also hold the embedding and the head): with `pp − 2` layers over, the ends hold one
+/// fewer, as Llama 3 405B's 126 layers ran on 16 stages (Dubey et al. 2024, §3.3.2) and
+/// BLOOM's 70 on 12.
 pub fn stages(model: &ModelSpec, pp: usize, seq: usize) -> Result<Vec<Stage>, String> {
     if pp == 0 || model.layers < pp {
         return Err(format!(
