@@ -178,3 +178,24 @@ fn calibrating_reports_held_out_errors_beside_the_rooflines() {
         .iter()
         .all(|row| row["heldout_step_s"].is_empty()));
 }
+
+/// `project` says how far its projections land from the published runs on the same GPU.
+#[test]
+fn a_projection_names_its_accuracy_on_the_published_runs_of_its_gpu() {
+    let (_, _) = project(
+        "gpt3-175b",
+        &["--tp", "4", "--pp", "8", "--world-sizes", "128"],
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("p");
+    #[rustfmt::skip]
+    let args = ["project", "--profile", "h100-ib400", "--model", "llama2-7b", "--world-sizes",
+        "8", "--out", out.to_str().unwrap()];
+    let r = run(&args, LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
+    let text = std::fs::read_to_string("bench-configs/anchors.toml").unwrap();
+    let on_h100 = text.matches("profile = \"h100-ib400\"").count();
+    let want = format!("collbench: accuracy: {on_h100} published runs on h100");
+    assert!(r.stderr.contains(&want), "{}", r.stderr);
+    assert!(r.stderr.contains("see `collbench anchors`"), "{}", r.stderr);
+}

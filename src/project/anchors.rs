@@ -302,6 +302,35 @@ pub fn project_anchor(a: &Anchor, calibration: Calibration) -> Result<Projected>
     })
 }
 
+/// What `project` says of its accuracy on `hardware` (a GPU preset's name): the bundled
+/// anchors run on that GPU, projected as they are by `collbench anchors`; `None` where none
+/// ran on it.
+pub fn accuracy_line(hardware: &str) -> Option<String> {
+    let list = load(None).ok()?;
+    let on = |a: &&Anchor| specs::profile_hardware(&a.profile).is_some_and(|h| h.name == hardware);
+    let projected: Vec<Projected> = (list.iter().filter(on))
+        .filter_map(|a| project_anchor(a, Calibration::IDENTITY).ok())
+        .collect();
+    let errors: Vec<f64> = projected.iter().map(Projected::error).collect();
+    if errors.is_empty() || errors.iter().any(|e| !e.is_finite()) {
+        return None;
+    }
+    let mean = errors.iter().map(|e| e.abs()).sum::<f64>() / errors.len() as f64;
+    let (lo, hi) = errors
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), &e| (l.min(e), h.max(e)));
+    let faster = errors.iter().filter(|e| **e < 0.0).count();
+    Some(format!(
+        "collbench: accuracy: {} published runs on {hardware}, projected with the roofline and \
+         default options on their bundled profiles, land {:+.0}% to {:+.0}% from their step \
+         times (mean |error| {:.1}%; {faster} projected faster); see `collbench anchors`",
+        errors.len(),
+        100.0 * lo,
+        100.0 * hi,
+        100.0 * mean
+    ))
+}
+
 /// A series: its anchors in world order and the change in per-GPU throughput from the
 /// smallest world to the largest, published and projected.
 #[derive(Clone, Debug, PartialEq)]

@@ -230,6 +230,9 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
     for note in &projection.notes {
         crate::say!("collbench: note: {note}");
     }
+    if let Some(line) = super::anchors::accuracy_line(&request.hardware.name) {
+        crate::say!("{line}");
+    }
     let (replayed, stopped) = match req.replay {
         Some(steps) => {
             let (c, stopped) = run_replay(&request, &projection, &fit, steps, req.replay_timeout)?;
