@@ -169,6 +169,8 @@ fn calibrating_reports_held_out_errors_beside_the_rooflines() {
             "{row:?}"
         );
         assert!((0.5..=4.0).contains(&f("compute_scale")), "{row:?}");
+        assert!((0.5..=4.0).contains(&f("memory_scale")), "{row:?}");
+        assert!((0.0..=0.05).contains(&f("layer_gap_s")), "{row:?}");
     }
     // Without --calibrate the held-out columns are empty.
     let plain = tmp.path().join("p");

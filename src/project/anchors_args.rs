@@ -33,8 +33,8 @@ pub struct AnchorsArgs {
     /// Also write anchors.csv into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Also fit each profile's calibration (kernels' time over the roofline's, idle seconds per
-    /// layer and pass) to its anchors, and project every anchor with the calibration fitted
+    /// Also fit each profile's calibration (kernels' time over the roofline's, memory-bound
+    /// parts' likewise, idle seconds per layer and pass) to its anchors, and project every anchor with the calibration fitted
     /// without its series (leave one series out): held-out errors beside the roofline's.
     #[arg(long)]
     pub calibrate: bool,
@@ -136,20 +136,17 @@ fn csv(projected: &[Projected], held: Option<&[HeldOut]>) -> String {
     let mut t = String::from(
         "id,series,profile,model,world,tp,pp,vp,global_batch,seq,recompute,reshard,published_step_s,\
          projected_step_s,error,fits_memory,memory_gb,heldout_step_s,heldout_error,\
-         compute_scale,layer_gap_s\n",
+         compute_scale,memory_scale,layer_gap_s\n",
     );
     for (i, p) in projected.iter().enumerate() {
         let a = &p.anchor;
         let h = held.and_then(|h| h.get(i));
-        let held_cols = h.map_or(",,,".to_string(), |h| {
+        let held_cols = h.map_or(",,,,".to_string(), |h| {
             let c = h.calibration;
             let (s, e) = (h.projected.step_s, h.projected.error());
             let (s, e) = (float(s), float(e));
-            format!(
-                "{s},{e},{},{}",
-                float(c.compute_scale),
-                float(c.layer_gap_s)
-            )
+            let (cs, ms, gap) = (c.compute_scale, c.memory_scale, c.layer_gap_s);
+            format!("{s},{e},{},{},{}", float(cs), float(ms), float(gap))
         });
         let _ = writeln!(
             t,
@@ -227,18 +224,19 @@ fn held_table(held: &[HeldOut], fitted: &[(String, Calibration, usize)]) -> Stri
     let mut t = String::new();
     let _ = writeln!(
         t,
-        "# held out (leave one series out): {:<14} {:>11} {:>7} {:>8} {:>9}",
-        "anchor", "projected", "error", "scale", "gap"
+        "# held out (leave one series out): {:<14} {:>11} {:>7} {:>8} {:>8} {:>9}",
+        "anchor", "projected", "error", "scale", "memory", "gap"
     );
     for h in held {
         let c = h.calibration;
         let _ = writeln!(
             t,
-            "  {:<49} {:>11.3} {:>+7.1} {:>8.3} {:>7.2}ms",
+            "  {:<49} {:>11.3} {:>+7.1} {:>8.3} {:>8.3} {:>7.2}ms",
             h.projected.anchor.id,
             h.projected.step_s,
             100.0 * h.projected.error(),
             c.compute_scale,
+            c.memory_scale,
             1e3 * c.layer_gap_s
         );
     }
@@ -265,8 +263,9 @@ fn held_table(held: &[HeldOut], fitted: &[(String, Calibration, usize)]) -> Stri
     for (profile, c, n) in fitted {
         let _ = writeln!(
             t,
-            "# {profile}: fitted to its {n} anchors: compute_scale {:.3}, layer_gap_s {:.5}",
-            c.compute_scale, c.layer_gap_s
+            "# {profile}: fitted to its {n} anchors: compute_scale {:.3}, memory_scale {:.3}, \
+             layer_gap_s {:.5}",
+            c.compute_scale, c.memory_scale, c.layer_gap_s
         );
     }
     t

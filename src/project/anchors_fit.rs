@@ -21,15 +21,18 @@ pub enum Params {
     Scale,
     /// `compute_scale` and `layer_gap_s`.
     ScaleAndGap,
+    /// `compute_scale` and `memory_scale`.
+    ScaleAndMemory,
 }
 
 impl Params {
-    pub const ALL: [Params; 2] = [Params::Scale, Params::ScaleAndGap];
+    pub const ALL: [Params; 3] = [Params::Scale, Params::ScaleAndGap, Params::ScaleAndMemory];
 
     pub fn name(self) -> &'static str {
         match self {
             Params::Scale => "compute_scale",
             Params::ScaleAndGap => "compute_scale and layer_gap_s",
+            Params::ScaleAndMemory => "compute_scale and memory_scale",
         }
     }
 }
@@ -44,18 +47,22 @@ pub struct HeldOut {
     pub calibration: Calibration,
 }
 
-/// The calibration at simplex point `x` (`ln scale`, gap in ms), held within the bounds.
+/// The calibration at simplex point `x` (`ln compute_scale`, then the gap in ms or
+/// `ln memory_scale`), held within the bounds.
 fn at(x: [f64; 2], params: Params) -> Calibration {
     let (lo, hi) = Calibration::SCALE_RANGE;
     let (glo, ghi) = Calibration::GAP_RANGE_S;
-    let gap = match params {
-        Params::Scale => 0.0,
-        Params::ScaleAndGap => (x[1] / 1e3).clamp(glo, ghi),
+    let scale = |v: f64| v.exp().clamp(lo, hi);
+    let mut c = Calibration {
+        compute_scale: scale(x[0]),
+        ..Calibration::IDENTITY
     };
-    Calibration {
-        compute_scale: x[0].exp().clamp(lo, hi),
-        layer_gap_s: gap,
+    match params {
+        Params::Scale => {}
+        Params::ScaleAndGap => c.layer_gap_s = (x[1] / 1e3).clamp(glo, ghi),
+        Params::ScaleAndMemory => c.memory_scale = scale(x[1]),
     }
+    c
 }
 
 /// Mean squared log error of `anchors` projected with `cal`.
@@ -212,7 +219,7 @@ step_s = 1.0
 "#;
         let truth = Calibration {
             compute_scale: 1.3,
-            layer_gap_s: 0.0,
+            ..Calibration::IDENTITY
         };
         let mut list = parse(text).unwrap();
         for a in &mut list {
