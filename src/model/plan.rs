@@ -393,4 +393,4 @@ mod expand_split;
 mod validate;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -9,7 +9,6 @@ use serde::Deserialize;
 
 use super::calibration::Calibration;
 use super::model::ModelSpec;
-use super::overlap::OverlapSource;
 use super::plan::{project, Batch, Request};
 use super::specs;
 use super::step::StepOptions;
@@ -241,19 +240,10 @@ fn model_of(name: &str) -> Result<ModelSpec> {
 fn options(a: &Anchor, calibration: Calibration) -> StepOptions {
     StepOptions {
         reshard: a.reshard,
-        hybrid: false,
-        compute_efficiency: None,
-        overlap_slowdown: super::overlap::DEFAULT_SIGMA,
-        comm_overlap_slowdown: 1.0,
-        overlap_source: OverlapSource::Default,
-        overlap_sizes: Default::default(),
-        dp_at_once: Default::default(),
-        tp_beside_dp: None,
-        calibration,
         recompute: a.recompute,
         virtual_stages: a.vp,
-        ep_load: 1.0,
-        ep_router: None,
+        calibration,
+        ..StepOptions::default()
     }
 }
 

@@ -179,11 +179,6 @@ impl ProjectArgs {
                 virtual_stages: self.virtual_stages,
                 compute_efficiency: self.compute_efficiency,
                 overlap_slowdown,
-                comm_overlap_slowdown: 1.0,
-                dp_at_once: Default::default(),
-                tp_beside_dp: None,
-                calibration: Default::default(),
-                overlap_sizes: Default::default(),
                 // A replay's 0 is its own (its compute stand-in cannot be slowed), not the
                 // default's.
                 overlap_source: match (self.overlap_slowdown, self.replay) {
@@ -191,7 +186,7 @@ impl ProjectArgs {
                     _ => OverlapSource::Given,
                 },
                 ep_load: self.ep_load.map_or(Ok(1.0), ep_load)?,
-                ep_router: None,
+                ..StepOptions::default()
             },
             ep_load_given: self.ep_load.is_some(),
             replay: self.replay.then_some(self.replay_steps),

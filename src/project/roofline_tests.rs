@@ -130,20 +130,10 @@ fn recomputation_adds_one_forward_to_layers_only() {
         ep: 1,
     };
     let mut opts = StepOptions {
-        reshard: false,
-        hybrid: false,
-        recompute: false,
-        ep_load: 1.0,
-        ep_router: None,
         compute_efficiency: None,
         overlap_slowdown: 0.0,
-        comm_overlap_slowdown: 1.0,
-        dp_at_once: Default::default(),
-        tp_beside_dp: None,
-        calibration: Default::default(),
-        virtual_stages: 1,
-        overlap_sizes: Default::default(),
         overlap_source: crate::project::overlap::OverlapSource::Given,
+        ..Default::default()
     };
     let plain: Vec<_> = units
         .iter()

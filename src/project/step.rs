@@ -96,6 +96,29 @@ pub struct StepOptions {
     pub ep_router: Option<Routing>,
 }
 
+impl Default for StepOptions {
+    /// A plain `collbench project`: the roofline, the default σ, FSDP without re-sharding or
+    /// recomputation, a balanced router, nothing measured beside anything.
+    fn default() -> Self {
+        StepOptions {
+            reshard: false,
+            hybrid: false,
+            compute_efficiency: None,
+            overlap_slowdown: super::overlap::DEFAULT_SIGMA,
+            comm_overlap_slowdown: 1.0,
+            overlap_source: OverlapSource::Default,
+            overlap_sizes: OverlapSizes::default(),
+            dp_at_once: DpAtOnce::default(),
+            tp_beside_dp: None,
+            calibration: Calibration::IDENTITY,
+            virtual_stages: 1,
+            recompute: false,
+            ep_load: 1.0,
+            ep_router: None,
+        }
+    }
+}
+
 impl StepOptions {
     /// These options with the busiest rank's load at `ep` expert-parallel ranks resolved: the
     /// router's skew (its Zipf exponent, seed and tokens) over the model's `experts` shared

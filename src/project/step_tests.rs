@@ -6,19 +6,10 @@ use crate::project::overlap::OverlapSource;
 fn opts(sigma: f64, reshard: bool) -> StepOptions {
     StepOptions {
         reshard,
-        recompute: false,
-        ep_load: 1.0,
-        ep_router: None,
-        hybrid: false,
         compute_efficiency: Some(1.0),
         overlap_slowdown: sigma,
-        comm_overlap_slowdown: 1.0,
-        dp_at_once: Default::default(),
-        tp_beside_dp: None,
-        calibration: Default::default(),
-        virtual_stages: 1,
-        overlap_sizes: Default::default(),
         overlap_source: OverlapSource::Given,
+        ..Default::default()
     }
 }
 

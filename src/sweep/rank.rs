@@ -20,7 +20,7 @@ use crate::backend::host::{self};
 use crate::check::{count_wrong_with, fill_input};
 use crate::collective::uneven::RankCounts;
 use crate::error::{Error, Result};
-use crate::model::plan::{ComputeKind, Point, SweepOptions, TransportKind};
+use crate::model::plan::{ComputeKind, Plan, Point, SweepOptions, TransportKind};
 use crate::sweep::roles::{Lanes, Roles};
 
 /// Where a rank process finds its segment and who it is.
@@ -60,7 +60,8 @@ pub fn rank_main(args: RankArgs, opts: &SweepOptions) -> Result<u8> {
 
 fn run_rank(args: RankArgs, opts: &SweepOptions, shared: &Rc<Shared>) -> Result<()> {
     let cpus = affinity::allowed_cpus();
-    let lanes = Lanes::of(&opts.plan(), opts.ranks);
+    let plan = opts.plan();
+    let lanes = Lanes::of(&plan, opts.ranks);
     if lanes.processes() != args.layout.nranks {
         return Err(Error::Rank(format!(
             "rank process {}: the launch has {} processes where the plan needs {}",
@@ -83,11 +84,11 @@ fn run_rank(args: RankArgs, opts: &SweepOptions, shared: &Rc<Shared>) -> Result<
         TransportKind::Shm => {
             let policy = WaitPolicy::for_load(args.layout.nranks, cores);
             let mut t = ShmTransport::new(shared.clone(), args.rank, policy);
-            sweep_points(&mut t, shared, (opts, lanes))
+            sweep_points(&mut t, shared, (opts, &plan, lanes))
         }
         TransportKind::Tcp => {
             let mut t = tcp_mesh(shared, args.rank)?;
-            sweep_points(&mut t, shared, (opts, lanes))
+            sweep_points(&mut t, shared, (opts, &plan, lanes))
         }
     }
 }
@@ -134,7 +135,7 @@ fn tcp_mesh(shared: &Shared, rank: usize) -> Result<TcpTransport> {
 fn sweep_points<T: Transport>(
     t: &mut T,
     ctl: &Shared,
-    (opts, lanes): (&SweepOptions, Lanes),
+    (opts, plan, lanes): (&SweepOptions, &Plan, Lanes),
 ) -> Result<()> {
     let rank = t.rank();
     let all = Group::first(t.nranks(), rank)
@@ -143,7 +144,6 @@ fn sweep_points<T: Transport>(
         compute_cpu: compute_cpu(opts, rank, t.nranks()),
         ..Default::default()
     };
-    let plan = opts.plan();
     let soak = opts.soak;
     let mut k = 0u32;
     for cycle in 0u64.. {

@@ -148,34 +148,15 @@ impl Lanes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collective::{Algo, DType, Op, ReduceOp};
-    use crate::model::plan::{Bind, Roots, SweepOptions, TransportKind};
+    use crate::collective::Op;
+    use crate::model::plan::SweepOptions;
 
+    /// The plan tests' small host sweep, at `ranks` ranks and one world of all of them.
     fn opts(ranks: usize) -> SweepOptions {
-        SweepOptions {
-            ops: vec![Op::AllReduce],
-            algos: vec![Algo::Ring],
-            dtypes: vec![DType::F32],
-            redops: vec![ReduceOp::Sum],
-            ranks,
-            world_sizes: vec![ranks],
-            sizes: vec![4096],
-            in_place: vec![false],
-            iters: None,
-            warmup: None,
-            bind: Bind::Core,
-            transport: TransportKind::Shm,
-            shapes: Vec::new(),
-            pairs: Vec::new(),
-            root: Roots::default(),
-            default_algos: false,
-            loop_timing: Default::default(),
-            soak: Default::default(),
-            traffic: None,
-            split: None,
-            with_compute: None,
-            concurrent: None,
-        }
+        let mut o = crate::model::plan::tests::opts();
+        (o.ops, o.ranks, o.world_sizes, o.sizes) = (vec![Op::AllReduce], ranks, vec![ranks], vec![4096]);
+        o.algos.truncate(1);
+        o
     }
 
     fn plan(concurrent: &str, ranks: usize) -> Plan {

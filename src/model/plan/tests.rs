@@ -6,7 +6,8 @@ use super::*;
 use crate::collective::Shape;
 use crate::model::call::BackendKind;
 
-fn opts() -> SweepOptions {
+/// Options of a small host sweep, for tests here and of the rank side.
+pub(crate) fn opts() -> SweepOptions {
     SweepOptions {
         ops: vec![Op::AllReduce, Op::AllGather],
         algos: vec![Algo::Ring, Algo::Tree],

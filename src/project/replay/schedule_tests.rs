@@ -13,19 +13,10 @@ use crate::project::step::step_time;
 fn opts(reshard: bool) -> StepOptions {
     StepOptions {
         reshard,
-        recompute: false,
-        ep_load: 1.0,
-        ep_router: None,
-        hybrid: false,
         compute_efficiency: Some(0.5),
         overlap_slowdown: 0.0,
-        comm_overlap_slowdown: 1.0,
-        dp_at_once: Default::default(),
-        tp_beside_dp: None,
-        calibration: Default::default(),
-        virtual_stages: 1,
-        overlap_sizes: Default::default(),
         overlap_source: crate::project::overlap::OverlapSource::Given,
+        ..Default::default()
     }
 }
 

@@ -174,10 +174,8 @@ fn lead_point(
         .map(|(i, members, key)| {
             let call = calls.get(i).copied().unwrap_or(point);
             let part = call_part(&all, payload.len(), (i, width));
-            let mut row = row_of(call, topo, (&part, width), &members, key)?;
-            // The calls at once are planned once; the point carries the soak's cycle.
-            row.0.cycle = point.cycle;
-            Ok(row)
+            // The calls at once carry the point's soak cycle (`Point::in_cycle`).
+            row_of(call, topo, (&part, width), &members, key)
         })
         .collect::<Result<Vec<PointRow>>>()?;
     let shown = {
