@@ -292,6 +292,47 @@ pub fn project_anchor(a: &Anchor, calibration: Calibration) -> Result<Projected>
     })
 }
 
+/// How close a projection should land: within ±15% of the published step.
+pub const GOAL: f64 = 0.15;
+
+/// Projection errors (projected over published, minus one), summarised.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Errors {
+    pub count: usize,
+    pub mean_abs: f64,
+    pub largest_abs: f64,
+    pub lowest: f64,
+    pub highest: f64,
+    /// Errors within [`GOAL`].
+    pub within_goal: usize,
+    /// Projections faster than published.
+    pub faster: usize,
+}
+
+impl Errors {
+    pub fn of(errors: impl IntoIterator<Item = f64>) -> Errors {
+        let mut e = Errors {
+            count: 0,
+            mean_abs: 0.0,
+            largest_abs: 0.0,
+            lowest: f64::INFINITY,
+            highest: f64::NEG_INFINITY,
+            within_goal: 0,
+            faster: 0,
+        };
+        for x in errors {
+            e.count += 1;
+            e.mean_abs += x.abs();
+            e.largest_abs = e.largest_abs.max(x.abs());
+            (e.lowest, e.highest) = (e.lowest.min(x), e.highest.max(x));
+            e.within_goal += usize::from(x.abs() <= GOAL);
+            e.faster += usize::from(x < 0.0);
+        }
+        e.mean_abs /= e.count.max(1) as f64;
+        e
+    }
+}
+
 /// What `project` says of its accuracy on `hardware` (a GPU preset's name): the bundled
 /// anchors run on that GPU, projected as they are by `collbench anchors`; `None` where none
 /// ran on it.
@@ -301,23 +342,19 @@ pub fn accuracy_line(hardware: &str) -> Option<String> {
     let projected: Vec<Projected> = (list.iter().filter(on))
         .filter_map(|a| project_anchor(a, Calibration::IDENTITY).ok())
         .collect();
-    let errors: Vec<f64> = projected.iter().map(Projected::error).collect();
-    if errors.is_empty() || errors.iter().any(|e| !e.is_finite()) {
+    let e = Errors::of(projected.iter().map(Projected::error));
+    if e.count == 0 || !e.mean_abs.is_finite() {
         return None;
     }
-    let mean = errors.iter().map(|e| e.abs()).sum::<f64>() / errors.len() as f64;
-    let (lo, hi) = errors
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(l, h), &e| (l.min(e), h.max(e)));
-    let faster = errors.iter().filter(|e| **e < 0.0).count();
     Some(format!(
         "collbench: accuracy: {} published runs on {hardware}, projected with the roofline and \
          default options on their bundled profiles, land {:+.0}% to {:+.0}% from their step \
-         times (mean |error| {:.1}%; {faster} projected faster); see `collbench anchors`",
-        errors.len(),
-        100.0 * lo,
-        100.0 * hi,
-        100.0 * mean
+         times (mean |error| {:.1}%; {} projected faster); see `collbench anchors`",
+        e.count,
+        100.0 * e.lowest,
+        100.0 * e.highest,
+        100.0 * e.mean_abs,
+        e.faster
     ))
 }
 

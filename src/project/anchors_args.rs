@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::anchors::{self, Projected, Series};
+use super::anchors::{self, Errors, Projected, Series};
 use super::anchors_fit::{self, HeldOut, Params};
 use super::calibration::Calibration;
 use crate::error::{Error, Result};
@@ -98,15 +98,13 @@ fn table(projected: &[Projected], series: &[Series]) -> String {
             100.0 * p.error()
         );
     }
-    let errors: Vec<f64> = projected.iter().map(|p| p.error().abs()).collect();
-    let mean = errors.iter().sum::<f64>() / errors.len().max(1) as f64;
-    let worst = errors.iter().copied().fold(0.0, f64::max);
+    let e = Errors::of(projected.iter().map(Projected::error));
     let _ = writeln!(
         t,
         "# {} anchors: mean |error| {:.1}%, largest {:.1}%",
-        projected.len(),
-        100.0 * mean,
-        100.0 * worst
+        e.count,
+        100.0 * e.mean_abs,
+        100.0 * e.largest_abs
     );
     let _ = writeln!(
         t,
@@ -176,37 +174,29 @@ fn csv(projected: &[Projected], held: Option<&[HeldOut]>) -> String {
 /// Every parameter set's held-out projections; the best set's table printed, with a line per
 /// set and whether it beats the roofline on held-out runs. The best set's projections.
 fn calibrate(list: &[anchors::Anchor], roofline: &[Projected]) -> Result<Vec<HeldOut>> {
-    let mut best: Option<(Params, Vec<HeldOut>)> = None;
+    let mut best: Option<(Params, Vec<HeldOut>, f64)> = None;
     let mut t = String::new();
-    let plain: f64 = roofline.iter().map(|p| p.error().abs()).sum::<f64>();
-    let plain = plain / roofline.len().max(1) as f64;
+    let plain = Errors::of(roofline.iter().map(Projected::error)).mean_abs;
     for params in Params::ALL {
         let held = anchors_fit::held_out(list, params)?;
-        let mean = anchors_fit::mean_abs_error(&held);
-        let within = (held.iter())
-            .filter(|h| h.projected.error().abs() <= 0.15)
-            .count();
+        let e = anchors_fit::errors(&held);
         let _ = writeln!(
             t,
-            "# calibrating {}: held-out mean |error| {:.1}%, {within} of {} within 15% \
-             (roofline {:.1}%)",
+            "# calibrating {}: held-out mean |error| {:.1}%, {} of {} within 15% (roofline \
+             {:.1}%)",
             params.name(),
-            100.0 * mean,
-            held.len(),
+            100.0 * e.mean_abs,
+            e.within_goal,
+            e.count,
             100.0 * plain
         );
-        let better = match &best {
-            Some((_, b)) => mean < anchors_fit::mean_abs_error(b),
-            None => true,
-        };
-        if better {
-            best = Some((params, held));
+        if best.as_ref().map_or(true, |b| e.mean_abs < b.2) {
+            best = Some((params, held, e.mean_abs));
         }
     }
-    let Some((params, held)) = best else {
+    let Some((params, held, mean)) = best else {
         return Ok(Vec::new());
     };
-    let mean = anchors_fit::mean_abs_error(&held);
     let verdict = match mean < plain {
         true => "beats the roofline on held-out runs",
         false => "does not beat the roofline on held-out runs",
@@ -240,14 +230,14 @@ fn held_table(held: &[HeldOut], fitted: &[(String, Calibration, usize)]) -> Stri
             1e3 * c.layer_gap_s
         );
     }
-    let errors: Vec<f64> = held.iter().map(|h| h.projected.error().abs()).collect();
-    let within = errors.iter().filter(|e| **e <= 0.15).count();
+    let e = anchors_fit::errors(held);
     let _ = writeln!(
         t,
-        "# held out: mean |error| {:.1}%, largest {:.1}%, {within} of {} within 15%",
-        100.0 * errors.iter().sum::<f64>() / errors.len().max(1) as f64,
-        100.0 * errors.iter().copied().fold(0.0, f64::max),
-        errors.len()
+        "# held out: mean |error| {:.1}%, largest {:.1}%, {} of {} within 15%",
+        100.0 * e.mean_abs,
+        100.0 * e.largest_abs,
+        e.within_goal,
+        e.count
     );
     let projected: Vec<Projected> = held.iter().map(|h| h.projected.clone()).collect();
     for s in anchors::series(&projected) {

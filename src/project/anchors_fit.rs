@@ -10,7 +10,7 @@
 //! weighs as one 1.25 times too fast) by Nelder and Mead's simplex over `ln compute_scale` and `layer_gap_s` in
 //! milliseconds, within [`Calibration::SCALE_RANGE`] and [`Calibration::GAP_RANGE_S`].
 
-use super::anchors::{project_anchor, Anchor, Projected};
+use super::anchors::{project_anchor, Anchor, Errors, Projected};
 use super::calibration::Calibration;
 use crate::error::Result;
 
@@ -131,10 +131,9 @@ pub fn fit(anchors: &[&Anchor], params: Params) -> Result<Calibration> {
     Ok(at(simplex[best.unwrap_or(0)], params))
 }
 
-/// The mean |error| of held-out projections.
-pub fn mean_abs_error(held: &[HeldOut]) -> f64 {
-    let sum: f64 = held.iter().map(|h| h.projected.error().abs()).sum();
-    sum / held.len().max(1) as f64
+/// The errors of held-out projections.
+pub fn errors(held: &[HeldOut]) -> Errors {
+    Errors::of(held.iter().map(|h| h.projected.error()))
 }
 
 /// The fold an anchor falls in: its series, else itself.
@@ -237,7 +236,7 @@ step_s = 1.0
         assert_eq!(c.layer_gap_s, 0.0);
         // Each run fitted on the other alone: the same scale, so errors near zero.
         let held = held_out(&list, Params::Scale).unwrap();
-        assert!(mean_abs_error(&held) < 0.005, "{held:?}");
+        assert!(errors(&held).mean_abs < 0.005, "{held:?}");
         assert!(held
             .iter()
             .all(|h| (h.calibration.compute_scale - 1.3).abs() < 0.005));
