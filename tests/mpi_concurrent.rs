@@ -13,7 +13,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::split::{check_point_set, global_ranks};
+use common::split::{check_pairs_beside_every_other, check_point_set, global_ranks};
 use common::{summary, tempdir};
 
 const LIMIT: Duration = Duration::from_secs(240);
@@ -30,23 +30,8 @@ fn allreduce_in_pairs_beside_allgather_across_them_exact_both_placements() {
         "--in-place", "both", "-b", "1K", "-e", "64K", "-f", "64", "-n", "10", "-w", "1"];
     let r = common::mpirun::sweep(4, &out, &args, LIMIT);
     assert_eq!(r.code(), 0, "{r:?}");
-    let points = summary(&out);
     // 2 dtypes x 2 placements x 2 sizes, each 4 groups alone and 4 at once.
-    assert_eq!(points.len(), 2 * 2 * 2 * 8, "{points:?}");
-    let expected = [
-        ("allreduce", "0-1"),
-        ("allreduce", "2-3"),
-        ("allgather", "0 2"),
-        ("allgather", "1 3"),
-    ];
-    for rows in points.chunks(8) {
-        check_point_set("mpi", rows, &expected, "allreduce@/2 + allgather@%2 of 4");
-        let first = &rows[0].key;
-        assert!(rows.iter().all(|r| r.key.dtype == first.dtype
-            && r.key.in_place == first.in_place
-            && r.key.bytes == first.bytes));
-    }
-    assert!(points.iter().any(|p| p.key.in_place) && points.iter().any(|p| !p.key.in_place));
+    check_pairs_beside_every_other("mpi", &summary(&out));
     assert!(
         r.stdout
             .contains("group 1 3 with allreduce@/2 + allgather@%2 of 4: x"),

@@ -154,7 +154,8 @@ mod tests {
     /// The plan tests' small host sweep, at `ranks` ranks and one world of all of them.
     fn opts(ranks: usize) -> SweepOptions {
         let mut o = crate::model::plan::tests::opts();
-        (o.ops, o.ranks, o.world_sizes, o.sizes) = (vec![Op::AllReduce], ranks, vec![ranks], vec![4096]);
+        (o.ops, o.ranks, o.world_sizes, o.sizes) =
+            (vec![Op::AllReduce], ranks, vec![ranks], vec![4096]);
         o.algos.truncate(1);
         o
     }

@@ -35,6 +35,27 @@ pub fn check_point_set(
     check_at_once(&rows[..n], &rows[n..], label);
 }
 
+/// The rows of `allreduce@/2,allgather@%2` at 4 ranks over 2 dtypes, both placements and 2
+/// sizes on `backend`: each set of one dtype, placement and size its 4 groups alone, then at
+/// once, exact, with slowdowns and aggregates from the rows themselves.
+pub fn check_pairs_beside_every_other(backend: &str, points: &[PointRecord]) {
+    assert_eq!(points.len(), 2 * 2 * 2 * 8, "{points:?}");
+    let expected = [
+        ("allreduce", "0-1"),
+        ("allreduce", "2-3"),
+        ("allgather", "0 2"),
+        ("allgather", "1 3"),
+    ];
+    for rows in points.chunks(8) {
+        check_point_set(backend, rows, &expected, "allreduce@/2 + allgather@%2 of 4");
+        let first = &rows[0].key;
+        assert!(rows.iter().all(|r| r.key.dtype == first.dtype
+            && r.key.in_place == first.in_place
+            && r.key.bytes == first.bytes));
+    }
+    assert!(points.iter().any(|p| p.key.in_place) && points.iter().any(|p| !p.key.in_place));
+}
+
 /// Rows `together[i]` ran at once under `label` and `alone[i]` is the same call (op, group)
 /// alone: exact, each at-once row's slowdown its median over the alone row's, and its
 /// aggregate the busbw of every row at once summed.
