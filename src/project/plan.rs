@@ -131,11 +131,12 @@ fn check_request(req: &Request) -> Result<()> {
     let v = req.opts.virtual_stages;
     for &pp in &req.pps {
         let st = stages(m, pp, req.seq).map_err(|e| Error::usage(format!("--pp {pp}: {e}")))?;
-        let fewest = st.iter().map(|s| s.layers()).min().unwrap_or(0);
+        let fewest = st.iter().map(|s| s.most_chunks()).min().unwrap_or(0);
         if v > 1 && (pp == 1 || v > fewest) {
             return Err(Error::usage(format!(
-                "--virtual-stages {v} with --pp {pp}: each stage needs at least {v} layers (its \
-                 fewest has {fewest}) and pp must be above 1"
+                "--virtual-stages {v} with --pp {pp}: each stage needs at least {v} chunks, a \
+                 layer each or the embedding or head (its fewest has {fewest}), and pp must be \
+                 above 1"
             )));
         }
     }

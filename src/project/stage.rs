@@ -77,6 +77,13 @@ impl Stage {
             .count()
     }
 
+    /// The most model chunks an interleaved schedule can give this stage: one per layer, and
+    /// the embedding or the head as a chunk of its own (Llama 3 ran its first chunk with only
+    /// the embedding and its last with only the head; Dubey et al. 2024, §3.3.2).
+    pub fn most_chunks(&self) -> usize {
+        self.units.len()
+    }
+
     /// The largest unit's parameters.
     pub fn max_unit_params(&self) -> u64 {
         self.units.iter().map(|u| u.params).max().unwrap_or(0)
