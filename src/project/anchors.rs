@@ -69,6 +69,10 @@ pub struct Anchor {
     pub source: String,
     /// The bundled network profile of its GPU and fabric.
     pub profile: String,
+    /// The training framework the run used (`megatron-lm`, `pytorch-fsdp`, ...): a calibration
+    /// may be fitted per GPU and framework.
+    #[serde(default)]
+    pub framework: Option<String>,
     /// A model preset, a bundled model of bench-configs/models/, or a model file.
     pub model: String,
     #[serde(default = "one")]
@@ -102,6 +106,16 @@ pub struct Anchor {
 fn one() -> usize {
     1
 }
+
+impl Anchor {
+    /// The run's framework; `unnamed` where the file does not say.
+    pub fn framework(&self) -> &str {
+        self.framework.as_deref().unwrap_or(UNNAMED_FRAMEWORK)
+    }
+}
+
+/// The framework of anchors that name none.
+pub const UNNAMED_FRAMEWORK: &str = "unnamed";
 
 /// An anchor with its projection.
 #[derive(Clone, Debug, PartialEq)]
@@ -177,6 +191,7 @@ fn check(a: &Anchor) -> std::result::Result<(), String> {
         ("id", a.id.as_str()),
         ("series", a.series.as_deref().unwrap_or("-")),
         ("profile", a.profile.as_str()),
+        ("framework", a.framework()),
         ("model", a.model.as_str()),
     ];
     let word = |c: char| c.is_ascii_alphanumeric() || "-_./".contains(c);

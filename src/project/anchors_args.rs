@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::anchors::{self, Errors, Projected, Series};
-use super::anchors_fit::{self, HeldOut, Params};
+use super::anchors_fit::{self, Fitted, Grouping, HeldOut, Params};
 use super::calibration::Calibration;
 use crate::error::{Error, Result};
 use crate::report::csvio::float;
@@ -134,7 +134,7 @@ fn csv(projected: &[Projected], held: Option<&[HeldOut]>) -> String {
     let mut t = String::from(
         "id,series,profile,model,world,tp,pp,vp,global_batch,seq,recompute,reshard,published_step_s,\
          projected_step_s,error,fits_memory,memory_gb,heldout_step_s,heldout_error,\
-         compute_scale,memory_scale,layer_gap_s\n",
+         compute_scale,memory_scale,layer_gap_s,framework\n",
     );
     for (i, p) in projected.iter().enumerate() {
         let a = &p.anchor;
@@ -148,7 +148,7 @@ fn csv(projected: &[Projected], held: Option<&[HeldOut]>) -> String {
         });
         let _ = writeln!(
             t,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{held_cols}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{held_cols},{}",
             a.id,
             a.series.as_deref().unwrap_or(""),
             a.profile,
@@ -165,44 +165,63 @@ fn csv(projected: &[Projected], held: Option<&[HeldOut]>) -> String {
             float(p.step_s),
             float(p.error()),
             p.fits_memory,
-            float(p.memory_gb)
+            float(p.memory_gb),
+            a.framework()
         );
     }
     t
 }
 
-/// Every parameter set's held-out projections; the best set's table printed, with a line per
-/// set and whether it beats the roofline on held-out runs. The best set's projections.
+/// Every grouping's and parameter set's held-out projections; the best one's table printed,
+/// with a line per set and whether it beats the roofline on held-out runs. The best one's
+/// projections.
 fn calibrate(list: &[anchors::Anchor], roofline: &[Projected]) -> Result<Vec<HeldOut>> {
-    let mut best: Option<(Params, Vec<HeldOut>, f64)> = None;
+    let mut best: Option<(Grouping, Params, Vec<HeldOut>, f64)> = None;
     let mut t = String::new();
-    let plain = Errors::of(roofline.iter().map(Projected::error)).mean_abs;
-    for params in Params::ALL {
-        let held = anchors_fit::held_out(list, params)?;
-        let e = anchors_fit::errors(&held);
-        let _ = writeln!(
-            t,
-            "# calibrating {}: held-out mean |error| {:.1}%, {} of {} within 15% (roofline \
-             {:.1}%)",
-            params.name(),
-            100.0 * e.mean_abs,
-            e.within_goal,
-            e.count,
-            100.0 * plain
-        );
-        if best.as_ref().map_or(true, |b| e.mean_abs < b.2) {
-            best = Some((params, held, e.mean_abs));
+    let plain = Errors::of(roofline.iter().map(Projected::error));
+    for grouping in Grouping::ALL {
+        for params in Params::ALL {
+            let held = anchors_fit::held_out(list, params, grouping)?;
+            let e = anchors_fit::errors(&held);
+            let fitted = anchors_fit::per_group(list, params, grouping)?;
+            let edge = fitted.iter().any(|f| f.on_edge(params));
+            let _ = writeln!(
+                t,
+                "# calibrating {} {}: held-out mean |error| {:.1}%, largest {:.1}%, {} of {} \
+                 within 15% (roofline {:.1}%, {:.1}%, {}){}",
+                params.name(),
+                grouping.name(),
+                100.0 * e.mean_abs,
+                100.0 * e.largest_abs,
+                e.within_goal,
+                e.count,
+                100.0 * plain.mean_abs,
+                100.0 * plain.largest_abs,
+                plain.within_goal,
+                match edge {
+                    true => "; a fitted parameter ends on its range's edge: not kept",
+                    false => "",
+                }
+            );
+            if !edge && best.as_ref().map_or(true, |b| e.mean_abs < b.3) {
+                best = Some((grouping, params, held, e.mean_abs));
+            }
         }
     }
-    let Some((params, held, mean)) = best else {
+    let Some((grouping, params, held, mean)) = best else {
         return Ok(Vec::new());
     };
-    let verdict = match mean < plain {
+    let verdict = match mean < plain.mean_abs {
         true => "beats the roofline on held-out runs",
         false => "does not beat the roofline on held-out runs",
     };
-    let _ = writeln!(t, "# kept: {} ({verdict})", params.name());
-    let fitted = anchors_fit::per_profile(list, params)?;
+    let _ = writeln!(
+        t,
+        "# kept: {} {} ({verdict})",
+        params.name(),
+        grouping.name()
+    );
+    let fitted = anchors_fit::per_group(list, params, grouping)?;
     t.push_str(&held_table(&held, &fitted));
     crate::output::stdout::print(&t);
     Ok(held)
@@ -210,7 +229,7 @@ fn calibrate(list: &[anchors::Anchor], roofline: &[Projected]) -> Result<Vec<Hel
 
 /// The held-out projections beside the roofline's, each profile's calibration fitted to all its
 /// anchors, and the series' changes with the held-out calibrations.
-fn held_table(held: &[HeldOut], fitted: &[(String, Calibration, usize)]) -> String {
+fn held_table(held: &[HeldOut], fitted: &[Fitted]) -> String {
     let mut t = String::new();
     let _ = writeln!(
         t,
@@ -250,12 +269,17 @@ fn held_table(held: &[HeldOut], fitted: &[(String, Calibration, usize)]) -> Stri
             100.0 * (s.projected_change - s.published_change)
         );
     }
-    for (profile, c, n) in fitted {
+    for f in fitted {
+        let (c, n) = (f.calibration, f.anchors);
+        let framework = match f.framework.is_empty() {
+            true => String::new(),
+            false => format!(" {}", f.framework),
+        };
         let _ = writeln!(
             t,
-            "# {profile}: fitted to its {n} anchors: compute_scale {:.3}, memory_scale {:.3}, \
+            "# {}{framework}: fitted to its {n} anchors: compute_scale {:.3}, memory_scale {:.3}, \
              layer_gap_s {:.5}",
-            c.compute_scale, c.memory_scale, c.layer_gap_s
+            f.profile, c.compute_scale, c.memory_scale, c.layer_gap_s
         );
     }
     t

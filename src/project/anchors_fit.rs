@@ -37,6 +37,33 @@ impl Params {
     }
 }
 
+/// Which anchors share a calibration: those on one GPU's profile, or those on one profile
+/// that also ran on one framework.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grouping {
+    Profile,
+    ProfileAndFramework,
+}
+
+impl Grouping {
+    pub const ALL: [Grouping; 2] = [Grouping::Profile, Grouping::ProfileAndFramework];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Grouping::Profile => "per profile",
+            Grouping::ProfileAndFramework => "per profile and framework",
+        }
+    }
+
+    /// The group `a` falls in: its profile, and its framework where that counts.
+    pub fn of(self, a: &Anchor) -> (&str, &str) {
+        match self {
+            Grouping::Profile => (&a.profile, ""),
+            Grouping::ProfileAndFramework => (&a.profile, a.framework()),
+        }
+    }
+}
+
 /// Simplex evaluations per fit: enough to settle two parameters to well under a percent.
 const MAX_EVALS: usize = 160;
 
@@ -141,22 +168,22 @@ fn fold(a: &Anchor) -> &str {
     a.series.as_deref().unwrap_or(&a.id)
 }
 
-/// Every anchor projected with its profile's calibration fitted to the other folds of that
-/// profile, in the anchors' order.
-pub fn held_out(anchors: &[Anchor], params: Params) -> Result<Vec<HeldOut>> {
+/// Every anchor projected with its group's calibration fitted to the group's other folds, in
+/// the anchors' order.
+pub fn held_out(anchors: &[Anchor], params: Params, grouping: Grouping) -> Result<Vec<HeldOut>> {
     let mut out = Vec::with_capacity(anchors.len());
-    let mut fitted: Vec<(&str, &str, Calibration)> = Vec::new();
+    let mut fitted: Vec<((&str, &str), &str, Calibration)> = Vec::new();
     for a in anchors {
-        let key = (a.profile.as_str(), fold(a));
-        let known = fitted.iter().find(|(p, f, _)| (*p, *f) == key).map(|t| t.2);
-        let cal = match known {
+        let (group, f) = (grouping.of(a), fold(a));
+        let known = fitted.iter().find(|(g, h, _)| (*g, *h) == (group, f));
+        let cal = match known.map(|t| t.2) {
             Some(c) => c,
             None => {
                 let training: Vec<&Anchor> = (anchors.iter())
-                    .filter(|b| b.profile == a.profile && fold(b) != key.1)
+                    .filter(|b| grouping.of(b) == group && fold(b) != f)
                     .collect();
                 let c = fit(&training, params)?;
-                fitted.push((key.0, key.1, c));
+                fitted.push((group, f, c));
                 c
             }
         };
@@ -168,22 +195,50 @@ pub fn held_out(anchors: &[Anchor], params: Params) -> Result<Vec<HeldOut>> {
     Ok(out)
 }
 
-/// Each profile's calibration fitted to all of its anchors, with their count, in the order the
-/// profiles first appear.
-pub fn per_profile(
-    anchors: &[Anchor],
-    params: Params,
-) -> Result<Vec<(String, Calibration, usize)>> {
-    let mut profiles: Vec<&str> = Vec::new();
+/// A group's calibration fitted to all its anchors.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fitted {
+    pub profile: String,
+    /// The framework, or empty where the grouping ignores it.
+    pub framework: String,
+    pub calibration: Calibration,
+    pub anchors: usize,
+}
+
+impl Fitted {
+    /// Whether a parameter `params` moves ended on an edge of its range: the anchors do not
+    /// pin it down (a kernel scale traded against a gap or a memory scale), so a set whose fit
+    /// does so is not kept.
+    pub fn on_edge(&self, params: Params) -> bool {
+        let c = self.calibration;
+        let edge = |v: f64, (lo, hi): (f64, f64)| v <= lo * (1.0 + 1e-6) || v >= hi * (1.0 - 1e-6);
+        let scale = Calibration::SCALE_RANGE;
+        edge(c.compute_scale, scale)
+            || match params {
+                Params::Scale => false,
+                Params::ScaleAndGap => edge(c.layer_gap_s, Calibration::GAP_RANGE_S),
+                Params::ScaleAndMemory => edge(c.memory_scale, scale),
+            }
+    }
+}
+
+/// Each group's calibration fitted to all of its anchors, in the order the groups first appear.
+pub fn per_group(anchors: &[Anchor], params: Params, grouping: Grouping) -> Result<Vec<Fitted>> {
+    let mut groups: Vec<(&str, &str)> = Vec::new();
     for a in anchors {
-        if !profiles.contains(&a.profile.as_str()) {
-            profiles.push(&a.profile);
+        if !groups.contains(&grouping.of(a)) {
+            groups.push(grouping.of(a));
         }
     }
-    (profiles.into_iter())
-        .map(|p| {
-            let of: Vec<&Anchor> = anchors.iter().filter(|a| a.profile == p).collect();
-            Ok((p.to_string(), fit(&of, params)?, of.len()))
+    (groups.into_iter())
+        .map(|g| {
+            let of: Vec<&Anchor> = anchors.iter().filter(|a| grouping.of(a) == g).collect();
+            Ok(Fitted {
+                profile: g.0.to_string(),
+                framework: g.1.to_string(),
+                calibration: fit(&of, params)?,
+                anchors: of.len(),
+            })
         })
         .collect()
 }
@@ -235,7 +290,7 @@ step_s = 1.0
         assert!((c.compute_scale - 1.3).abs() < 0.005, "{c:?}");
         assert_eq!(c.layer_gap_s, 0.0);
         // Each run fitted on the other alone: the same scale, so errors near zero.
-        let held = held_out(&list, Params::Scale).unwrap();
+        let held = held_out(&list, Params::Scale, Grouping::Profile).unwrap();
         assert!(errors(&held).mean_abs < 0.005, "{held:?}");
         assert!(held
             .iter()
@@ -246,13 +301,11 @@ step_s = 1.0
     fn a_profile_with_one_fold_is_held_out_at_the_roofline() {
         let mut list = runs();
         list[1].profile = "a100-ib200".into();
-        let held = held_out(&list, Params::ScaleAndGap).unwrap();
+        let held = held_out(&list, Params::ScaleAndGap, Grouping::Profile).unwrap();
         assert!(held.iter().all(|h| h.calibration.is_identity()), "{held:?}");
-        let fitted = per_profile(&list, Params::Scale).unwrap();
+        let fitted = per_group(&list, Params::Scale, Grouping::Profile).unwrap();
         assert_eq!(fitted.len(), 2);
-        assert!(
-            (fitted[0].1.compute_scale - 1.3).abs() < 0.005,
-            "{fitted:?}"
-        );
+        let scale = fitted[0].calibration.compute_scale;
+        assert!((scale - 1.3).abs() < 0.005, "{fitted:?}");
     }
 }
