@@ -16,7 +16,9 @@ fn project(model: &str, extra: &[&str]) -> (String, Vec<BTreeMap<String, String>
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("p");
     let model = format!("bench-configs/models/{model}.toml");
+    // The roofline as it is: these runs check it is an upper bound on speed.
     let mut args = vec!["project", "--profile", "a100-ib200", "--model", &model];
+    args.extend_from_slice(&["--calibration", "none"]);
     args.extend_from_slice(extra);
     args.extend_from_slice(&["--out", out.to_str().unwrap()]);
     let r = run(&args, LIMIT);
@@ -181,23 +183,76 @@ fn calibrating_reports_held_out_errors_beside_the_rooflines() {
         .all(|row| row["heldout_step_s"].is_empty()));
 }
 
-/// `project` says how far its projections land from the published runs on the same GPU.
+/// `project` says which calibration it used and how the published runs on its GPU land held
+/// out with it, beside the roofline's errors: by default a calibration only where it beats the
+/// roofline held out (A100's bundled runs), else the roofline (H100's); a framework's runs on
+/// request; an unknown framework is one line and exit 2.
 #[test]
-fn a_projection_names_its_accuracy_on_the_published_runs_of_its_gpu() {
-    let (_, _) = project(
-        "gpt3-175b",
-        &["--tp", "4", "--pp", "8", "--world-sizes", "128"],
-    );
+fn a_projection_says_its_calibration_and_how_the_published_runs_land_held_out() {
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("p");
-    #[rustfmt::skip]
-    let args = ["project", "--profile", "h100-ib400", "--model", "llama2-7b", "--world-sizes",
-        "8", "--out", out.to_str().unwrap()];
-    let r = run(&args, LIMIT);
-    assert_eq!(r.code(), 0, "{r:?}");
+    let project = |profile: &str, calibration: Option<&str>| {
+        let out = tmp
+            .path()
+            .join(format!("{profile}-{}", calibration.unwrap_or("default")));
+        #[rustfmt::skip]
+        let mut args = vec!["project", "--profile", profile, "--model", "llama2-7b",
+            "--world-sizes", "8", "--out", out.to_str().unwrap()];
+        if let Some(c) = calibration {
+            args.extend_from_slice(&["--calibration", c]);
+        }
+        let r = run(&args, LIMIT);
+        let step = (r.code() == 0).then(|| {
+            csv_rows(&out.join("projection.csv"))[0]["step_time_s"]
+                .parse::<f64>()
+                .unwrap()
+        });
+        (r, step)
+    };
     let text = std::fs::read_to_string("bench-configs/anchors.toml").unwrap();
-    let on_h100 = text.matches("profile = \"h100-ib400\"").count();
-    let want = format!("collbench: accuracy: {on_h100} published runs on h100");
+    let on_a100 = text.matches("profile = \"a100-ib200\"").count();
+    let (r, calibrated) = project("a100-ib200", None);
+    let want = format!("fitted to the {on_a100} published runs on a100; held out a series");
     assert!(r.stderr.contains(&want), "{}", r.stderr);
-    assert!(r.stderr.contains("see `collbench anchors`"), "{}", r.stderr);
+    let (r, roofline) = project("a100-ib200", Some("none"));
+    assert!(
+        r.stderr.contains("calibration: none, the roofline"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        calibrated.unwrap() > roofline.unwrap() * 1.1,
+        "{calibrated:?} {roofline:?}"
+    );
+    let (r, _) = project("h100-ib400", None);
+    assert!(r.stderr.contains("does not beat it"), "{}", r.stderr);
+    let (r, fsdp) = project("h100-ib400", Some("pytorch-fsdp"));
+    assert!(
+        r.stderr
+            .contains("published pytorch-fsdp runs on h100; held out"),
+        "{}",
+        r.stderr
+    );
+    assert!(fsdp.is_some(), "{r:?}");
+    let (r, _) = project("h100-ib400", Some("megatron-deepspeed"));
+    assert_eq!((r.code(), r.stderr_lines().len()), (2, 1), "{r:?}");
+    assert!(
+        r.stderr.contains("one of: pytorch-fsdp, megatron-lm"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// The rule the default follows, on the bundled runs: the calibration kept by `collbench
+/// anchors --calibrate` beats the roofline held out over all runs, and the one fitted per GPU
+/// does on A100 and does not on H100 (where the default keeps the roofline).
+#[test]
+fn the_kept_calibration_beats_the_roofline_held_out() {
+    let r = run(&["anchors", "--calibrate"], LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
+    assert!(
+        r.stdout
+            .contains("per profile and framework (beats the roofline on held-out runs)"),
+        "{}",
+        r.stdout
+    );
 }

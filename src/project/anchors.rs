@@ -348,31 +348,6 @@ impl Errors {
     }
 }
 
-/// What `project` says of its accuracy on `hardware` (a GPU preset's name): the bundled
-/// anchors run on that GPU, projected as they are by `collbench anchors`; `None` where none
-/// ran on it.
-pub fn accuracy_line(hardware: &str) -> Option<String> {
-    let list = load(None).ok()?;
-    let on = |a: &&Anchor| specs::profile_hardware(&a.profile).is_some_and(|h| h.name == hardware);
-    let projected: Vec<Projected> = (list.iter().filter(on))
-        .filter_map(|a| project_anchor(a, Calibration::IDENTITY).ok())
-        .collect();
-    let e = Errors::of(projected.iter().map(Projected::error));
-    if e.count == 0 || !e.mean_abs.is_finite() {
-        return None;
-    }
-    Some(format!(
-        "collbench: accuracy: {} published runs on {hardware}, projected with the roofline and \
-         default options on their bundled profiles, land {:+.0}% to {:+.0}% from their step \
-         times (mean |error| {:.1}%; {} projected faster); see `collbench anchors`",
-        e.count,
-        100.0 * e.lowest,
-        100.0 * e.highest,
-        100.0 * e.mean_abs,
-        e.faster
-    ))
-}
-
 /// A series: its anchors in world order and the change in per-GPU throughput from the
 /// smallest world to the largest, published and projected.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::calibrated::CalibrationChoice;
 use super::command::ProjectRequest;
 use super::overlap::OverlapSource;
 use super::plan::Batch;
@@ -84,6 +85,13 @@ pub struct ProjectArgs {
     /// default roofline per part of a layer (docs/METHODOLOGY.md, Projection).
     #[arg(long, value_name = "F")]
     pub compute_efficiency: Option<f64>,
+    /// Kernel times fitted to the bundled published runs on the GPU (collbench anchors
+    /// --calibrate): `auto` (fitted to every run on the GPU, used only where, held out a series
+    /// at a time, it lands closer to them than the roofline), `all` (that fit regardless), a
+    /// framework's name (its runs only: megatron-lm, megatron-deepspeed, pytorch-fsdp, ...) or
+    /// `none` (the roofline as it is; always with --compute-efficiency).
+    #[arg(long, value_name = "auto|all|none|FRAMEWORK", default_value = "auto")]
+    pub calibration: String,
     /// How much slower compute runs while communication overlaps it (0.19 = 19%)
     /// [default: 0.19; 0 with --replay].
     #[arg(long, value_name = "F")]
@@ -189,6 +197,7 @@ impl ProjectArgs {
                 ..StepOptions::default()
             },
             ep_load_given: self.ep_load.is_some(),
+            calibration: CalibrationChoice::parse(&self.calibration)?,
             replay: self.replay.then_some(self.replay_steps),
             replay_timeout: crate::units::parse_duration(&self.replay_timeout)
                 .map_err(|e| Error::usage(format!("--replay-timeout: {e}")))

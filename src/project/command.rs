@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::calibrated::{self, CalibrationChoice};
 use super::output;
 use super::overlap::{measured, OverlapSource};
 use super::overlap_sizes::OverlapSizes;
@@ -37,6 +38,8 @@ pub struct ProjectRequest {
     pub opts: StepOptions,
     /// `--ep-load` was given: the fit's alltoallv router does not replace it.
     pub ep_load_given: bool,
+    /// `--calibration`.
+    pub calibration: CalibrationChoice,
     /// `--replay`: timed steps to replay on the host backend.
     pub replay: Option<usize>,
     /// `--replay-timeout`: how long a replay rank may finish no step.
@@ -156,6 +159,25 @@ fn with_measured_tp_beside(
     (opts, Some(said))
 }
 
+/// `opts` with the calibration `choice` gives on `hardware`, and what to say of it; none under
+/// the flat rule, which sets every kernel's rate itself.
+fn calibrated(
+    opts: StepOptions,
+    hardware: &str,
+    choice: &CalibrationChoice,
+) -> Result<(StepOptions, String)> {
+    if opts.compute_efficiency.is_some() {
+        let said = "collbench: calibration: none (--compute-efficiency sets every kernel's rate)";
+        return Ok((opts, said.to_string()));
+    }
+    let chosen = calibrated::choose(hardware, choice)?;
+    let opts = StepOptions {
+        calibration: chosen.calibration,
+        ..opts
+    };
+    Ok((opts, chosen.said))
+}
+
 /// Runs the command; exit code 0 (errors are `Err`).
 pub fn run_project(req: &ProjectRequest) -> Result<u8> {
     let (fit, network) = network(req)?;
@@ -184,6 +206,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
     );
     let (opts, at_once_said) = with_measured_at_once(opts, &fit, req.replay.is_some());
     let (opts, tp_beside_said) = with_measured_tp_beside(opts, &fit, req.replay.is_some());
+    let (opts, calibration_said) = calibrated(opts, &hardware.name, &req.calibration)?;
     let request = Request {
         seq: req.seq_len.unwrap_or(model.seq_len),
         model,
@@ -230,9 +253,7 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
     for note in &projection.notes {
         crate::say!("collbench: note: {note}");
     }
-    if let Some(line) = super::anchors::accuracy_line(&request.hardware.name) {
-        crate::say!("{line}");
-    }
+    crate::say!("{calibration_said}");
     let (replayed, stopped) = match req.replay {
         Some(steps) => {
             let (c, stopped) = run_replay(&request, &projection, &fit, steps, req.replay_timeout)?;

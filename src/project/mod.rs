@@ -47,6 +47,7 @@ pub mod anchors_fit;
 pub mod args;
 pub mod at_once;
 pub mod auto;
+pub mod calibrated;
 pub mod calibration;
 pub mod comm;
 pub mod command;
