@@ -22,10 +22,13 @@ collbench project --profile h100-ib400 --model llama2-7b --world-sizes 8,16,...,
 collbench project --profile a100-ib200 --model llama2-70b --tp 4,8 --pp 1,2,4 --reshard --out results/proj\n  \
 collbench project --fit fit.json --hardware h100 --model my-model.toml --global-batch 1024 --world-sizes 8,16,...,1024\n  \
 collbench project --fit host-fit.json --hardware bench-configs/hardware/host-replay.toml --model bench-configs/models/tiny-replay.toml --world-sizes 2 --replay\n  \
-collbench project --fit fit.json --hardware h100 --model mixtral-8x7b --seq-len 4096 --ep 1,8 --pp 1,2 --reshard\n\n\
+collbench project --fit fit.json --hardware h100 --model mixtral-8x7b --seq-len 4096 --ep 1,8 --pp 1,2 --reshard\n  \
+collbench project --profile h100-ib400 --model llama3-8b --world-sizes 8,128 --global-batch 256 --calibration pytorch-fsdp\n\n\
 Profiles: v100-ib100, a100-ib200, h100-ib400 (hardware defaults to the profile's GPU).\n\
 Models: llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, mixtral-8x7b (MoE), or a TOML file.\n\
-Hardware: v100, a100, h100, h200, or a TOML file. The model is in docs/METHODOLOGY.md (Projection)."
+Hardware: v100, a100, h100, h200, or a TOML file. The model is in docs/METHODOLOGY.md (Projection).\n\
+Kernel times are calibrated to published runs on the GPU where that lands closer to them held out\n\
+(stderr says which calibration and how close; collbench anchors --calibrate)."
 )]
 pub struct ProjectArgs {
     /// A fit.json written by `collbench fit` (the network's collective models).
