@@ -209,6 +209,8 @@ fn calibrate(list: &[anchors::Anchor], roofline: &[Projected]) -> Result<Vec<Hel
         }
     }
     let Some((grouping, params, held, mean)) = best else {
+        t.push_str("# kept: none (every set's fit ends a parameter on its range's edge)\n");
+        crate::output::stdout::print(&t);
         return Ok(Vec::new());
     };
     let verdict = match mean < plain.mean_abs {

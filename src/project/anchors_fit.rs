@@ -1,14 +1,17 @@
-//! A profile's calibration ([`Calibration`]) fitted to published runs, and judged on runs it
-//! was not fitted to: leave one series out. Each profile's anchors fall into folds (a series,
-//! or an anchor in none); each fold is projected with the calibration fitted to the profile's
-//! other folds, so every error it gets is a held-out one. No parameter belongs to one anchor.
+//! A group's calibration ([`Calibration`]) fitted to published runs, and judged on runs it was
+//! not fitted to: leave one series out. A group is a profile's anchors, or those of a profile
+//! and one framework ([`Grouping`]); its anchors fall into folds (a series, or an anchor in
+//! none); each fold is projected with the calibration fitted to its group's other folds, so
+//! every error it gets is a held-out one. No parameter belongs to one anchor.
 //!
-//! Which parameters a fit may move is itself judged on held-out runs: `collbench anchors
-//! --calibrate` fits every set of [`Params`] and keeps the one whose held-out error is lowest.
+//! Which parameters a fit may move, and the grouping, are themselves judged on held-out runs:
+//! `collbench anchors --calibrate` fits every pair of [`Grouping`] and [`Params`] and keeps the
+//! one whose held-out error is lowest among those whose fits leave every parameter inside its
+//! range ([`Fitted::on_edge`]).
 //!
 //! The fit minimises the mean squared log error of the step times (a run 1.25 times too slow
-//! weighs as one 1.25 times too fast) by Nelder and Mead's simplex over `ln compute_scale` and `layer_gap_s` in
-//! milliseconds, within [`Calibration::SCALE_RANGE`] and [`Calibration::GAP_RANGE_S`].
+//! weighs as one 1.25 times too fast) by Nelder and Mead's simplex over `ln compute_scale` and
+//! `layer_gap_s` in milliseconds or `ln memory_scale`, within [`Calibration::SCALE_RANGE`] and [`Calibration::GAP_RANGE_S`].
 
 use super::anchors::{project_anchor, Anchor, Errors, Projected};
 use super::calibration::Calibration;
@@ -295,6 +298,44 @@ step_s = 1.0
         assert!(held
             .iter()
             .all(|h| (h.calibration.compute_scale - 1.3).abs() < 0.005));
+    }
+
+    #[test]
+    fn a_framework_with_one_fold_on_its_profile_is_held_out_at_the_roofline() {
+        let mut list = runs();
+        list[0].framework = Some("eager".into());
+        list[1].framework = Some("fused".into());
+        let by_profile = held_out(&list, Params::Scale, Grouping::Profile).unwrap();
+        assert!(by_profile.iter().all(|h| !h.calibration.is_identity()));
+        let by_framework = held_out(&list, Params::Scale, Grouping::ProfileAndFramework).unwrap();
+        assert!(by_framework.iter().all(|h| h.calibration.is_identity()));
+        let groups = per_group(&list, Params::Scale, Grouping::ProfileAndFramework).unwrap();
+        let names: Vec<&str> = groups.iter().map(|g| g.framework.as_str()).collect();
+        assert_eq!(names, ["eager", "fused"]);
+        assert!(groups
+            .iter()
+            .all(|g| g.anchors == 1 && !g.on_edge(Params::Scale)));
+    }
+
+    #[test]
+    fn a_fit_on_the_edge_of_a_range_is_flagged_for_the_parameters_it_moved() {
+        let fitted = |compute_scale: f64, memory_scale: f64, layer_gap_s: f64| Fitted {
+            profile: "p".into(),
+            framework: String::new(),
+            calibration: Calibration {
+                compute_scale,
+                memory_scale,
+                layer_gap_s,
+            },
+            anchors: 2,
+        };
+        assert!(!fitted(1.3, 1.0, 0.0).on_edge(Params::Scale));
+        assert!(fitted(0.5, 1.0, 0.0).on_edge(Params::Scale));
+        assert!(fitted(1.3, 4.0, 0.0).on_edge(Params::ScaleAndMemory));
+        assert!(!fitted(1.3, 2.0, 0.0).on_edge(Params::ScaleAndMemory));
+        assert!(fitted(1.3, 1.0, 0.0).on_edge(Params::ScaleAndGap));
+        assert!(!fitted(1.3, 1.0, 0.002).on_edge(Params::ScaleAndGap));
+        assert!(fitted(1.3, 1.0, 0.05).on_edge(Params::ScaleAndGap));
     }
 
     #[test]

@@ -39,8 +39,8 @@ impl CalibrationChoice {
                 Ok(CalibrationChoice::Framework(f.to_string()))
             }
             _ => Err(Error::usage(format!(
-                "--calibration '{s}': give auto, all, none or a framework's name (collbench \
-                 anchors lists them)"
+                "--calibration '{s}': give auto, all, none or a framework's name (megatron-lm, \
+                 megatron-deepspeed, pytorch-fsdp, ...: the `framework` of bench-configs/anchors.toml)"
             ))),
         }
     }
@@ -121,8 +121,12 @@ fn runs_on(hardware: &str) -> Result<Vec<Anchor>> {
 /// The calibration of `choice` for `hardware`; the roofline where no run is on that GPU.
 pub fn choose(hardware: &str, choice: &CalibrationChoice) -> Result<Chosen> {
     let on_gpu = runs_on(hardware)?;
-    let mut frameworks: Vec<&str> = on_gpu.iter().map(Anchor::framework).collect();
-    frameworks.dedup();
+    let mut frameworks: Vec<&str> = Vec::new();
+    for f in on_gpu.iter().map(Anchor::framework) {
+        if !frameworks.contains(&f) {
+            frameworks.push(f);
+        }
+    }
     let frameworks = frameworks.join(", ");
     let roofline = |said: String| Chosen {
         calibration: Calibration::IDENTITY,
