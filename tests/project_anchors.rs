@@ -242,9 +242,9 @@ fn a_projection_says_its_calibration_and_how_the_published_runs_land_held_out() 
     );
 }
 
-/// The rule the default follows, on the bundled runs: the calibration kept by `collbench
-/// anchors --calibrate` beats the roofline held out over all runs, and the one fitted per GPU
-/// does on A100 and does not on H100 (where the default keeps the roofline).
+/// The calibration `collbench anchors --calibrate` keeps from the bundled runs is fitted per
+/// profile and framework and beats the roofline held out (the per-GPU choice of `project`'s
+/// default is checked above).
 #[test]
 fn the_kept_calibration_beats_the_roofline_held_out() {
     let r = run(&["anchors", "--calibrate"], LIMIT);
