@@ -46,6 +46,9 @@ impl Params {
 pub enum Grouping {
     Profile,
     ProfileAndFramework,
+    /// The anchors given are one group (those `project` chose: one GPU's, or one framework's
+    /// on it).
+    Given,
 }
 
 impl Grouping {
@@ -55,6 +58,7 @@ impl Grouping {
         match self {
             Grouping::Profile => "per profile",
             Grouping::ProfileAndFramework => "per profile and framework",
+            Grouping::Given => "as given",
         }
     }
 
@@ -63,6 +67,7 @@ impl Grouping {
         match self {
             Grouping::Profile => (&a.profile, ""),
             Grouping::ProfileAndFramework => (&a.profile, a.framework()),
+            Grouping::Given => ("", ""),
         }
     }
 }
@@ -209,19 +214,32 @@ pub struct Fitted {
 }
 
 impl Fitted {
-    /// Whether a parameter `params` moves ended on an edge of its range: the anchors do not
-    /// pin it down (a kernel scale traded against a gap or a memory scale), so a set whose fit
-    /// does so is not kept.
-    pub fn on_edge(&self, params: Params) -> bool {
+    /// The parameter `params` moves that ended on an edge of its range, if one did: the
+    /// anchors do not pin it down (a kernel scale traded against a gap or a memory scale), so
+    /// a set whose fit does so is not kept. A gap of zero is no gap, a value of its own, not an
+    /// edge; the ranges' other ends are the search's bounds.
+    pub fn on_edge(&self, params: Params) -> Option<&'static str> {
         let c = self.calibration;
-        let edge = |v: f64, (lo, hi): (f64, f64)| v <= lo * (1.0 + 1e-6) || v >= hi * (1.0 - 1e-6);
+        // Within 1% of an end: the simplex stops near a bound it presses against, not on it.
+        let edge = |v: f64, (lo, hi): (f64, f64)| v <= lo * 1.01 || v >= hi * 0.99;
         let scale = Calibration::SCALE_RANGE;
-        edge(c.compute_scale, scale)
-            || match params {
-                Params::Scale => false,
-                Params::ScaleAndGap => edge(c.layer_gap_s, Calibration::GAP_RANGE_S),
-                Params::ScaleAndMemory => edge(c.memory_scale, scale),
-            }
+        let gap_cap = Calibration::GAP_RANGE_S.1 * 0.99;
+        if edge(c.compute_scale, scale) {
+            return Some("compute_scale");
+        }
+        match params {
+            Params::Scale => None,
+            Params::ScaleAndGap => (c.layer_gap_s >= gap_cap).then_some("layer_gap_s"),
+            Params::ScaleAndMemory => edge(c.memory_scale, scale).then_some("memory_scale"),
+        }
+    }
+
+    /// The group's name: its profile, and its framework where the grouping counts it.
+    pub fn name(&self) -> String {
+        match self.framework.is_empty() {
+            true => self.profile.clone(),
+            false => format!("{} {}", self.profile, self.framework),
+        }
     }
 }
 
@@ -314,7 +332,7 @@ step_s = 1.0
         assert_eq!(names, ["eager", "fused"]);
         assert!(groups
             .iter()
-            .all(|g| g.anchors == 1 && !g.on_edge(Params::Scale)));
+            .all(|g| g.anchors == 1 && g.on_edge(Params::Scale).is_none()));
     }
 
     #[test]
@@ -329,13 +347,20 @@ step_s = 1.0
             },
             anchors: 2,
         };
-        assert!(!fitted(1.3, 1.0, 0.0).on_edge(Params::Scale));
-        assert!(fitted(0.5, 1.0, 0.0).on_edge(Params::Scale));
-        assert!(fitted(1.3, 4.0, 0.0).on_edge(Params::ScaleAndMemory));
-        assert!(!fitted(1.3, 2.0, 0.0).on_edge(Params::ScaleAndMemory));
-        assert!(fitted(1.3, 1.0, 0.0).on_edge(Params::ScaleAndGap));
-        assert!(!fitted(1.3, 1.0, 0.002).on_edge(Params::ScaleAndGap));
-        assert!(fitted(1.3, 1.0, 0.05).on_edge(Params::ScaleAndGap));
+        let edge = |f: Fitted, p: Params| f.on_edge(p);
+        assert_eq!(edge(fitted(1.3, 1.0, 0.0), Params::Scale), None);
+        assert_eq!(
+            edge(fitted(0.5, 1.0, 0.0), Params::Scale),
+            Some("compute_scale")
+        );
+        let memory = Params::ScaleAndMemory;
+        assert_eq!(edge(fitted(1.3, 4.0, 0.0), memory), Some("memory_scale"));
+        assert_eq!(edge(fitted(1.3, 2.0, 0.0), memory), None);
+        // No gap is a value of its own; the 50 ms cap is the search's bound.
+        assert_eq!(edge(fitted(1.3, 1.0, 0.0), Params::ScaleAndGap), None);
+        assert_eq!(edge(fitted(1.3, 1.0, 0.002), Params::ScaleAndGap), None);
+        let capped = edge(fitted(1.3, 1.0, 0.05), Params::ScaleAndGap);
+        assert_eq!(capped, Some("layer_gap_s"));
     }
 
     #[test]

@@ -23,7 +23,7 @@ collbench project --profile a100-ib200 --model llama2-70b --tp 4,8 --pp 1,2,4 --
 collbench project --fit fit.json --hardware h100 --model my-model.toml --global-batch 1024 --world-sizes 8,16,...,1024\n  \
 collbench project --fit host-fit.json --hardware bench-configs/hardware/host-replay.toml --model bench-configs/models/tiny-replay.toml --world-sizes 2 --replay\n  \
 collbench project --fit fit.json --hardware h100 --model mixtral-8x7b --seq-len 4096 --ep 1,8 --pp 1,2 --reshard\n  \
-collbench project --profile h100-ib400 --model llama3-8b --world-sizes 8,128 --global-batch 256 --calibration pytorch-fsdp\n\n\
+collbench project --profile h100-ib400 --model llama2-7b --world-sizes 8,128 --calibration pytorch-fsdp\n\n\
 Profiles: v100-ib100, a100-ib200, h100-ib400 (hardware defaults to the profile's GPU).\n\
 Models: llama2-7b, llama2-13b, llama2-70b, llama3-8b, llama3-70b, mixtral-8x7b (MoE), or a TOML file.\n\
 Hardware: v100, a100, h100, h200, or a TOML file. The model is in docs/METHODOLOGY.md (Projection).\n\
@@ -90,9 +90,10 @@ pub struct ProjectArgs {
     pub compute_efficiency: Option<f64>,
     /// Kernel times fitted to the bundled published runs on the GPU (collbench anchors
     /// --calibrate): `auto` (fitted to every run on the GPU, used only where, held out a series
-    /// at a time, it lands closer to them than the roofline), `all` (that fit regardless), a
-    /// framework's name (its runs only: megatron-lm, megatron-deepspeed, pytorch-fsdp, ...) or
-    /// `none` (the roofline as it is; always with --compute-efficiency).
+    /// at a time, it lands closer to them than the roofline, and only on a bundled profile),
+    /// `all` (that fit regardless), a framework's name (its runs only: megatron-lm,
+    /// megatron-deepspeed, pytorch-fsdp, ...) or `none` (the roofline as it is). None applies
+    /// with --compute-efficiency, --replay or a hardware file that is not a preset.
     #[arg(long, value_name = "auto|all|none|FRAMEWORK", default_value = "auto")]
     pub calibration: String,
     /// How much slower compute runs while communication overlaps it (0.19 = 19%)

@@ -11,7 +11,9 @@
 use super::anchors::{self, Anchor, Errors, Projected};
 use super::anchors_fit::{self, Grouping, Params};
 use super::calibration::Calibration;
+use super::hardware::{presets, HardwareSpec};
 use super::specs;
+use super::step::StepOptions;
 use crate::error::{Error, Result};
 
 /// `--calibration`.
@@ -30,7 +32,7 @@ pub enum CalibrationChoice {
 impl CalibrationChoice {
     /// `auto`, `all`, `none` or a framework's name (a plain name; which exist is known per GPU).
     pub fn parse(s: &str) -> Result<CalibrationChoice> {
-        let word = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+        let word = |c: char| c.is_ascii_alphanumeric() || "-_./".contains(c);
         match s.trim() {
             "auto" => Ok(CalibrationChoice::Auto),
             "all" => Ok(CalibrationChoice::All),
@@ -44,6 +46,31 @@ impl CalibrationChoice {
             ))),
         }
     }
+}
+
+impl CalibrationChoice {
+    /// The word `--calibration` was given.
+    pub fn word(&self) -> &str {
+        match self {
+            CalibrationChoice::Auto => "auto",
+            CalibrationChoice::All => "all",
+            CalibrationChoice::Framework(f) => f,
+            CalibrationChoice::None => "none",
+        }
+    }
+}
+
+/// What about a projection decides whether a calibration may apply to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setting<'a> {
+    /// The hardware's name, and whether it is a bundled GPU preset: a hardware file's numbers
+    /// are its own, not those the published runs were projected with.
+    pub hardware: &'a str,
+    pub preset: bool,
+    /// The network is a measured fit (`--fit`), not a bundled profile the runs were judged on.
+    pub measured_fit: bool,
+    /// Why every kernel's time is set otherwise, where it is (the flat rule, a replay).
+    pub kernels_set_by: Option<&'a str>,
 }
 
 /// The calibration chosen, and what `project` says of it on stderr.
@@ -68,7 +95,7 @@ impl Judged {
     pub fn of(runs: &[Anchor]) -> Result<Judged> {
         let refs: Vec<&Anchor> = runs.iter().collect();
         let calibration = anchors_fit::fit(&refs, Params::Scale)?;
-        let held = anchors_fit::held_out(runs, Params::Scale, Grouping::Profile)?;
+        let held = anchors_fit::held_out(runs, Params::Scale, Grouping::Given)?;
         let projected = (runs.iter())
             .map(|a| anchors::project_anchor(a, Calibration::IDENTITY))
             .collect::<Result<Vec<Projected>>>()?;
@@ -118,37 +145,104 @@ fn runs_on(hardware: &str) -> Result<Vec<Anchor>> {
     Ok(anchors::load(None)?.into_iter().filter(on).collect())
 }
 
-/// The calibration of `choice` for `hardware`; the roofline where no run is on that GPU.
-pub fn choose(hardware: &str, choice: &CalibrationChoice) -> Result<Chosen> {
-    let on_gpu = runs_on(hardware)?;
-    let mut frameworks: Vec<&str> = Vec::new();
-    for f in on_gpu.iter().map(Anchor::framework) {
-        if !frameworks.contains(&f) {
-            frameworks.push(f);
+/// The frameworks of `runs`, each once, in order.
+fn frameworks(runs: &[Anchor]) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for f in runs.iter().map(Anchor::framework) {
+        if !names.contains(&f) {
+            names.push(f);
         }
     }
-    let frameworks = frameworks.join(", ");
-    let roofline = |said: String| Chosen {
+    names.join(", ")
+}
+
+/// The roofline, and why.
+fn roofline(why: String) -> Chosen {
+    Chosen {
         calibration: Calibration::IDENTITY,
-        said: format!("collbench: calibration: none, the roofline as it is; {said}"),
-    };
-    if on_gpu.is_empty() {
-        let said = format!("no bundled published run is on {hardware} (see `collbench anchors`)");
-        return Ok(roofline(said));
+        said: format!("collbench: calibration: none, the roofline as it is; {why}"),
     }
-    let runs: Vec<Anchor> = match choice {
-        CalibrationChoice::Framework(f) => {
-            on_gpu.into_iter().filter(|a| a.framework() == f).collect()
+}
+
+/// The calibration of `choice` in `setting`. `auto` and `none` keep the roofline wherever a
+/// calibration may not apply and say why; `all` or a framework there is a usage error, as is a
+/// framework no bundled run on the GPU names.
+pub fn choose(setting: &Setting, choice: &CalibrationChoice) -> Result<Chosen> {
+    let explicit = matches!(
+        choice,
+        CalibrationChoice::All | CalibrationChoice::Framework(_)
+    );
+    let hardware = setting.hardware;
+    let blocked = setting.kernels_set_by.map(str::to_string).or_else(|| {
+        (!setting.preset).then(|| {
+            "--hardware gives a file whose numbers are not a bundled GPU preset's (those the \
+             published runs were projected with)"
+                .to_string()
+        })
+    });
+    if let Some(why) = blocked {
+        if explicit {
+            return Err(Error::usage(format!(
+                "--calibration {}: {why}; leave --calibration out",
+                choice.word()
+            )));
         }
-        _ => on_gpu,
+        return Ok(roofline(why));
+    }
+    let on_gpu = runs_on(hardware)?;
+    let runs =
+        match choice {
+            CalibrationChoice::None => return Ok(roofline(roofline_line(hardware, &on_gpu))),
+            CalibrationChoice::Auto if setting.measured_fit => return Ok(roofline(
+                "the network is a measured fit (--fit), not a bundled profile the published runs \
+                 were judged with; --calibration all or a framework's name applies their fit \
+                 anyway"
+                    .to_string(),
+            )),
+            CalibrationChoice::Framework(f) => of_framework(hardware, f, on_gpu)?,
+            _ => on_gpu,
+        };
+    if runs.is_empty() {
+        let why = format!("no bundled published run is on {hardware} (see `collbench anchors`)");
+        return match explicit {
+            true => Err(Error::usage(format!(
+                "--calibration {}: {why}",
+                choice.word()
+            ))),
+            false => Ok(roofline(why)),
+        };
+    }
+    let judged = match (Judged::of(&runs), choice) {
+        (Ok(j), _) => j,
+        (Err(e), CalibrationChoice::Auto) => {
+            return Ok(roofline(format!(
+                "the fit to the published runs failed: {e}"
+            )))
+        }
+        (Err(e), _) => return Err(e),
     };
-    if let (CalibrationChoice::Framework(f), true) = (choice, runs.is_empty()) {
+    Ok(chosen(hardware, choice, &runs, &judged))
+}
+
+/// The runs on the GPU of framework `f`; a usage error where none is, naming those there are.
+fn of_framework(hardware: &str, f: &str, on_gpu: Vec<Anchor>) -> Result<Vec<Anchor>> {
+    let there = frameworks(&on_gpu);
+    let runs: Vec<Anchor> = on_gpu.into_iter().filter(|a| a.framework() == f).collect();
+    if runs.is_empty() {
+        let known = match there.is_empty() {
+            true => format!("no bundled published run is on {hardware}"),
+            false => format!("those on {hardware}: {there}"),
+        };
         return Err(Error::usage(format!(
-            "--calibration {f}: no bundled published run on {hardware} names that framework; \
-             give auto, all, none or one of: {frameworks}"
+            "--calibration {f}: no bundled published run on {hardware} names that framework \
+             ({known}); give auto, all, none or one of them"
         )));
     }
-    let judged = Judged::of(&runs)?;
+    Ok(runs)
+}
+
+/// What `choice` gives with the fit `judged` of `runs`.
+fn chosen(hardware: &str, choice: &CalibrationChoice, runs: &[Anchor], judged: &Judged) -> Chosen {
     let of = match choice {
         CalibrationChoice::Framework(f) => format!("{} published {f} runs", runs.len()),
         _ => format!("{} published runs", runs.len()),
@@ -158,105 +252,71 @@ pub fn choose(hardware: &str, choice: &CalibrationChoice) -> Result<Chosen> {
         judged.calibration.compute_scale
     );
     let see = "see `collbench anchors --calibrate`";
-    match choice {
-        CalibrationChoice::None => Ok(roofline(format!(
-            "with it the {of} on {hardware} land {:+.0}% to {:+.0}% from their step times (mean \
-             |error| {:.1}%); {see}",
-            100.0 * judged.roofline.lowest,
-            100.0 * judged.roofline.highest,
-            100.0 * judged.roofline.mean_abs
-        ))),
-        CalibrationChoice::Auto if !judged.beats_roofline() => Ok(roofline(format!(
+    if *choice == CalibrationChoice::Auto && !judged.beats_roofline() {
+        return roofline(format!(
             "{fitted}, does not beat it: {}; --calibration all uses it anyway, --calibration \
-             FRAMEWORK fits one framework's runs ({frameworks}); {see}",
-            judged.comparison()
-        ))),
-        _ => Ok(Chosen {
-            calibration: judged.calibration,
-            said: format!(
-                "collbench: calibration: {fitted}; {}; --calibration none for the roofline; {see}",
-                judged.comparison()
-            ),
-        }),
+             FRAMEWORK fits one framework's runs ({}); {see}",
+            judged.comparison(),
+            frameworks(runs)
+        ));
     }
+    Chosen {
+        calibration: judged.calibration,
+        said: format!(
+            "collbench: calibration: {fitted}; {}; --calibration none for the roofline; {see}",
+            judged.comparison()
+        ),
+    }
+}
+
+/// How far the roofline lands from the runs on the GPU (those it can project).
+fn roofline_line(hardware: &str, runs: &[Anchor]) -> String {
+    let errors = (runs.iter())
+        .filter_map(|a| anchors::project_anchor(a, Calibration::IDENTITY).ok())
+        .map(|p| p.error());
+    let e = Errors::of(errors);
+    if e.count == 0 {
+        return format!("no bundled published run is on {hardware} (see `collbench anchors`)");
+    }
+    format!(
+        "with it the {} published runs on {hardware} land {:+.0}% to {:+.0}% from their step \
+         times (mean |error| {:.1}%); see `collbench anchors --calibrate`",
+        e.count,
+        100.0 * e.lowest,
+        100.0 * e.highest,
+        100.0 * e.mean_abs
+    )
+}
+
+/// `opts` with the calibration `choice` gives a projection on `hardware` (with a measured
+/// `--fit`, under `--replay`), and what to say of it.
+pub fn apply(
+    opts: StepOptions,
+    hardware: &HardwareSpec,
+    measured_fit: bool,
+    replay: bool,
+    choice: &CalibrationChoice,
+) -> Result<(StepOptions, String)> {
+    let kernels_set_by = match (opts.compute_efficiency, replay) {
+        (Some(_), _) => Some("--compute-efficiency sets every kernel's rate"),
+        (None, true) => Some("--replay times compute as the projection's own busy-waits"),
+        (None, false) => None,
+    };
+    let setting = Setting {
+        hardware: &hardware.name,
+        // A file with a preset's very numbers is that preset.
+        preset: presets().contains(hardware),
+        measured_fit,
+        kernels_set_by,
+    };
+    let chosen = choose(&setting, choice)?;
+    let opts = StepOptions {
+        calibration: chosen.calibration,
+        ..opts
+    };
+    Ok((opts, chosen.said))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    fn errors(mean_abs: f64, largest_abs: f64) -> Errors {
-        Errors {
-            mean_abs,
-            largest_abs,
-            ..Errors::of([0.1])
-        }
-    }
-
-    #[test]
-    fn a_calibration_beats_the_roofline_only_closer_on_average_and_at_its_largest_miss() {
-        let judged = |held: Option<Errors>| Judged {
-            calibration: Calibration::IDENTITY,
-            held_out: held,
-            roofline: errors(0.2, 0.4),
-        };
-        assert!(judged(Some(errors(0.1, 0.3))).beats_roofline());
-        assert!(!judged(Some(errors(0.25, 0.3))).beats_roofline());
-        assert!(!judged(Some(errors(0.1, 0.5))).beats_roofline());
-        assert!(!judged(None).beats_roofline());
-    }
-
-    #[test]
-    fn the_choice_reads_its_words_and_a_framework_name() {
-        assert_eq!(
-            CalibrationChoice::parse("auto").unwrap(),
-            CalibrationChoice::Auto
-        );
-        assert_eq!(
-            CalibrationChoice::parse(" none").unwrap(),
-            CalibrationChoice::None
-        );
-        assert_eq!(
-            CalibrationChoice::parse("megatron-lm").unwrap(),
-            CalibrationChoice::Framework("megatron-lm".into())
-        );
-        for bad in ["", "a,b", "x y", &"f".repeat(65)] {
-            let e = CalibrationChoice::parse(bad).unwrap_err().to_string();
-            assert!(e.contains("give auto, all, none"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn a_gpu_without_published_runs_keeps_the_roofline_and_says_so() {
-        let c = choose("v100", &CalibrationChoice::Auto).unwrap();
-        assert!(c.calibration.is_identity());
-        assert!(
-            c.said.contains("no bundled published run is on v100"),
-            "{}",
-            c.said
-        );
-    }
-
-    proptest! {
-        /// Near-valid words: a letter changed, added or removed, or a separator inserted.
-        #[test]
-        fn any_text_is_a_choice_or_one_clear_error(
-            word in prop::sample::select(vec!["auto", "all", "none", "megatron-lm"]),
-            at in 0usize..12,
-            with in prop::sample::select(vec!["", ",", " ", "=", "é", "x", "\n"]),
-        ) {
-            let mut s = word.to_string();
-            let at = at.min(s.len());
-            s.insert_str(at, with);
-            match CalibrationChoice::parse(&s) {
-                Ok(CalibrationChoice::Framework(f)) => prop_assert_eq!(f, s.trim()),
-                Ok(_) => prop_assert!(["auto", "all", "none"].contains(&s.trim())),
-                Err(e) => {
-                    let quoted = format!("'{}'", s);
-                    prop_assert!(e.to_string().contains(&quoted), "{}", e);
-                }
-            }
-        }
-    }
-}
+#[path = "calibrated_tests.rs"]
+mod tests;

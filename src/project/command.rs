@@ -159,25 +159,6 @@ fn with_measured_tp_beside(
     (opts, Some(said))
 }
 
-/// `opts` with the calibration `choice` gives on `hardware`, and what to say of it; none under
-/// the flat rule, which sets every kernel's rate itself.
-fn calibrated(
-    opts: StepOptions,
-    hardware: &str,
-    choice: &CalibrationChoice,
-) -> Result<(StepOptions, String)> {
-    if opts.compute_efficiency.is_some() {
-        let said = "collbench: calibration: none (--compute-efficiency sets every kernel's rate)";
-        return Ok((opts, said.to_string()));
-    }
-    let chosen = calibrated::choose(hardware, choice)?;
-    let opts = StepOptions {
-        calibration: chosen.calibration,
-        ..opts
-    };
-    Ok((opts, chosen.said))
-}
-
 /// Runs the command; exit code 0 (errors are `Err`).
 pub fn run_project(req: &ProjectRequest) -> Result<u8> {
     let (fit, network) = network(req)?;
@@ -206,7 +187,13 @@ pub fn run_project(req: &ProjectRequest) -> Result<u8> {
     );
     let (opts, at_once_said) = with_measured_at_once(opts, &fit, req.replay.is_some());
     let (opts, tp_beside_said) = with_measured_tp_beside(opts, &fit, req.replay.is_some());
-    let (opts, calibration_said) = calibrated(opts, &hardware.name, &req.calibration)?;
+    let (opts, calibration_said) = calibrated::apply(
+        opts,
+        &hardware,
+        req.fit.is_some(),
+        req.replay.is_some(),
+        &req.calibration,
+    )?;
     let request = Request {
         seq: req.seq_len.unwrap_or(model.seq_len),
         model,
