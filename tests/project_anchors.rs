@@ -181,6 +181,14 @@ fn calibrating_reports_held_out_errors_beside_the_rooflines() {
     assert!(csv_rows(&plain.join("anchors.csv"))
         .iter()
         .all(|row| row["heldout_step_s"].is_empty()));
+    // An earlier anchors.csv is kept unless --force: one line, exit 2, before any work.
+    let again = ["anchors", "--out", plain.to_str().unwrap()];
+    let r = run(&again, LIMIT);
+    assert_eq!((r.code(), r.stderr_lines().len()), (2, 1), "{r:?}");
+    assert!(r.stderr.contains("pass --force"), "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    let r = run(&[&again[..], &["--force"]].concat(), LIMIT);
+    assert_eq!(r.code(), 0, "{r:?}");
 }
 
 /// `project` says which calibration it used and how the published runs on its GPU land held

@@ -2,7 +2,7 @@
 //! each series' change in per-GPU throughput, on stdout and (with `--out`) in anchors.csv.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -10,7 +10,7 @@ use super::anchors::{self, Errors, Projected, Series};
 use super::anchors_fit::{self, Fitted, Grouping, HeldOut, Params};
 use super::calibration::Calibration;
 use crate::error::{Error, Result};
-use crate::report::csvio::float;
+use crate::report::csvio::{boolean, float, push_row};
 
 /// The flags of `collbench anchors`.
 #[derive(Args, Debug)]
@@ -33,6 +33,9 @@ pub struct AnchorsArgs {
     /// Also write anchors.csv into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replace the anchors.csv of an earlier --out (never overwritten otherwise).
+    #[arg(long, requires = "out")]
+    pub force: bool,
     /// Also fit a calibration (kernels' time over the roofline's, memory-bound parts' likewise,
     /// idle seconds per layer and pass) per profile, or per profile and framework, and project
     /// every anchor with the one fitted without its series (leave one series out): held-out
@@ -44,6 +47,11 @@ pub struct AnchorsArgs {
 /// Runs the command; exit code 0.
 pub fn run_anchors(args: &AnchorsArgs) -> Result<u8> {
     let list = anchors::load(args.file.as_deref())?;
+    // Refused before the work, so that a refusal costs nothing.
+    let path = match &args.out {
+        Some(dir) => Some(out_path(dir, args.force)?),
+        None => None,
+    };
     let projected = (list.iter())
         .map(|a| anchors::project_anchor(a, Calibration::IDENTITY))
         .collect::<Result<Vec<Projected>>>()?;
@@ -53,18 +61,22 @@ pub fn run_anchors(args: &AnchorsArgs) -> Result<u8> {
         true => Some(calibrate(&list, &projected)?),
         false => None,
     };
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).map_err(|e| Error::Os {
-            what: format!("creating {}", dir.display()),
-            source: e,
-        })?;
-        let path = dir.join("anchors.csv");
-        std::fs::write(&path, csv(&projected, held.as_deref())).map_err(|e| Error::Os {
-            what: format!("writing {}", path.display()),
-            source: e,
-        })?;
+    if let Some(path) = path {
+        let text = csv(&projected, held.as_deref());
+        crate::output::file::write_atomic(&path, text.as_bytes())?;
     }
     Ok(0)
+}
+
+/// `DIR/anchors.csv`, the folder made; an existing file refused unless `force`.
+fn out_path(dir: &Path, force: bool) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::Os {
+        what: format!("creating {}", dir.display()),
+        source: e,
+    })?;
+    let path = dir.join("anchors.csv");
+    crate::output::file::check_new(&path, force)?;
+    Ok(path)
 }
 
 /// The anchors' table, the series' table, and the mean and largest error.
@@ -139,36 +151,31 @@ fn csv(projected: &[Projected], held: Option<&[HeldOut]>) -> String {
     );
     for (i, p) in projected.iter().enumerate() {
         let a = &p.anchor;
-        let h = held.and_then(|h| h.get(i));
-        let held_cols = h.map_or(",,,,".to_string(), |h| {
-            let c = h.calibration;
-            let (s, e) = (h.projected.step_s, h.projected.error());
-            let (s, e) = (float(s), float(e));
-            let (cs, ms, gap) = (c.compute_scale, c.memory_scale, c.layer_gap_s);
-            format!("{s},{e},{},{},{}", float(cs), float(ms), float(gap))
-        });
-        let _ = writeln!(
-            t,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{held_cols},{}",
-            a.id,
-            a.series.as_deref().unwrap_or(""),
-            a.profile,
-            a.model,
-            a.world,
-            a.tp,
-            a.pp,
-            a.vp,
-            a.global_batch,
-            p.seq,
-            a.recompute,
-            a.reshard,
-            float(a.step_s),
-            float(p.step_s),
-            float(p.error()),
-            p.fits_memory,
-            float(p.memory_gb),
-            a.framework()
-        );
+        let held_cols = match held.and_then(|h| h.get(i)) {
+            Some(h) => {
+                let c = h.calibration;
+                [h.projected.step_s, h.projected.error()]
+                    .into_iter()
+                    .chain([c.compute_scale, c.memory_scale, c.layer_gap_s])
+                    .map(float)
+                    .collect()
+            }
+            None => vec![String::new(); 5],
+        };
+        // Names are refused unless plain (anchors::is_name), so none needs quoting.
+        let mut fields = vec![
+            a.id.clone(),
+            a.series.clone().unwrap_or_default(),
+            a.profile.clone(),
+            a.model.clone(),
+        ];
+        fields.extend([a.world, a.tp, a.pp, a.vp, a.global_batch, p.seq].map(|n| n.to_string()));
+        fields.extend([boolean(a.recompute), boolean(a.reshard)]);
+        fields.extend([a.step_s, p.step_s, p.error()].map(float));
+        fields.extend([boolean(p.fits_memory), float(p.memory_gb)]);
+        fields.extend(held_cols);
+        fields.push(a.framework().to_string());
+        push_row(&mut t, &fields);
     }
     t
 }
@@ -177,59 +184,86 @@ fn csv(projected: &[Projected], held: Option<&[HeldOut]>) -> String {
 /// with a line per set and whether it beats the roofline on held-out runs. The best one's
 /// projections.
 fn calibrate(list: &[anchors::Anchor], roofline: &[Projected]) -> Result<Vec<HeldOut>> {
-    let mut best: Option<(Grouping, Params, Vec<HeldOut>, Errors)> = None;
+    let mut best: Option<Candidate> = None;
     let mut t = String::new();
     let plain = Errors::of(roofline.iter().map(Projected::error));
     for grouping in Grouping::ALL {
         for params in Params::ALL {
-            let held = anchors_fit::held_out(list, params, grouping)?;
-            let e = anchors_fit::errors(&held);
-            let fitted = anchors_fit::per_group(list, params, grouping)?;
-            let edge = (fitted.iter())
-                .find_map(|f| f.on_edge(params).map(|p| format!("{}'s {p}", f.name())));
-            let _ = writeln!(
-                t,
-                "# calibrating {} {}: held-out mean |error| {:.1}%, largest {:.1}%, {} of {} \
-                 within 15% (roofline {:.1}%, {:.1}%, {}){}",
-                params.name(),
-                grouping.name(),
-                100.0 * e.mean_abs,
-                100.0 * e.largest_abs,
-                e.within_goal,
-                e.count,
-                100.0 * plain.mean_abs,
-                100.0 * plain.largest_abs,
-                plain.within_goal,
-                match &edge {
-                    Some(p) => format!("; {p} ends on its range's edge: not kept"),
-                    None => String::new(),
-                }
-            );
-            if edge.is_none() && best.as_ref().map_or(true, |b| e.mean_abs < b.3.mean_abs) {
-                best = Some((grouping, params, held, e));
+            let c = Candidate::of(list, grouping, params)?;
+            let _ = writeln!(t, "{}", c.line(&plain));
+            let better = best
+                .as_ref()
+                .map_or(true, |b| c.errors.mean_abs < b.errors.mean_abs);
+            if c.edge.is_none() && better {
+                best = Some(c);
             }
         }
     }
-    let Some((grouping, params, held, e)) = best else {
+    let Some(kept) = best else {
         t.push_str("# kept: none (every set's fit ends a parameter on its range's edge)\n");
         crate::output::stdout::print(&t);
         return Ok(Vec::new());
     };
-    // The rule `project --calibration auto` applies per GPU (calibrated::Judged).
-    let verdict = match e.mean_abs < plain.mean_abs && e.largest_abs < plain.largest_abs {
+    // The rule `project --calibration auto` applies per GPU.
+    let verdict = match kept.errors.beats(&plain) {
         true => "beats the roofline held out, on average and at its largest miss",
         false => "does not beat the roofline held out on both its average and its largest miss",
     };
-    let _ = writeln!(
-        t,
-        "# kept: {} {} ({verdict})",
-        params.name(),
-        grouping.name()
-    );
-    let fitted = anchors_fit::per_group(list, params, grouping)?;
-    t.push_str(&held_table(&held, &fitted));
+    let (params, grouping) = (kept.params.name(), kept.grouping.name());
+    let _ = writeln!(t, "# kept: {params} {grouping} ({verdict})");
+    t.push_str(&held_table(&kept.held, &kept.fitted));
     crate::output::stdout::print(&t);
-    Ok(held)
+    Ok(kept.held)
+}
+
+/// One grouping's and parameter set's fits, held out and to all anchors.
+struct Candidate {
+    grouping: Grouping,
+    params: Params,
+    held: Vec<HeldOut>,
+    errors: Errors,
+    fitted: Vec<Fitted>,
+    /// The first group's parameter that ended on its range's edge, named.
+    edge: Option<String>,
+}
+
+impl Candidate {
+    fn of(list: &[anchors::Anchor], grouping: Grouping, params: Params) -> Result<Candidate> {
+        let held = anchors_fit::held_out(list, params, grouping)?;
+        let fitted = anchors_fit::per_group(list, params, grouping)?;
+        let edge =
+            (fitted.iter()).find_map(|f| f.on_edge(params).map(|p| format!("{}'s {p}", f.name())));
+        Ok(Candidate {
+            grouping,
+            params,
+            errors: anchors_fit::errors(&held),
+            held,
+            fitted,
+            edge,
+        })
+    }
+
+    /// Its line beside the roofline's errors.
+    fn line(&self, plain: &Errors) -> String {
+        let e = &self.errors;
+        let edge = match &self.edge {
+            Some(p) => format!("; {p} ends on its range's edge: not kept"),
+            None => String::new(),
+        };
+        format!(
+            "# calibrating {} {}: held-out mean |error| {:.1}%, largest {:.1}%, {} of {} within \
+             15% (roofline {:.1}%, {:.1}%, {}){edge}",
+            self.params.name(),
+            self.grouping.name(),
+            100.0 * e.mean_abs,
+            100.0 * e.largest_abs,
+            e.within_goal,
+            e.count,
+            100.0 * plain.mean_abs,
+            100.0 * plain.largest_abs,
+            plain.within_goal
+        )
+    }
 }
 
 /// The held-out projections beside the roofline's, each profile's calibration fitted to all its

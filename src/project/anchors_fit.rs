@@ -13,7 +13,7 @@
 //! weighs as one 1.25 times too fast) by Nelder and Mead's simplex over `ln compute_scale` and
 //! `layer_gap_s` in milliseconds or `ln memory_scale`, within [`Calibration::SCALE_RANGE`] and [`Calibration::GAP_RANGE_S`].
 
-use super::anchors::{project_anchor, Anchor, Errors, Projected};
+use super::anchors::{first_seen, project_anchor, Anchor, Errors, Projected};
 use super::calibration::Calibration;
 use crate::error::Result;
 
@@ -176,6 +176,11 @@ fn fold(a: &Anchor) -> &str {
     a.series.as_deref().unwrap_or(&a.id)
 }
 
+/// How many folds `anchors` fall into: with fewer than two, none can be held out.
+pub fn folds(anchors: &[Anchor]) -> usize {
+    first_seen(anchors.iter().map(fold)).len()
+}
+
 /// Every anchor projected with its group's calibration fitted to the group's other folds, in
 /// the anchors' order.
 pub fn held_out(anchors: &[Anchor], params: Params, grouping: Grouping) -> Result<Vec<HeldOut>> {
@@ -245,13 +250,7 @@ impl Fitted {
 
 /// Each group's calibration fitted to all of its anchors, in the order the groups first appear.
 pub fn per_group(anchors: &[Anchor], params: Params, grouping: Grouping) -> Result<Vec<Fitted>> {
-    let mut groups: Vec<(&str, &str)> = Vec::new();
-    for a in anchors {
-        if !groups.contains(&grouping.of(a)) {
-            groups.push(grouping.of(a));
-        }
-    }
-    (groups.into_iter())
+    (first_seen(anchors.iter().map(|a| grouping.of(a))).into_iter())
         .map(|g| {
             let of: Vec<&Anchor> = anchors.iter().filter(|a| grouping.of(a) == g).collect();
             Ok(Fitted {

@@ -32,12 +32,11 @@ pub enum CalibrationChoice {
 impl CalibrationChoice {
     /// `auto`, `all`, `none` or a framework's name (a plain name; which exist is known per GPU).
     pub fn parse(s: &str) -> Result<CalibrationChoice> {
-        let word = |c: char| c.is_ascii_alphanumeric() || "-_./".contains(c);
         match s.trim() {
             "auto" => Ok(CalibrationChoice::Auto),
             "all" => Ok(CalibrationChoice::All),
             "none" => Ok(CalibrationChoice::None),
-            f if !f.is_empty() && f.len() <= 64 && f.chars().all(word) => {
+            f if f.len() <= 64 && anchors::is_name(f) => {
                 Ok(CalibrationChoice::Framework(f.to_string()))
             }
             _ => Err(Error::usage(format!(
@@ -95,23 +94,27 @@ impl Judged {
     pub fn of(runs: &[Anchor]) -> Result<Judged> {
         let refs: Vec<&Anchor> = runs.iter().collect();
         let calibration = anchors_fit::fit(&refs, Params::Scale)?;
-        let held = anchors_fit::held_out(runs, Params::Scale, Grouping::Given)?;
+        let held_out = match anchors_fit::folds(runs) > 1 {
+            true => Some(anchors_fit::errors(&anchors_fit::held_out(
+                runs,
+                Params::Scale,
+                Grouping::Given,
+            )?)),
+            false => None,
+        };
         let projected = (runs.iter())
             .map(|a| anchors::project_anchor(a, Calibration::IDENTITY))
             .collect::<Result<Vec<Projected>>>()?;
         Ok(Judged {
             calibration,
-            held_out: (!held.iter().all(|h| h.calibration.is_identity()))
-                .then(|| anchors_fit::errors(&held)),
+            held_out,
             roofline: Errors::of(projected.iter().map(Projected::error)),
         })
     }
 
     /// Held out, closer than the roofline on average and at the largest miss.
     pub fn beats_roofline(&self) -> bool {
-        self.held_out.is_some_and(|e| {
-            e.mean_abs < self.roofline.mean_abs && e.largest_abs < self.roofline.largest_abs
-        })
+        self.held_out.is_some_and(|e| e.beats(&self.roofline))
     }
 
     /// "held out ... against the roofline's ...".
@@ -147,13 +150,7 @@ fn runs_on(hardware: &str) -> Result<Vec<Anchor>> {
 
 /// The frameworks of `runs`, each once, in order.
 fn frameworks(runs: &[Anchor]) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for f in runs.iter().map(Anchor::framework) {
-        if !names.contains(&f) {
-            names.push(f);
-        }
-    }
-    names.join(", ")
+    anchors::first_seen(runs.iter().map(Anchor::framework)).join(", ")
 }
 
 /// The roofline, and why.

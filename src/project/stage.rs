@@ -141,12 +141,11 @@ pub fn stages(model: &ModelSpec, pp: usize, seq: usize) -> Result<Vec<Stage>, St
 }
 
 /// `layers` over `pp` stages: `layers / pp` each, and one more on each of the first
-/// `layers % pp` stages taken middle stages first, then the first and the last.
+/// `layers % pp` stages taken middle stages first, then the first and the last. (With one
+/// stage nothing is left over, so the order's repeated stage 0 is never taken.)
 fn layers_per_stage(layers: usize, pp: usize) -> Vec<usize> {
     let mut per = vec![layers / pp; pp];
     let order = (1..pp.saturating_sub(1)).chain([0, pp - 1]);
-    let mut seen = vec![false; pp];
-    let order = order.filter(|&i| !std::mem::replace(&mut seen[i], true));
     for i in order.take(layers % pp) {
         per[i] += 1;
     }
