@@ -8,6 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use common::recorded::refused;
 use common::{csv_rows, run};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -136,12 +137,7 @@ fn a_bad_anchors_file_is_one_line_and_exit_2() {
     )
     .unwrap();
     let r = run(&["anchors", path.to_str().unwrap()], LIMIT);
-    assert_eq!((r.code(), r.stderr_lines().len()), (2, 1), "{r:?}");
-    assert!(
-        r.stderr.contains("world 12 is not a multiple of tp 8"),
-        "{}",
-        r.stderr
-    );
+    refused(&r, &["world 12 is not a multiple of tp 8"]);
 }
 
 /// `--calibrate` fits each profile's calibration and projects every anchor with the one
@@ -184,8 +180,7 @@ fn calibrating_reports_held_out_errors_beside_the_rooflines() {
     // An earlier anchors.csv is kept unless --force: one line, exit 2, before any work.
     let again = ["anchors", "--out", plain.to_str().unwrap()];
     let r = run(&again, LIMIT);
-    assert_eq!((r.code(), r.stderr_lines().len()), (2, 1), "{r:?}");
-    assert!(r.stderr.contains("pass --force"), "{}", r.stderr);
+    refused(&r, &["pass --force"]);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
     let r = run(&[&again[..], &["--force"]].concat(), LIMIT);
     assert_eq!(r.code(), 0, "{r:?}");
@@ -246,16 +241,9 @@ fn a_projection_says_its_calibration_and_how_the_published_runs_land_held_out() 
     let flat = ["project", "--profile", "a100-ib200", "--model", "llama2-7b", "--world-sizes", "8",
         "--compute-efficiency", "0.5", "--calibration", "all"];
     let r = run(&flat, LIMIT);
-    assert_eq!((r.code(), r.stderr_lines().len()), (2, 1), "{r:?}");
-    assert!(r.stderr.contains("leave --calibration out"), "{}", r.stderr);
+    refused(&r, &["leave --calibration out"]);
     let (r, _) = project("h100-ib400", Some("megatron-deepspeed"));
-    assert_eq!((r.code(), r.stderr_lines().len()), (2, 1), "{r:?}");
-    assert!(
-        r.stderr
-            .contains("those on h100: pytorch-fsdp, megatron-lm"),
-        "{}",
-        r.stderr
-    );
+    refused(&r, &["those on h100: pytorch-fsdp, megatron-lm"]);
 }
 
 /// The calibration `collbench anchors --calibrate` keeps from the bundled runs is fitted per
